@@ -1,0 +1,60 @@
+# ccbench — every entry point a user or CI needs. `make demo` and `make test` work on a fresh
+# machine: they install what is missing (Debian packages, the Python venv, the Rust build).
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+PIP   := $(VENV)/bin/pip
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: all install system-deps build demo test test-rust test-python bench clean
+
+all: build
+
+# Debian packages: iperf3 drives real kernel TCP in the kernel backend; iproute2 builds namespaces.
+system-deps:
+	@need=""; \
+	command -v iperf3 >/dev/null || need="$$need iperf3"; \
+	command -v ip >/dev/null || need="$$need iproute2"; \
+	command -v ping >/dev/null || need="$$need iputils-ping"; \
+	command -v ethtool >/dev/null || need="$$need ethtool"; \
+	if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian packages:$$need"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null) \
+	      || echo "warning: could not install$$need (kernel backend tests will be skipped)"; \
+	  else echo "note: missing$$need (needed for the kernel backend only; install as root)"; fi; \
+	fi
+
+$(VENV)/.installed: pyproject.toml
+	@command -v cargo >/dev/null || { echo "error: Rust (cargo) is required: https://rustup.rs"; exit 1; }
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PY) -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+	  print('\n'.join(p['dependencies'] + p['optional-dependencies']['dev']))" > $(VENV)/requirements.txt
+	$(PIP) install -q -r $(VENV)/requirements.txt
+	touch $@
+
+install: system-deps $(VENV)/.installed
+
+# Release build of the Rust extension into the venv (maturin; incremental, so cheap when nothing changed).
+build: install
+	$(VENV)/bin/maturin develop --release -q
+	cargo build --release -q -p ccbench-link
+
+demo: build
+	$(VENV)/bin/ccbench demo
+
+test: build test-rust test-python
+
+test-rust:
+	cargo test --release -p ccbench-sim -p ccbench-link
+
+test-python:
+	$(PY) -m pytest -q -ra tests
+
+bench: build
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf target $(VENV) .pytest_cache

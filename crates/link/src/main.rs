@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("ccbench-link: not implemented yet");
+    std::process::exit(2);
+}

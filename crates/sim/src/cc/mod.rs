@@ -1,0 +1,263 @@
+//! Congestion control: one trait shaped after Linux `struct tcp_congestion_ops`
+//! (include/net/tcp.h), one file per algorithm.
+//!
+//! The sender owns a [`CcSock`] — the subset of `struct tcp_sock` that congestion controls read
+//! and write (cwnd, ssthresh, pacing rate, delivery counters, …) — and calls the hooks at the
+//! points where Linux calls them (tcp_input.c / tcp_output.c):
+//!
+//! * `pkts_acked` for every ACK that acknowledges data, with the RTT sample (tcp_clean_rtx_queue)
+//! * `cong_control` once per ACK, with the delivery-rate sample, *if* the algorithm has one
+//!   (BBR); otherwise the sender runs PRR in recovery and `cong_avoid` otherwise
+//!   (tcp_cong_control)
+//! * `ssthresh` on entering Recovery / Loss, `undo_cwnd` when a reduction proves spurious,
+//!   `set_state` on every `ca_state` change, `cwnd_event` for TX start after idle and RTO loss.
+//!
+//! Time is always passed in (`CcSock::now_ns`) and randomness comes from the RNG handed to the
+//! constructor, so every algorithm is deterministic for a given scenario seed.
+use crate::rng::Rng;
+
+pub mod cubic;
+pub mod reno;
+
+/// Linux TCP_INFINITE_SSTHRESH.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// `enum tcp_ca_state` (include/uapi/linux/tcp.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open = 0,
+    Disorder = 1,
+    Cwr = 2,
+    Recovery = 3,
+    Loss = 4,
+}
+
+/// `enum tcp_ca_event`: the events the simulator generates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when nothing was in flight (restart after idle).
+    TxStart,
+    /// Retransmission timeout fired (Linux calls set_state(Loss) and then this).
+    Loss,
+    /// End of a CWR / Recovery episode.
+    CompleteCwr,
+}
+
+/// Per-ACK RTT/acked sample, Linux `struct ack_sample` (given to `pkts_acked`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AckSample {
+    /// Segments newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub pkts_acked: u32,
+    /// RTT sample in µs from the newest never-retransmitted segment this ACK covers; -1 if none.
+    pub rtt_us: i64,
+    /// Packets in flight before this ACK was processed.
+    pub in_flight: u32,
+}
+
+/// Delivery-rate sample, Linux `struct rate_sample` (net/ipv4/tcp_rate.c).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RateSample {
+    /// Sender time (ns) at which the sampled interval started (`prior_mstamp`).
+    pub prior_mstamp_ns: u64,
+    /// `tp->delivered` when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// Packets delivered over the interval; -1 when there is no valid sample.
+    pub delivered: i64,
+    /// Interval over which `delivered` was measured, µs; -1 when invalid.
+    pub interval_us: i64,
+    pub snd_interval_us: u64,
+    pub rcv_interval_us: u64,
+    /// RTT of the most recently sent packet this ACK (S)ACKed, µs; -1 if none.
+    pub rtt_us: i64,
+    /// Packets newly marked lost upon this ACK.
+    pub losses: u32,
+    /// Packets newly (S)ACKed upon this ACK.
+    pub acked_sacked: u32,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// The sample came from a packet sent while the application (or rwnd) limited the sender.
+    pub is_app_limited: bool,
+    pub is_retrans: bool,
+    /// This ACK was (likely) delayed by the receiver.
+    pub is_ack_delayed: bool,
+}
+
+/// The part of the TCP socket a congestion control sees. Fields the algorithm may write are
+/// `cwnd`, `ssthresh`, `cwnd_cnt`, `cwnd_clamp`, `pacing_rate` and `pacing_enabled`; the sender
+/// refreshes the rest before every hook.
+#[derive(Debug, Clone)]
+pub struct CcSock {
+    pub now_ns: u64,
+    /// `tp->snd_cwnd`, packets.
+    pub cwnd: u32,
+    /// `tp->snd_ssthresh`, packets.
+    pub ssthresh: u32,
+    /// `tp->snd_cwnd_cnt`: linear-increase counter used by `cong_avoid_ai`.
+    pub cwnd_cnt: u32,
+    /// `tp->snd_cwnd_clamp`: cwnd never grows above this (set from the receive window cap).
+    pub cwnd_clamp: u32,
+    pub mss: u32,
+    /// Smoothed RTT in µs (0 before the first sample). Linux keeps it << 3; this is plain µs.
+    pub srtt_us: u64,
+    /// Windowed min RTT (`tcp_min_rtt`), µs; u32::MAX before the first sample.
+    pub min_rtt_us: u32,
+    /// `tcp_packets_in_flight()`: packets_out - (sacked_out + lost_out) + retrans_out.
+    pub in_flight: u32,
+    /// `tp->delivered`: packets delivered (cumulatively or SACKed) so far.
+    pub delivered: u64,
+    /// `tp->delivered_mstamp`, ns.
+    pub delivered_mstamp_ns: u64,
+    /// `tp->lost`: packets marked lost so far.
+    pub lost: u64,
+    /// `tp->app_limited`: 0, or the `delivered` mark until which samples are app-limited.
+    pub app_limited: u64,
+    /// `tcp_is_cwnd_limited()`.
+    pub is_cwnd_limited: bool,
+    /// Next segment number to send / oldest unacknowledged segment number (packet sequence).
+    pub snd_nxt: u64,
+    pub snd_una: u64,
+    pub ca_state: CaState,
+    /// `sk->sk_pacing_rate` in bytes per second (of payload+headers, as Linux counts it).
+    pub pacing_rate: u64,
+    /// `sk->sk_max_pacing_rate` (bytes/s).
+    pub max_pacing_rate: u64,
+    /// Whether the sender paces at `pacing_rate` (Linux `sk_pacing_status != SK_PACING_NONE`
+    /// with internal TCP pacing). BBR sets it in `init`.
+    pub pacing_enabled: bool,
+}
+
+impl CcSock {
+    pub fn new(mss: u32, init_cwnd: u32, cwnd_clamp: u32) -> Self {
+        CcSock {
+            now_ns: 0,
+            cwnd: init_cwnd,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp,
+            mss,
+            srtt_us: 0,
+            min_rtt_us: u32::MAX,
+            in_flight: 0,
+            delivered: 0,
+            delivered_mstamp_ns: 0,
+            lost: 0,
+            app_limited: 0,
+            is_cwnd_limited: false,
+            snd_nxt: 0,
+            snd_una: 0,
+            ca_state: CaState::Open,
+            pacing_rate: 0,
+            max_pacing_rate: u64::MAX,
+            pacing_enabled: false,
+        }
+    }
+
+    /// `tcp_in_slow_start()`.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// `tcp_slow_start()` (tcp_cong.c): grow by one per acked packet up to ssthresh; return
+    /// the acked count left over once ssthresh is reached.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = (self.cwnd + acked).min(self.ssthresh);
+        let left = acked - (cwnd - self.cwnd);
+        self.cwnd = cwnd.min(self.cwnd_clamp);
+        left
+    }
+
+    /// `tcp_cong_avoid_ai()` (tcp_cong.c): additive increase of 1 packet per `w` acked.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.cwnd_clamp);
+    }
+}
+
+/// A congestion-control algorithm. Defaults mirror what Linux does when an op is NULL.
+pub trait CongestionControl: Send {
+    fn name(&self) -> &'static str;
+
+    /// `init`: called once before the first packet is sent.
+    fn init(&mut self, _sk: &mut CcSock) {}
+
+    /// `ssthresh`: the slow-start threshold to use after a loss (required in Linux).
+    fn ssthresh(&mut self, sk: &CcSock) -> u32;
+
+    /// `cong_avoid`: grow cwnd on an ACK in Open/Disorder state (not called if `cong_control`
+    /// is implemented). `ack` is the new snd_una (segment number), `acked` the packets acked.
+    fn cong_avoid(&mut self, _sk: &mut CcSock, _ack: u64, _acked: u32) {}
+
+    /// `set_state`: ca_state is about to change to `new_state`.
+    fn set_state(&mut self, _sk: &mut CcSock, _new_state: CaState) {}
+
+    /// `cwnd_event`.
+    fn cwnd_event(&mut self, _sk: &mut CcSock, _ev: CaEvent) {}
+
+    /// `pkts_acked`: per-ACK RTT sample.
+    fn pkts_acked(&mut self, _sk: &mut CcSock, _sample: &AckSample) {}
+
+    /// `undo_cwnd`: the cwnd to restore when a reduction was spurious. Linux's fallback
+    /// (tcp_reno_undo_cwnd) is max(cwnd, prior_cwnd); the sender passes prior_cwnd.
+    fn undo_cwnd(&mut self, sk: &CcSock, prior_cwnd: u32) -> u32 {
+        sk.cwnd.max(prior_cwnd)
+    }
+
+    /// Whether this algorithm implements `cong_control` (then the sender skips PRR and
+    /// `cong_avoid`, exactly as tcp_cong_control() does).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// `cong_control`: the full per-ACK control path with the delivery-rate sample.
+    fn cong_control(&mut self, _sk: &mut CcSock, _rs: &RateSample) {}
+
+    /// Short state label for the time series (e.g. BBR's mode); "" when the algorithm has none.
+    fn state_label(&self) -> &'static str {
+        ""
+    }
+
+    /// The algorithm's bottleneck-bandwidth estimate in bit/s, where it keeps one.
+    fn bw_estimate_bps(&self) -> Option<f64> {
+        None
+    }
+
+    /// The algorithm's own min-RTT estimate in µs, where it keeps one.
+    fn min_rtt_estimate_us(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Algorithms the simulator runs, with the Linux source each follows.
+pub const NAMES: &[&str] = &["reno", "cubic"];
+
+/// (name, Linux version followed, notes) for `ccbench algorithms`.
+pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
+        ("reno", "Linux 6.x tcp_cong.c (tcp_reno_*)", "NewReno AIMD, beta 1/2"),
+        (
+            "cubic",
+            "Linux 6.x net/ipv4/tcp_cubic.c",
+            "beta 717/1024, C 0.4, fast convergence, TCP friendliness, HyStart (ACK train + delay)",
+        ),
+    ]
+}
+
+/// Build an algorithm by name. `seed` feeds the algorithm's own RNG stream.
+pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
+    let _rng = Rng::new(seed);
+    match name {
+        "reno" => Some(Box::new(reno::Reno::default())),
+        "cubic" => Some(Box::new(cubic::Cubic::new())),
+        _ => None,
+    }
+}

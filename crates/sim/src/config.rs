@@ -1,0 +1,198 @@
+//! The normalised scenario the simulator runs: every unit already converted to SI integers
+//! (bits per second, nanoseconds, bytes) by the Python `Scenario` model, flows already expanded
+//! (one entry per connection). This struct *is* the JSON contract between Python and Rust;
+//! unknown fields are refused so that a mismatch between the two sides fails loudly.
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    #[serde(default)]
+    pub name: String,
+    pub duration_ns: u64,
+    pub seed: u64,
+    /// Interval of the time series (DESIGN.md `series` table). 0 disables sampling.
+    pub sample_interval_ns: u64,
+    pub bottleneck: BottleneckConfig,
+    #[serde(default)]
+    pub access: AccessConfig,
+    pub flows: Vec<FlowConfig>,
+    #[serde(default)]
+    pub probe: ProbeConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JitterDist {
+    /// Uniform in [-jitter, +jitter] around the base delay (netem `delay D J`).
+    Uniform,
+    /// Normal with standard deviation = jitter (netem `distribution normal`).
+    Normal,
+    /// Pareto-shaped with standard deviation = jitter, mean delay unchanged.
+    Pareto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Impair {
+    Data,
+    Ack,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum LossConfig {
+    None,
+    /// Independent loss with probability `p` (0..1) per packet.
+    Bernoulli { p: f64 },
+    /// Gilbert–Elliott two-state model. `p`: P(good→bad), `r`: P(bad→good) per packet;
+    /// `h`: P(delivery | bad), `k`: P(delivery | good). Simple Gilbert is h = 0, k = 1.
+    /// (netem's `loss gemodel p r 1-h 1-k` uses the same four numbers.)
+    Gilbert { p: f64, r: f64, h: f64, k: f64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum BufferConfig {
+    /// Drop-tail limit in bytes of IP packets queued (BDP-sized buffers arrive as bytes).
+    Bytes(u64),
+    /// Drop-tail limit in packets (like a pfifo `limit`).
+    Packets(u64),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BottleneckConfig {
+    pub rate_bps: u64,
+    /// Round-trip propagation delay of the bottleneck path, split evenly between the two
+    /// directions (the forward half carries the jitter when impair includes data).
+    pub rtt_ns: u64,
+    #[serde(default)]
+    pub jitter_ns: u64,
+    #[serde(default = "default_jitter_dist")]
+    pub jitter_dist: JitterDist,
+    #[serde(default = "default_true")]
+    pub reorder: bool,
+    #[serde(default = "default_loss")]
+    pub loss: LossConfig,
+    #[serde(default = "default_impair")]
+    pub impair: Impair,
+    pub buffer: BufferConfig,
+    #[serde(default = "default_aqm")]
+    pub aqm: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessConfig {
+    /// Serialisation rate of each host's access link; None = no serialisation (veth-like).
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// One-way delay of each host's access link (sender side and receiver side alike).
+    #[serde(default)]
+    pub delay_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Unique flow id within the run (0..n).
+    pub id: u32,
+    /// Index of the `[[flows]]` entry this connection came from.
+    #[serde(default)]
+    pub group: u32,
+    pub cc: String,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Receive window cap in bytes (Linux: the largest window the receiver advertises).
+    pub rwnd_bytes: u64,
+    /// Bytes to transfer; None = bulk sender for the whole run.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+    /// Pace a flow whose algorithm does not set a pacing rate itself the Linux way
+    /// (tcp_update_pacing_rate: 200 % of cwnd/srtt in slow start, 120 % after), as on a host
+    /// with the fq qdisc. BBR always paces.
+    #[serde(default)]
+    pub pacing: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeConfig {
+    /// Interval of the latency-under-load ping probe; 0 = off.
+    #[serde(default)]
+    pub ping_interval_ns: u64,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_jitter_dist() -> JitterDist {
+    JitterDist::Uniform
+}
+fn default_loss() -> LossConfig {
+    LossConfig::None
+}
+fn default_impair() -> Impair {
+    Impair::Data
+}
+fn default_aqm() -> String {
+    "droptail".to_string()
+}
+
+impl SimConfig {
+    /// Check what serde cannot: ranges and cross-field rules. The Python side validates the
+    /// same things with friendlier messages; this guards direct Rust users.
+    pub fn validate(&self) -> Result<(), String> {
+        let b = &self.bottleneck;
+        if b.rate_bps == 0 {
+            return Err("bottleneck.rate_bps must be > 0".into());
+        }
+        if self.duration_ns == 0 {
+            return Err("duration_ns must be > 0".into());
+        }
+        if b.aqm != "droptail" {
+            return Err(format!("bottleneck.aqm: '{}' is not implemented (droptail)", b.aqm));
+        }
+        let prob = |name: &str, v: f64| -> Result<(), String> {
+            if !(0.0..=1.0).contains(&v) || v.is_nan() {
+                Err(format!("bottleneck.loss.{name} must be within [0, 1], got {v}"))
+            } else {
+                Ok(())
+            }
+        };
+        match b.loss {
+            LossConfig::None => {}
+            LossConfig::Bernoulli { p } => prob("p", p)?,
+            LossConfig::Gilbert { p, r, h, k } => {
+                prob("p", p)?;
+                prob("r", r)?;
+                prob("h", h)?;
+                prob("k", k)?;
+            }
+        }
+        if let BufferConfig::Packets(0) | BufferConfig::Bytes(0) = b.buffer {
+            return Err("bottleneck.buffer must hold at least one packet".into());
+        }
+        if self.flows.is_empty() {
+            return Err("flows: at least one flow is needed".into());
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.id as usize != i {
+                return Err(format!("flows[{i}].id must be {i}"));
+            }
+            if crate::cc::make(&f.cc, 0).is_none() {
+                return Err(format!(
+                    "flows[{i}].cc: unknown algorithm '{}' (simulator has: {})",
+                    f.cc,
+                    crate::cc::NAMES.join(", ")
+                ));
+            }
+            if f.rwnd_bytes < 2 * crate::tcp::MSS as u64 {
+                return Err(format!("flows[{i}].rwnd_bytes must be at least 2 MSS"));
+            }
+        }
+        Ok(())
+    }
+}

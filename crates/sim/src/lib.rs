@@ -1,0 +1,35 @@
+//! ccbench-sim: a packet-level discrete-event simulator of Linux TCP congestion control.
+//!
+//! Pure Rust, no Python: `run(&SimConfig) -> SimReport`. The PyO3 crate (`crates/py`) wraps
+//! `run_json` for the Python package.
+pub mod cc;
+pub mod config;
+pub mod report;
+pub mod rng;
+pub mod tcp;
+
+pub use config::SimConfig;
+pub use report::SimReport;
+
+/// Run a scenario.
+pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
+    cfg.validate()?;
+    Err("simulator core not implemented yet".into())
+}
+
+/// JSON in, JSON out (the contract used by the Python bindings).
+pub fn run_json(scenario_json: &str) -> Result<String, String> {
+    let cfg: SimConfig = serde_json::from_str(scenario_json)
+        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let report = run(&cfg)?;
+    serde_json::to_string(&report).map_err(|e| e.to_string())
+}
+
+/// `[{"name", "linux", "notes"}]` for `ccbench algorithms`.
+pub fn algorithms_json() -> String {
+    let rows: Vec<serde_json::Value> = cc::describe()
+        .into_iter()
+        .map(|(name, linux, notes)| serde_json::json!({"name": name, "linux": linux, "notes": notes}))
+        .collect();
+    serde_json::Value::Array(rows).to_string()
+}

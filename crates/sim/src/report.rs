@@ -1,0 +1,93 @@
+//! What a run returns: per-flow summaries, the run summary, the sampled time series and the
+//! packet-conservation counters. Serialised to JSON for Python; column names follow the
+//! `flows` / `runs` / `series` tables of DESIGN.md. A value the simulator cannot measure is
+//! `null`, never invented.
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SimReport {
+    pub flows: Vec<FlowSummary>,
+    pub run: RunSummary,
+    pub series: Series,
+    /// Packet counters of each link (conservation: arrived = departed + dropped + held).
+    pub links: Vec<LinkCounters>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowSummary {
+    pub flow_id: u32,
+    pub group: u32,
+    pub cc: String,
+    /// Bytes delivered in order to the receiving application / (end - start), in bit/s.
+    pub goodput_bps: f64,
+    /// Bytes cumulatively acknowledged at the sender.
+    pub bytes_acked: u64,
+    /// Segments retransmitted (Linux `tcpi_total_retrans`).
+    pub retransmits: u64,
+    /// Congestion events: entries into Recovery or Loss (one per window, like a cwnd cut).
+    pub loss_events: u64,
+    pub rtt_min_ms: Option<f64>,
+    pub rtt_mean_ms: Option<f64>,
+    pub rtt_p50_ms: Option<f64>,
+    pub rtt_p95_ms: Option<f64>,
+    pub rtt_p99_ms: Option<f64>,
+    /// Time-average of cwnd in packets over the flow's lifetime.
+    pub cwnd_mean: f64,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Flow completion time for fixed-size transfers (None for bulk or unfinished).
+    pub fct_s: Option<f64>,
+    pub completed: bool,
+    /// Conservation counters for this flow's data segments.
+    pub data_sent: u64,
+    pub data_received: u64,
+    pub data_dropped: u64,
+    pub data_in_network: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// IP bytes sent on the bottleneck / (rate × duration).
+    pub link_utilisation: f64,
+    /// Packets dropped at the bottleneck queue (buffer overflow).
+    pub drops: u64,
+    /// Packets removed by the random loss model (both directions).
+    pub random_losses: u64,
+    pub aggregate_goodput_bps: f64,
+    pub probe_rtt_p50_ms: Option<f64>,
+    pub probe_rtt_p95_ms: Option<f64>,
+    pub probe_rtt_p99_ms: Option<f64>,
+    pub duration_s: f64,
+    /// Simulator work done, for benchmarks.
+    pub events: u64,
+    pub data_packets: u64,
+}
+
+/// Columnar time series, one row per flow per sample instant.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Series {
+    pub flow_id: Vec<u32>,
+    pub t: Vec<f64>,
+    pub goodput_bps: Vec<f64>,
+    pub cwnd: Vec<u32>,
+    pub rtt_ms: Vec<Option<f64>>,
+    pub pacing_bps: Vec<Option<f64>>,
+    pub inflight: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    pub cc_state: Vec<String>,
+    /// The algorithm's bandwidth estimate (BBR), null for others.
+    pub bw_est_bps: Vec<Option<f64>>,
+    /// The algorithm's min-RTT estimate where it keeps one.
+    pub min_rtt_ms: Vec<Option<f64>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkCounters {
+    pub name: String,
+    pub arrived: u64,
+    pub departed: u64,
+    pub dropped_queue: u64,
+    pub dropped_loss: u64,
+    /// Packets in the queue or being serialised / propagated at the end of the run.
+    pub held: u64,
+}
