@@ -1,4 +1,385 @@
+//! ccbench-link: a userspace bottleneck between two TUN devices.
+//!
+//! Side A is the sender's side (data enters here), side B the receiver's. Each direction has
+//! its own thread: read packets from one TUN, pass them through the path model (drop-tail queue
+//! at the bottleneck rate → random loss → propagation delay + jitter), write them to the other
+//! TUN when due. The thread sleeps with ppoll until `spin_us` before the next deadline, then
+//! spins (still reading arrivals) so packets leave within a few µs of their due time. At the end
+//! (SIGTERM, SIGINT, stdin closed, or --duration-s) it prints one JSON report to stdout.
+mod config;
+mod path;
+mod rng;
+mod stats;
+mod tun;
+
+use config::{DirConfig, LinkConfig};
+use path::{DelayLine, PathModel, Verdict};
+use serde_json::json;
+use stats::Lateness;
+use std::io::{Read, Write};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+#[inline]
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+const USAGE: &str = "usage: ccbench-link --config FILE|JSON [options]
+  --config FILE|-|JSON   normalised scenario JSON (crates/sim/src/config.rs) or its bottleneck object
+  --netns-a NS --tun-a NAME   sender side: namespace (name under /var/run/netns or a path) and TUN name
+  --netns-b NS --tun-b NAME   receiver side
+  --spin-us N            spin this long before each deadline instead of sleeping (default 80)
+  --rt-prio N            SCHED_FIFO priority of the forwarding threads, 0 = off (default 10)
+  --duration-s S         stop by itself after S seconds (default: run until SIGTERM/SIGINT/stdin EOF)
+  --ignore-stdin         do not stop when stdin reaches end of file
+  --check-config         parse and validate the config, print the two directions, exit
+Prints {\"ready\": true, ...} on stdout once the devices exist, and the JSON report at the end.";
+
+struct Args {
+    config: String,
+    netns: [Option<String>; 2],
+    tun: [String; 2],
+    spin_us: u64,
+    rt_prio: i32,
+    duration_s: Option<f64>,
+    ignore_stdin: bool,
+    check_only: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        config: String::new(),
+        netns: [None, None],
+        tun: ["ccbla".into(), "ccblb".into()],
+        spin_us: 80,
+        rt_prio: 10,
+        duration_s: None,
+        ignore_stdin: false,
+        check_only: false,
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    let val = |i: &mut usize| -> Result<String, String> {
+        *i += 1;
+        argv.get(*i).cloned().ok_or_else(|| format!("{} needs a value", argv[*i - 1]))
+    };
+    while i < argv.len() {
+        match argv[i].as_str() {
+            "--config" => a.config = val(&mut i)?,
+            "--netns-a" => a.netns[0] = Some(val(&mut i)?),
+            "--netns-b" => a.netns[1] = Some(val(&mut i)?),
+            "--tun-a" => a.tun[0] = val(&mut i)?,
+            "--tun-b" => a.tun[1] = val(&mut i)?,
+            "--spin-us" => a.spin_us = val(&mut i)?.parse().map_err(|e| format!("--spin-us: {e}"))?,
+            "--rt-prio" => a.rt_prio = val(&mut i)?.parse().map_err(|e| format!("--rt-prio: {e}"))?,
+            "--duration-s" => {
+                a.duration_s = Some(val(&mut i)?.parse().map_err(|e| format!("--duration-s: {e}"))?)
+            }
+            "--ignore-stdin" => a.ignore_stdin = true,
+            "--check-config" => a.check_only = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+        i += 1;
+    }
+    if a.config.is_empty() {
+        return Err("--config is required".into());
+    }
+    Ok(a)
+}
+
+fn read_config(arg: &str) -> Result<LinkConfig, String> {
+    let text = if arg.trim_start().starts_with('{') {
+        arg.to_string()
+    } else if arg == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| e.to_string())?;
+        s
+    } else {
+        std::fs::read_to_string(arg).map_err(|e| format!("{arg}: {e}"))?
+    };
+    LinkConfig::from_json(&text)
+}
+
+/// What one direction's thread hands back.
+struct DirReport {
+    cfg: DirConfig,
+    model: PathModel,
+    late: Lateness,
+    samples: Vec<(u64, u64)>,
+    held: usize,
+    read_errors: u64,
+    oversize: u64,
+    cpu_user_s: f64,
+    cpu_sys_s: f64,
+    rt: bool,
+}
+
+const SLOT: usize = 2048;
+const BATCH: usize = 64;
+
+fn thread_cpu() -> (f64, f64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+fn set_rt(prio: i32) -> bool {
+    if prio <= 0 {
+        return false;
+    }
+    let p = libc::sched_param { sched_priority: prio };
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, spin_ns: u64, rt_prio: i32, deadline: Option<u64>) -> DirReport {
+    let rt = set_rt(rt_prio);
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
+    let mut model = PathModel::new(&cfg);
+    let mut line = DelayLine::new();
+    let mut late = Lateness::new();
+    // Packet buffers: a slab that only grows, plus a free list — no allocation per packet.
+    let mut slab: Vec<u8> = Vec::new();
+    let mut free: Vec<u32> = Vec::new();
+    let mut nslots: u32 = 0;
+    let grow = |slab: &mut Vec<u8>, free: &mut Vec<u32>, nslots: &mut u32| {
+        let add = (*nslots).max(1024);
+        slab.resize((*nslots + add) as usize * SLOT, 0);
+        for s in (*nslots..*nslots + add).rev() {
+            free.push(s);
+        }
+        *nslots += add;
+    };
+    grow(&mut slab, &mut free, &mut nslots);
+    let mut samples = Vec::new();
+    let sample_ns = cfg.sample_interval_ns;
+    let mut next_sample = if sample_ns > 0 { t0 } else { u64::MAX };
+    let mut read_errors = 0u64;
+    let mut oversize = 0u64;
+    let mut pfd = libc::pollfd { fd: fd_in, events: libc::POLLIN, revents: 0 };
+
+    while !STOP.load(Ordering::Relaxed) {
+        // 1. Deliver everything that is due.
+        loop {
+            let now = now_ns();
+            let Some((due, slot, len)) = line.pop_due(now) else { break };
+            late.add(now - due);
+            let off = slot as usize * SLOT;
+            let r = unsafe { libc::write(fd_out, slab[off..].as_ptr() as *const libc::c_void, len as usize) };
+            if r < 0 {
+                model.counters.write_errors += 1;
+            } else {
+                model.counters.packets_out += 1;
+                model.counters.bytes_out += len as u64;
+            }
+            free.push(slot);
+        }
+        // 2. Take in what has arrived (bounded batch so deliveries are not starved).
+        let mut got = 0;
+        while got < BATCH {
+            if free.is_empty() {
+                grow(&mut slab, &mut free, &mut nslots);
+            }
+            let slot = *free.last().unwrap();
+            let off = slot as usize * SLOT;
+            let r = unsafe { libc::read(fd_in, slab[off..].as_mut_ptr() as *mut libc::c_void, SLOT) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                if e != libc::EAGAIN && e != libc::EINTR {
+                    read_errors += 1;
+                }
+                break;
+            }
+            if r == 0 {
+                break;
+            }
+            got += 1;
+            let len = r as u32;
+            if len as usize >= SLOT {
+                oversize += 1;
+                continue;
+            }
+            let now = now_ns();
+            match model.arrive(now, len) {
+                Verdict::Deliver(t) => {
+                    free.pop();
+                    line.push(t, slot, len);
+                }
+                Verdict::Dropped | Verdict::Lost => {}
+            }
+        }
+        let now = now_ns();
+        // 3. Queue occupancy samples.
+        while now >= next_sample {
+            samples.push((next_sample - t0, model.backlog_bytes(next_sample)));
+            next_sample += sample_ns;
+        }
+        if let Some(d) = deadline {
+            if now >= d {
+                STOP.store(true, Ordering::SeqCst);
+                break;
+            }
+        }
+        if got > 0 {
+            continue;
+        }
+        // 4. Wait: sleep until shortly before the next deadline, or spin if it is close.
+        let mut wake = line.next_time().unwrap_or(now + 50_000_000).min(now + 50_000_000);
+        if next_sample != u64::MAX {
+            wake = wake.min(next_sample);
+        }
+        if wake <= now + spin_ns {
+            continue; // spin: loop re-reads and re-checks the clock
+        }
+        let sleep = wake - now - spin_ns;
+        let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as _, tv_nsec: (sleep % 1_000_000_000) as _ };
+        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    }
+    let (u, s) = thread_cpu();
+    DirReport {
+        cfg,
+        held: line.len(),
+        model,
+        late,
+        samples,
+        read_errors,
+        oversize,
+        cpu_user_s: u,
+        cpu_sys_s: s,
+        rt,
+    }
+}
+
+fn dir_json(r: &DirReport) -> serde_json::Value {
+    let c = &r.model.counters;
+    json!({
+        "name": r.cfg.name,
+        "rate_bps": r.cfg.rate_bps,
+        "delay_ns": r.cfg.delay_ns,
+        "jitter_ns": r.cfg.jitter_ns,
+        "packets_in": c.packets_in,
+        "bytes_in": c.bytes_in,
+        "packets_out": c.packets_out,
+        "bytes_out": c.bytes_out,
+        "dropped": c.dropped,
+        "lost": c.lost,
+        "held_at_end": r.held,
+        "write_errors": c.write_errors,
+        "read_errors": r.read_errors,
+        "oversize": r.oversize,
+        "max_backlog_bytes": c.max_backlog_bytes,
+        "max_backlog_packets": c.max_backlog_packets,
+        "lateness_us": {
+            "count": r.late.count,
+            "mean": r.late.mean_us(),
+            "p50": r.late.percentile_us(50.0),
+            "p99": r.late.percentile_us(99.0),
+            "p999": r.late.percentile_us(99.9),
+            "max": if r.late.count > 0 { Some(r.late.max_ns as f64 / 1000.0) } else { None },
+            "frac_over_1ms": r.late.frac_over_us(1000),
+        },
+        "queue_samples": {
+            "t_ns": r.samples.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "bytes": r.samples.iter().map(|s| s.1).collect::<Vec<_>>(),
+        },
+        "cpu_user_s": r.cpu_user_s,
+        "cpu_sys_s": r.cpu_sys_s,
+        "realtime": r.rt,
+    })
+}
+
+fn run() -> Result<(), String> {
+    let args = parse_args()?;
+    let cfg = read_config(&args.config)?;
+    let dirs = cfg.directions();
+    if args.check_only {
+        println!("{:#?}", dirs);
+        return Ok(());
+    }
+    let fd_a = tun::create_tun_in(args.netns[0].as_deref(), &args.tun[0]).map_err(|e| e.to_string())?;
+    let fd_b = tun::create_tun_in(args.netns[1].as_deref(), &args.tun[1]).map_err(|e| e.to_string())?;
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let t0 = now_ns();
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"ready": true, "pid": std::process::id(), "tun_a": args.tun[0], "tun_b": args.tun[1],
+                   "clock_monotonic_start_ns": t0})
+        );
+        let _ = out.flush();
+    }
+    if !args.ignore_stdin {
+        std::thread::spawn(|| {
+            let mut buf = [0u8; 256];
+            let mut stdin = std::io::stdin();
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            STOP.store(true, Ordering::SeqCst);
+        });
+    }
+    let deadline = args.duration_s.map(|s| t0 + (s * 1e9) as u64);
+    let spin = args.spin_us * 1000;
+    let [d0, d1] = dirs;
+    let prio = args.rt_prio;
+    let h0 = std::thread::Builder::new()
+        .name("data".into())
+        .spawn(move || forward(d0, fd_a, fd_b, t0, spin, prio, deadline))
+        .map_err(|e| e.to_string())?;
+    let h1 = std::thread::Builder::new()
+        .name("ack".into())
+        .spawn(move || forward(d1, fd_b, fd_a, t0, spin, prio, deadline))
+        .map_err(|e| e.to_string())?;
+    while !STOP.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r0 = h0.join().map_err(|_| "data thread panicked")?;
+    let r1 = h1.join().map_err(|_| "ack thread panicked")?;
+    let end = now_ns();
+    let report = json!({
+        "clock_monotonic_start_ns": t0,
+        "duration_s": (end - t0) as f64 / 1e9,
+        "sample_interval_ns": cfg.sample_interval_ns,
+        "spin_us": args.spin_us,
+        "directions": [dir_json(&r0), dir_json(&r1)],
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{report}");
+    let _ = out.flush();
+    unsafe {
+        libc::close(fd_a);
+        libc::close(fd_b);
+    }
+    Ok(())
+}
+
 fn main() {
-    eprintln!("ccbench-link: not implemented yet");
-    std::process::exit(2);
+    if let Err(e) = run() {
+        eprintln!("ccbench-link: error: {e}");
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    }
 }

@@ -1,0 +1,206 @@
+//! Configuration: the normalised scenario JSON of `crates/sim/src/config.rs` (the whole
+//! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck` and `access.delay_ns` are
+//! read), or just its `bottleneck` object. Both backends therefore read one format. Fields this
+//! emulator cannot honour (an AQM other than droptail, an access-link rate) are refused.
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JitterDist {
+    Uniform,
+    Normal,
+    Pareto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Impair {
+    Data,
+    Ack,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+pub enum LossConfig {
+    None,
+    Bernoulli { p: f64 },
+    /// p: P(good→bad), r: P(bad→good), h: P(delivery | bad), k: P(delivery | good).
+    Gilbert { p: f64, r: f64, h: f64, k: f64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum BufferConfig {
+    Bytes(u64),
+    Packets(u64),
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_dist() -> JitterDist {
+    JitterDist::Uniform
+}
+fn default_loss() -> LossConfig {
+    LossConfig::None
+}
+fn default_impair() -> Impair {
+    Impair::Data
+}
+fn default_aqm() -> String {
+    "droptail".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bottleneck {
+    pub rate_bps: u64,
+    pub rtt_ns: u64,
+    #[serde(default)]
+    pub jitter_ns: u64,
+    #[serde(default = "default_dist")]
+    pub jitter_dist: JitterDist,
+    #[serde(default = "default_true")]
+    pub reorder: bool,
+    #[serde(default = "default_loss")]
+    pub loss: LossConfig,
+    #[serde(default = "default_impair")]
+    pub impair: Impair,
+    pub buffer: BufferConfig,
+    #[serde(default = "default_aqm")]
+    pub aqm: String,
+}
+
+/// Everything the emulator needs.
+#[derive(Debug, Clone)]
+pub struct LinkConfig {
+    pub bottleneck: Bottleneck,
+    pub seed: u64,
+    pub sample_interval_ns: u64,
+    /// One-way delay of each access link (sender side and receiver side); the emulator adds
+    /// 2 × this to each direction so that base RTT = rtt + 4 × access delay, as the simulator.
+    pub access_delay_ns: u64,
+}
+
+/// One direction of the path, after `impair` has been resolved.
+#[derive(Debug, Clone)]
+pub struct DirConfig {
+    pub name: &'static str,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub jitter_ns: u64,
+    pub jitter_dist: JitterDist,
+    pub reorder: bool,
+    pub loss: LossConfig,
+    pub buffer: BufferConfig,
+    pub seed: u64,
+    pub sample_interval_ns: u64,
+}
+
+impl LinkConfig {
+    pub fn from_json(text: &str) -> Result<LinkConfig, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("config is not JSON: {e}"))?;
+        let obj = v.as_object().ok_or("config must be a JSON object")?;
+        let (bn, seed, sample, access_delay) = if let Some(b) = obj.get("bottleneck") {
+            let seed = obj.get("seed").and_then(Value::as_u64).unwrap_or(1);
+            let sample = obj.get("sample_interval_ns").and_then(Value::as_u64).unwrap_or(100_000_000);
+            let mut access_delay = 0;
+            if let Some(a) = obj.get("access") {
+                if a.get("rate_bps").map(|r| !r.is_null()).unwrap_or(false) {
+                    return Err("access.rate_bps: access-link serialisation is not emulated by \
+                                ccbench-link (leave it unset)"
+                        .into());
+                }
+                access_delay = a.get("delay_ns").and_then(Value::as_u64).unwrap_or(0);
+            }
+            (b.clone(), seed, sample, access_delay)
+        } else {
+            (v.clone(), 1, 100_000_000, 0)
+        };
+        let bottleneck: Bottleneck =
+            serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
+        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let b = &self.bottleneck;
+        if b.rate_bps == 0 {
+            return Err("bottleneck.rate_bps must be > 0".into());
+        }
+        if b.aqm != "droptail" {
+            return Err(format!("bottleneck.aqm: '{}' is not implemented in ccbench-link (droptail)", b.aqm));
+        }
+        let prob = |n: &str, p: f64| {
+            if (0.0..=1.0).contains(&p) {
+                Ok(())
+            } else {
+                Err(format!("bottleneck.loss.{n} must be within [0, 1], got {p}"))
+            }
+        };
+        match b.loss {
+            LossConfig::None => {}
+            LossConfig::Bernoulli { p } => prob("p", p)?,
+            LossConfig::Gilbert { p, r, h, k } => {
+                prob("p", p)?;
+                prob("r", r)?;
+                prob("h", h)?;
+                prob("k", k)?;
+            }
+        }
+        if let BufferConfig::Bytes(0) | BufferConfig::Packets(0) = b.buffer {
+            return Err("bottleneck.buffer must hold at least one packet".into());
+        }
+        Ok(())
+    }
+
+    /// The two directions: 0 = data (sender → receiver), 1 = ACK (receiver → sender).
+    pub fn directions(&self) -> [DirConfig; 2] {
+        let b = &self.bottleneck;
+        let one_way = b.rtt_ns / 2 + 2 * self.access_delay_ns;
+        let mk = |name: &'static str, impaired: bool, label_seed: u64| DirConfig {
+            name,
+            rate_bps: b.rate_bps,
+            delay_ns: one_way,
+            jitter_ns: if impaired { b.jitter_ns } else { 0 },
+            jitter_dist: b.jitter_dist,
+            reorder: b.reorder,
+            loss: if impaired { b.loss } else { LossConfig::None },
+            buffer: b.buffer,
+            seed: label_seed,
+            sample_interval_ns: self.sample_interval_ns,
+        };
+        let data = matches!(b.impair, Impair::Data | Impair::Both);
+        let ack = matches!(b.impair, Impair::Ack | Impair::Both);
+        [mk("data", data, self.seed), mk("ack", ack, self.seed)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_full_scenario_and_bare_bottleneck() {
+        let full = r#"{"name":"x","duration_ns":1,"seed":7,"sample_interval_ns":5000000,
+            "bottleneck":{"rate_bps":50000000,"rtt_ns":50000000,"jitter_ns":1000,
+              "jitter_dist":"normal","reorder":false,"loss":{"model":"bernoulli","p":0.01},
+              "impair":"both","buffer":{"bytes":312500},"aqm":"droptail"},
+            "access":{"rate_bps":null,"delay_ns":1000000},"flows":[],"probe":{"ping_interval_ns":0}}"#;
+        let c = LinkConfig::from_json(full).unwrap();
+        assert_eq!(c.seed, 7);
+        let d = c.directions();
+        assert_eq!(d[0].delay_ns, 25_000_000 + 2_000_000);
+        assert_eq!(d[1].jitter_ns, 1000);
+        let bare = r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10}}"#;
+        let c = LinkConfig::from_json(bare).unwrap();
+        assert_eq!(c.bottleneck.buffer, BufferConfig::Packets(10));
+        let d = c.directions();
+        assert_eq!(d[1].loss, LossConfig::None);
+        assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel"}"#).is_err());
+        assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"bogus":1}"#).is_err());
+    }
+}

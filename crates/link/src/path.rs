@@ -1,0 +1,328 @@
+//! One direction of the emulated path as pure logic (no I/O, time passed in), so it can be unit
+//! tested: a drop-tail bottleneck queue served at `rate_bps` (IP bytes), then random loss
+//! ("on the wire": a lost packet has used its serialisation time), then the delay line
+//! (propagation delay + jitter; netem-like independent per-packet delays when `reorder`, else
+//! order kept by never delivering before the previous packet).
+//!
+//! Because the queue is served at a fixed rate in FIFO order, each packet's departure time is
+//! known when it arrives; the queue is therefore kept as a FIFO of (service start, bytes) used
+//! only for the drop-tail decision and the occupancy samples, and the packet goes straight into
+//! the delay line keyed by its delivery time.
+use crate::config::{BufferConfig, DirConfig, JitterDist, LossConfig};
+use crate::rng::Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Pareto shape used for `jitter_dist = pareto` (finite variance needs > 2). The samples are
+/// shifted to mean 0 and scaled so their standard deviation is `jitter`.
+pub const PARETO_ALPHA: f64 = 3.0;
+
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    /// Dropped by the full drop-tail buffer.
+    pub dropped: u64,
+    /// Removed by the random loss model.
+    pub lost: u64,
+    pub write_errors: u64,
+    /// Largest backlog seen (bytes / packets waiting, not counting the one being serialised).
+    pub max_backlog_bytes: u64,
+    pub max_backlog_packets: u64,
+}
+
+/// What happened to an arriving packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Deliver at this CLOCK_MONOTONIC time (ns).
+    Deliver(u64),
+    Dropped,
+    Lost,
+}
+
+pub struct PathModel {
+    rate_bps: u64,
+    delay_ns: u64,
+    jitter_ns: u64,
+    dist: JitterDist,
+    reorder: bool,
+    loss: LossConfig,
+    limit_bytes: u64,
+    limit_packets: u64,
+    /// Time the link finishes serialising the last accepted packet.
+    link_free_ns: u64,
+    /// Remainder of rate division, carried so rates are exact on average.
+    tx_carry: u128,
+    /// Packets waiting for the link: (service start ns, bytes).
+    backlog: VecDeque<(u64, u32)>,
+    backlog_bytes: u64,
+    last_delivery_ns: u64,
+    ge_bad: bool,
+    loss_rng: Rng,
+    jitter_rng: Rng,
+    pareto_xm: f64,
+    pareto_mean: f64,
+    pub counters: Counters,
+}
+
+impl PathModel {
+    pub fn new(c: &DirConfig) -> Self {
+        let (limit_bytes, limit_packets) = match c.buffer {
+            BufferConfig::Bytes(b) => (b, u64::MAX),
+            BufferConfig::Packets(p) => (u64::MAX, p),
+        };
+        // Pareto(xm, a): std = xm * sqrt(a / ((a-1)^2 (a-2))), mean = a xm / (a-1).
+        let a = PARETO_ALPHA;
+        let std_unit = (a / ((a - 1.0) * (a - 1.0) * (a - 2.0))).sqrt();
+        let xm = c.jitter_ns as f64 / std_unit;
+        PathModel {
+            rate_bps: c.rate_bps,
+            delay_ns: c.delay_ns,
+            jitter_ns: c.jitter_ns,
+            dist: c.jitter_dist,
+            reorder: c.reorder,
+            loss: c.loss,
+            limit_bytes,
+            limit_packets,
+            link_free_ns: 0,
+            tx_carry: 0,
+            backlog: VecDeque::with_capacity(1024),
+            backlog_bytes: 0,
+            last_delivery_ns: 0,
+            ge_bad: false,
+            loss_rng: Rng::stream(c.seed, &format!("link.{}.loss", c.name)),
+            jitter_rng: Rng::stream(c.seed, &format!("link.{}.jitter", c.name)),
+            pareto_xm: xm,
+            pareto_mean: a * xm / (a - 1.0),
+            counters: Counters::default(),
+        }
+    }
+
+    fn drain_backlog(&mut self, now: u64) {
+        while let Some(&(start, len)) = self.backlog.front() {
+            if start > now {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= len as u64;
+        }
+    }
+
+    /// Bytes waiting in the queue at `now` (the packet being serialised is not counted, as a
+    /// Linux qdisc's backlog does not count the packet the NIC is sending).
+    pub fn backlog_bytes(&mut self, now: u64) -> u64 {
+        self.drain_backlog(now);
+        self.backlog_bytes
+    }
+
+    fn lose(&mut self) -> bool {
+        match self.loss {
+            LossConfig::None => false,
+            LossConfig::Bernoulli { p } => self.loss_rng.chance(p),
+            LossConfig::Gilbert { p, r, h, k } => {
+                // Decide delivery in the current state, then move the chain one step.
+                let deliver_p = if self.ge_bad { h } else { k };
+                let lost = self.loss_rng.next_f64() >= deliver_p;
+                if self.ge_bad {
+                    if self.loss_rng.chance(r) {
+                        self.ge_bad = false;
+                    }
+                } else if self.loss_rng.chance(p) {
+                    self.ge_bad = true;
+                }
+                lost
+            }
+        }
+    }
+
+    fn jitter(&mut self) -> f64 {
+        if self.jitter_ns == 0 {
+            return 0.0;
+        }
+        let j = self.jitter_ns as f64;
+        match self.dist {
+            JitterDist::Uniform => j * (2.0 * self.jitter_rng.next_f64() - 1.0),
+            JitterDist::Normal => j * self.jitter_rng.normal(),
+            JitterDist::Pareto => {
+                let u = 1.0 - self.jitter_rng.next_f64(); // (0, 1]
+                self.pareto_xm / u.powf(1.0 / PARETO_ALPHA) - self.pareto_mean
+            }
+        }
+    }
+
+    /// A packet of `len` IP bytes arrives at `now` (CLOCK_MONOTONIC ns).
+    pub fn arrive(&mut self, now: u64, len: u32) -> Verdict {
+        self.counters.packets_in += 1;
+        self.counters.bytes_in += len as u64;
+        self.drain_backlog(now);
+        // Packets not yet started; a packet that would start immediately never waits.
+        let waiting = self.link_free_ns > now;
+        if waiting
+            && (self.backlog_bytes + len as u64 > self.limit_bytes
+                || self.backlog.len() as u64 + 1 > self.limit_packets)
+        {
+            self.counters.dropped += 1;
+            return Verdict::Dropped;
+        }
+        let start = self.link_free_ns.max(now);
+        let bits = len as u128 * 8 * 1_000_000_000 + self.tx_carry;
+        let tx = bits / self.rate_bps as u128;
+        self.tx_carry = bits % self.rate_bps as u128;
+        self.link_free_ns = start + tx as u64;
+        if waiting {
+            self.backlog.push_back((start, len));
+            self.backlog_bytes += len as u64;
+            if self.backlog_bytes > self.counters.max_backlog_bytes {
+                self.counters.max_backlog_bytes = self.backlog_bytes;
+            }
+            let n = self.backlog.len() as u64;
+            if n > self.counters.max_backlog_packets {
+                self.counters.max_backlog_packets = n;
+            }
+        }
+        if self.lose() {
+            self.counters.lost += 1;
+            return Verdict::Lost;
+        }
+        let d = (self.delay_ns as f64 + self.jitter()).max(0.0) as u64;
+        let mut t = self.link_free_ns + d;
+        if !self.reorder {
+            t = t.max(self.last_delivery_ns);
+        }
+        self.last_delivery_ns = self.last_delivery_ns.max(t);
+        Verdict::Deliver(t)
+    }
+}
+
+/// The delay line: packets (buffer slot, length) ordered by delivery time; ties keep arrival order.
+pub struct DelayLine {
+    heap: BinaryHeap<Reverse<(u64, u64, u32, u32)>>,
+    seq: u64,
+}
+
+impl DelayLine {
+    pub fn new() -> Self {
+        DelayLine { heap: BinaryHeap::with_capacity(8192), seq: 0 }
+    }
+    #[inline]
+    pub fn push(&mut self, t: u64, slot: u32, len: u32) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, slot, len)));
+    }
+    #[inline]
+    pub fn next_time(&self) -> Option<u64> {
+        self.heap.peek().map(|r| r.0 .0)
+    }
+    /// Pop the earliest packet if it is due at `now`: (due time, slot, len).
+    #[inline]
+    pub fn pop_due(&mut self, now: u64) -> Option<(u64, u32, u32)> {
+        match self.heap.peek() {
+            Some(r) if r.0 .0 <= now => {
+                let Reverse((t, _, slot, len)) = self.heap.pop().unwrap();
+                Some((t, slot, len))
+            }
+            _ => None,
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::*;
+
+    fn dir(loss: LossConfig, jitter: u64, dist: JitterDist, buffer: BufferConfig) -> DirConfig {
+        DirConfig {
+            name: "data",
+            rate_bps: 12_000_000, // 1 ms per 1500 B
+            delay_ns: 25_000_000,
+            jitter_ns: jitter,
+            jitter_dist: dist,
+            reorder: true,
+            loss,
+            buffer,
+            seed: 1,
+            sample_interval_ns: 0,
+        }
+    }
+
+    #[test]
+    fn serialisation_and_droptail() {
+        let mut m = PathModel::new(&dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(3)));
+        // Burst of 6 at t=1 s: first served at once, 3 wait, 2 dropped.
+        let t0 = 1_000_000_000;
+        let v: Vec<_> = (0..6).map(|_| m.arrive(t0, 1500)).collect();
+        assert_eq!(v[0], Verdict::Deliver(t0 + 1_000_000 + 25_000_000));
+        assert_eq!(v[3], Verdict::Deliver(t0 + 4_000_000 + 25_000_000));
+        assert_eq!(v[4], Verdict::Dropped);
+        assert_eq!(v[5], Verdict::Dropped);
+        assert_eq!(m.backlog_bytes(t0), 4500);
+        assert_eq!(m.backlog_bytes(t0 + 1_000_000), 3000);
+        assert_eq!(m.backlog_bytes(t0 + 3_000_000), 0);
+    }
+
+    #[test]
+    fn bernoulli_rate() {
+        let mut m = PathModel::new(&dir(LossConfig::Bernoulli { p: 0.05 }, 0, JitterDist::Uniform, BufferConfig::Packets(1000)));
+        let n = 200_000u64;
+        for i in 0..n {
+            m.arrive(i * 10_000_000, 100);
+        }
+        let f = m.counters.lost as f64 / n as f64;
+        assert!((f - 0.05).abs() < 0.003, "{f}");
+    }
+
+    #[test]
+    fn gilbert_stationary_loss() {
+        // p=0.01, r=0.2, h=0, k=1: P(bad) = p/(p+r) = 0.0476
+        let mut m = PathModel::new(&dir(LossConfig::Gilbert { p: 0.01, r: 0.2, h: 0.0, k: 1.0 }, 0, JitterDist::Uniform, BufferConfig::Packets(1000)));
+        let n = 400_000u64;
+        for i in 0..n {
+            m.arrive(i * 10_000_000, 100);
+        }
+        let f = m.counters.lost as f64 / n as f64;
+        assert!((f - 0.0476).abs() < 0.004, "{f}");
+    }
+
+    #[test]
+    fn jitter_std_matches() {
+        for dist in [JitterDist::Uniform, JitterDist::Normal, JitterDist::Pareto] {
+            let mut m = PathModel::new(&dir(LossConfig::None, 2_000_000, dist, BufferConfig::Packets(1000)));
+            let n = 200_000u64;
+            let mut s = 0.0;
+            let mut s2 = 0.0;
+            for i in 0..n {
+                let t = i * 10_000_000;
+                if let Verdict::Deliver(d) = m.arrive(t, 1500) {
+                    let x = (d - t - 1_000_000) as f64 - 25_000_000.0;
+                    s += x;
+                    s2 += x * x;
+                }
+            }
+            let mean = s / n as f64;
+            let std = (s2 / n as f64 - mean * mean).sqrt();
+            let want = if dist == JitterDist::Uniform { 2e6 / 3f64.sqrt() } else { 2e6 };
+            assert!(mean.abs() < 30_000.0, "{dist:?} mean {mean}");
+            assert!((std / want - 1.0).abs() < 0.08, "{dist:?} std {std} want {want}");
+        }
+    }
+
+    #[test]
+    fn order_kept_without_reorder() {
+        let mut c = dir(LossConfig::None, 5_000_000, JitterDist::Uniform, BufferConfig::Packets(1000));
+        c.reorder = false;
+        let mut m = PathModel::new(&c);
+        let mut last = 0;
+        for i in 0..10_000u64 {
+            if let Verdict::Deliver(d) = m.arrive(i * 100_000, 100) {
+                assert!(d >= last);
+                last = d;
+            }
+        }
+    }
+}
