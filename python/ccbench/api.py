@@ -1,0 +1,64 @@
+"""The top-level Python API: ``ccbench.run`` and ``ccbench.load``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence, Union
+
+from .results import RunResult
+from .scenario import Scenario, load_scenario
+
+__all__ = ["run", "load", "RunFailed", "as_scenario"]
+
+
+class RunFailed(RuntimeError):
+    """Raised by :func:`run` (with ``raise_on_error=True``) when the backend reports a failure.
+    ``result`` holds the failed RunResult (its ``runs`` row carries the error)."""
+
+    def __init__(self, result: RunResult):
+        super().__init__(f"run {result.run_id} failed: {result.error}")
+        self.result = result
+
+
+def as_scenario(
+    scenario_or_path: Union[Scenario, str, Path, Mapping[str, Any]],
+    overrides: Sequence[str] | Mapping[str, Any] = (),
+) -> Scenario:
+    """A Scenario from a Scenario, a path to a TOML file, or a TOML-shaped dict."""
+    if isinstance(scenario_or_path, Scenario):
+        return scenario_or_path.with_overrides(overrides) if overrides else scenario_or_path
+    if isinstance(scenario_or_path, Mapping):
+        sc = Scenario.from_dict(scenario_or_path)
+        return sc.with_overrides(overrides) if overrides else sc
+    return load_scenario(scenario_or_path, overrides)
+
+
+def run(
+    scenario_or_path: Union[Scenario, str, Path, Mapping[str, Any]],
+    backend: str = "sim",
+    overrides: Sequence[str] | Mapping[str, Any] = (),
+    raise_on_error: bool = True,
+) -> RunResult:
+    """Validate, check against the backend, run. Returns a RunResult whose ``flows``, ``runs``
+    and ``series`` are pandas DataFrames.
+
+    Bad input raises ScenarioError before anything runs. A backend failure raises RunFailed
+    unless ``raise_on_error=False``, in which case the failed RunResult is returned.
+    """
+    from . import backends
+
+    sc = as_scenario(scenario_or_path, overrides)
+    result = backends.run(sc, backend)
+    if raise_on_error and not result.ok:
+        raise RunFailed(result)
+    return result
+
+
+def load(directory: Union[str, Path]):
+    """Results stored by sweeps in ``directory`` (``.flows``, ``.runs``, ``.series``)."""
+    try:
+        from . import store
+    except ModuleNotFoundError as e:  # pragma: no cover - depends on another module landing
+        if e.name == f"{__package__}.store":
+            raise RuntimeError("ccbench.load needs ccbench.store, which is not installed yet") from None
+        raise
+    return store.load(directory)

@@ -1,0 +1,404 @@
+"""The result schema shared by every backend: `flows`, `runs` and `series` tables.
+
+A backend hands per-flow rows, the time series and run-level extras to :func:`build_result`,
+which adds the standard columns (ids, scenario descriptors, Jain's indices, aggregate goodput)
+and returns a :class:`RunResult`. Columns a backend cannot measure stay null, never invented.
+
+The tables are held as pyarrow Tables with the fixed schemas below (so types do not depend on
+the data) and exposed as pandas DataFrames. Parquet files are written without pandas metadata
+or timestamps, so the same inputs give byte-identical files — except ``runs.wall_time_s``, the
+one column that measures the machine rather than the scenario: pass
+``write_parquet(dir, wall_time=False)`` to null it when files are to be compared byte for byte.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .analysis import jain_index
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .scenario import Scenario
+
+__all__ = [
+    "FLOWS_SCHEMA",
+    "RUNS_SCHEMA",
+    "SERIES_SCHEMA",
+    "DESCRIPTOR_FIELDS",
+    "RunResult",
+    "make_run_id",
+    "build_result",
+    "failed_result",
+    "scenario_descriptors",
+    "ccbench_version",
+]
+
+# Columns that describe the scenario; repeated in `flows` and `runs` so either table can be
+# grouped by the conditions without a join.
+DESCRIPTOR_FIELDS = [
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("scenario_hash", pa.string(), nullable=False),
+    pa.field("backend", pa.string(), nullable=False),
+    pa.field("name", pa.string()),
+    pa.field("rate_mbps", pa.float64()),
+    pa.field("rtt_ms", pa.float64()),  # bottleneck.rtt as configured
+    pa.field("base_rtt_ms", pa.float64()),  # including access delays
+    pa.field("jitter_ms", pa.float64()),
+    pa.field("jitter_dist", pa.string()),
+    pa.field("loss_model", pa.string()),
+    pa.field("loss_pct", pa.float64()),  # long-run loss rate of the model, in %
+    pa.field("impair", pa.string()),
+    pa.field("buffer_bytes", pa.int64()),  # bytes, or packets × 1500 for packet buffers
+    pa.field("buffer_packets", pa.int64()),  # only for buffers given in packets
+    pa.field("buffer_bdp", pa.float64()),  # buffer / BDP
+    pa.field("aqm", pa.string()),
+    pa.field("access_rate_mbps", pa.float64()),
+    pa.field("access_delay_ms", pa.float64()),
+    pa.field("n_flows", pa.int64()),
+    pa.field("duration_s", pa.float64()),
+    pa.field("seed", pa.uint64()),
+    pa.field("ccbench_version", pa.string()),
+]
+
+FLOWS_SCHEMA = pa.schema(
+    DESCRIPTOR_FIELDS
+    + [
+        pa.field("flow_id", pa.int64(), nullable=False),
+        pa.field("group", pa.int64()),
+        pa.field("cc", pa.string()),
+        pa.field("goodput_bps", pa.float64()),
+        pa.field("bytes_acked", pa.int64()),
+        pa.field("retransmits", pa.int64()),
+        pa.field("loss_events", pa.int64()),
+        pa.field("rtt_min_ms", pa.float64()),
+        pa.field("rtt_mean_ms", pa.float64()),
+        pa.field("rtt_p50_ms", pa.float64()),
+        pa.field("rtt_p95_ms", pa.float64()),
+        pa.field("rtt_p99_ms", pa.float64()),
+        pa.field("cwnd_mean", pa.float64()),
+        pa.field("start_s", pa.float64()),
+        pa.field("end_s", pa.float64()),
+        pa.field("fct_s", pa.float64()),
+        pa.field("completed", pa.bool_()),
+        pa.field("size_bytes", pa.int64()),
+        pa.field("rwnd_bytes", pa.int64()),
+        pa.field("data_sent", pa.int64()),
+        pa.field("data_received", pa.int64()),
+        pa.field("data_dropped", pa.int64()),
+        pa.field("data_in_network", pa.int64()),
+    ]
+)
+
+RUNS_SCHEMA = pa.schema(
+    DESCRIPTOR_FIELDS
+    + [
+        pa.field("status", pa.string(), nullable=False),  # "ok" | "failed"
+        pa.field("error", pa.string()),
+        pa.field("link_utilisation", pa.float64()),
+        pa.field("drops", pa.int64()),
+        pa.field("random_losses", pa.int64()),
+        pa.field("aggregate_goodput_bps", pa.float64()),
+        pa.field("jain_index", pa.float64()),
+        pa.field("jain_index_groups", pa.float64()),
+        pa.field("probe_rtt_p50_ms", pa.float64()),
+        pa.field("probe_rtt_p95_ms", pa.float64()),
+        pa.field("probe_rtt_p99_ms", pa.float64()),
+        pa.field("events", pa.int64()),  # simulator only
+        pa.field("data_packets", pa.int64()),  # simulator only
+        pa.field("kernel_version", pa.string()),  # kernel backend only
+        pa.field("wall_time_s", pa.float64()),
+    ]
+)
+
+SERIES_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("flow_id", pa.int64(), nullable=False),
+        pa.field("t", pa.float64(), nullable=False),
+        pa.field("goodput_bps", pa.float64()),
+        pa.field("cwnd", pa.int64()),
+        pa.field("rtt_ms", pa.float64()),
+        pa.field("pacing_bps", pa.float64()),
+        pa.field("inflight", pa.int64()),
+        pa.field("queue_bytes", pa.int64()),
+        pa.field("cc_state", pa.string()),
+        pa.field("bw_est_bps", pa.float64()),
+        pa.field("min_rtt_ms", pa.float64()),
+    ]
+)
+
+_RUN_EXTRA_KEYS = {
+    "link_utilisation",
+    "drops",
+    "random_losses",
+    "aggregate_goodput_bps",
+    "probe_rtt_p50_ms",
+    "probe_rtt_p95_ms",
+    "probe_rtt_p99_ms",
+    "events",
+    "data_packets",
+    "kernel_version",
+}
+
+
+def ccbench_version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def make_run_id(scenario: "Scenario", backend: str) -> str:
+    """Content hash of the normalised scenario + backend + ccbench version (16 hex digits)."""
+    h = hashlib.sha256()
+    h.update(scenario.canonical_json().encode())
+    h.update(b"\0" + backend.encode() + b"\0" + ccbench_version().encode())
+    return h.hexdigest()[:16]
+
+
+def _r(x: Optional[float]) -> Optional[float]:
+    """Round unit conversions to 12 significant digits (0.003 * 100 → 0.3, not 0.30000000000000004)."""
+    return None if x is None else float(f"{x:.12g}")
+
+
+def scenario_descriptors(scenario: "Scenario", backend: str) -> dict[str, Any]:
+    """The descriptor columns (DESCRIPTOR_FIELDS) for one run."""
+    b = scenario.bottleneck
+    bdp = scenario.bdp_bytes
+    if scenario.buffer_packets is not None:
+        buf_bytes = scenario.buffer_packets * 1500
+    else:
+        buf_bytes = scenario.buffer_bytes
+    return {
+        "run_id": make_run_id(scenario, backend),
+        "scenario_hash": scenario.scenario_hash(),
+        "backend": backend,
+        "name": scenario.name,
+        "rate_mbps": _r(b.rate_bps / 1e6),
+        "rtt_ms": _r(b.rtt_s * 1e3),
+        "base_rtt_ms": _r(scenario.base_rtt_s * 1e3),
+        "jitter_ms": _r(b.jitter_s * 1e3),
+        "jitter_dist": b.jitter_dist,
+        "loss_model": b.loss.model,
+        "loss_pct": _r(b.loss.mean_loss * 100),
+        "impair": b.impair,
+        "buffer_bytes": buf_bytes,
+        "buffer_packets": scenario.buffer_packets,
+        "buffer_bdp": _r(buf_bytes / bdp) if bdp > 0 else None,
+        "aqm": b.aqm,
+        "access_rate_mbps": None if scenario.access.rate_bps is None else _r(scenario.access.rate_bps / 1e6),
+        "access_delay_ms": _r(scenario.access.delay_s * 1e3),
+        "n_flows": scenario.n_flows,
+        "duration_s": scenario.duration_s,
+        "seed": scenario.seed,
+        "ccbench_version": ccbench_version(),
+    }
+
+
+def _clean(v: Any) -> Any:
+    """NaN / inf → None (JSON and Parquet get null, never a made-up number)."""
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    return v
+
+
+def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    names = schema.names
+    cols = {n: [_clean(r.get(n)) for r in rows] for n in names}
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def _series_table(run_id: str, series: Any) -> pa.Table:
+    if series is None:
+        return SERIES_SCHEMA.empty_table()
+    if isinstance(series, pa.Table):
+        series = series.to_pydict()
+    if isinstance(series, Mapping):  # columnar, as crates/sim/src/report.rs `Series`
+        n = len(series.get("t", []))
+        cols = {}
+        for name in SERIES_SCHEMA.names:
+            if name == "run_id":
+                cols[name] = [run_id] * n
+            else:
+                col = series.get(name)
+                cols[name] = [_clean(v) for v in col] if col is not None else [None] * n
+        return pa.Table.from_pydict(cols, schema=SERIES_SCHEMA)
+    rows = [dict(r, run_id=run_id) for r in series]
+    return _table(rows, SERIES_SCHEMA)
+
+
+class RunResult:
+    """One run's three tables. ``flows``/``runs``/``series`` are pandas DataFrames (made on
+    first access); ``flows_table``/``runs_table``/``series_table`` the typed pyarrow Tables."""
+
+    def __init__(self, flows_table: pa.Table, runs_table: pa.Table, series_table: pa.Table):
+        self.flows_table = flows_table.cast(FLOWS_SCHEMA)
+        self.runs_table = runs_table.cast(RUNS_SCHEMA)
+        self.series_table = series_table.cast(SERIES_SCHEMA)
+        self._frames: dict[str, Any] = {}
+
+    # ---- accessors ------------------------------------------------------------------------
+
+    def _frame(self, name: str) -> "pd.DataFrame":
+        if name not in self._frames:
+            self._frames[name] = getattr(self, f"{name}_table").to_pandas()
+        return self._frames[name]
+
+    @property
+    def flows(self) -> "pd.DataFrame":
+        return self._frame("flows")
+
+    @property
+    def runs(self) -> "pd.DataFrame":
+        return self._frame("runs")
+
+    @property
+    def series(self) -> "pd.DataFrame":
+        return self._frame("series")
+
+    @property
+    def run_id(self) -> str:
+        return self.runs_table.column("run_id")[0].as_py()
+
+    @property
+    def status(self) -> str:
+        return self.runs_table.column("status")[0].as_py()
+
+    @property
+    def error(self) -> Optional[str]:
+        return self.runs_table.column("error")[0].as_py()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def __repr__(self) -> str:
+        return (
+            f"RunResult(run_id={self.run_id!r}, status={self.status!r}, "
+            f"flows={self.flows_table.num_rows}, series={self.series_table.num_rows})"
+        )
+
+    # ---- output ---------------------------------------------------------------------------
+
+    def to_json_dict(self) -> dict[str, list[dict[str, Any]]]:
+        """``{"runs": [...], "flows": [...]}``: rows with DESIGN.md column names, NaN → None."""
+        return {
+            "runs": [{k: _clean(v) for k, v in r.items()} for r in self.runs_table.to_pylist()],
+            "flows": [{k: _clean(v) for k, v in r.items()} for r in self.flows_table.to_pylist()],
+        }
+
+    def write_parquet(self, directory: str | Path, wall_time: bool = True) -> dict[str, Path]:
+        """Write ``flows.parquet``, ``runs.parquet`` and ``series.parquet`` into ``directory``.
+
+        The files depend only on the tables' contents; with ``wall_time=False`` the one
+        machine-dependent column (``runs.wall_time_s``) is written as null, so two runs of the
+        same scenario give byte-identical files.
+        """
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        runs = self.runs_table
+        if not wall_time:
+            i = runs.schema.get_field_index("wall_time_s")
+            runs = runs.set_column(i, runs.schema.field(i), pa.nulls(runs.num_rows, pa.float64()))
+        paths = {}
+        for name, table in (("flows", self.flows_table), ("runs", runs), ("series", self.series_table)):
+            path = out / f"{name}.parquet"
+            write_table(table, path)
+            paths[name] = path
+        return paths
+
+
+def write_table(table: pa.Table, path: str | Path) -> None:
+    """Deterministic Parquet: schema metadata dropped, fixed compression, no timestamps."""
+    table = table.replace_schema_metadata(None)
+    pq.write_table(
+        table,
+        str(path),
+        compression="zstd",
+        use_dictionary=True,
+        write_statistics=True,
+    )
+
+
+def _jain_groups(flow_rows: Sequence[Mapping[str, Any]]) -> Optional[float]:
+    groups: dict[int, float] = {}
+    for r in flow_rows:
+        g = r.get("group")
+        gp = _clean(r.get("goodput_bps"))
+        if g is None or gp is None:
+            continue
+        groups[int(g)] = groups.get(int(g), 0.0) + float(gp)
+    if len(groups) < 2:
+        return None
+    return jain_index([groups[k] for k in sorted(groups)])
+
+
+def build_result(
+    scenario: "Scenario",
+    backend: str,
+    flow_rows: Iterable[Mapping[str, Any]],
+    series: Any,
+    run_extra: Optional[Mapping[str, Any]],
+    wall_time_s: Optional[float],
+    status: str = "ok",
+    error: Optional[str] = None,
+) -> RunResult:
+    """Assemble a RunResult from a backend's measurements.
+
+    ``flow_rows``: one mapping per flow with FLOWS_SCHEMA measurement keys (``flow_id``,
+    ``group``, ``cc``, ``goodput_bps``, …; crates/sim/src/report.rs `FlowSummary`). Missing keys
+    become null; ``group``/``cc``/``size_bytes``/``rwnd_bytes`` are filled from the scenario when
+    absent. Keys outside the schema are ignored.
+    ``series``: columnar mapping (report.rs `Series`), list of row mappings, a pyarrow Table, or
+    None. ``run_extra``: run-level measurements (``link_utilisation``, ``drops``,
+    ``random_losses``, ``aggregate_goodput_bps``, ``probe_rtt_p*_ms``, ``events``,
+    ``data_packets``, ``kernel_version``). Jain's indices and (when missing) the aggregate
+    goodput are computed here.
+    """
+    desc = scenario_descriptors(scenario, backend)
+    specs = {f.id: f for f in scenario.expanded_flows()}
+    rows = []
+    for r in flow_rows:
+        row = dict(desc)
+        row.update({k: v for k, v in r.items() if k in FLOWS_SCHEMA.names and k not in desc})
+        spec = specs.get(row.get("flow_id"))
+        if spec is not None:
+            for key, val in (("group", spec.group), ("cc", spec.cc), ("size_bytes", spec.size_bytes),
+                             ("rwnd_bytes", spec.rwnd_bytes)):
+                if row.get(key) is None:
+                    row[key] = val
+        rows.append(row)
+    rows.sort(key=lambda r: r["flow_id"])
+
+    extra = {k: v for k, v in (run_extra or {}).items() if k in _RUN_EXTRA_KEYS}
+    goodputs = [_clean(r.get("goodput_bps")) for r in rows]
+    goodputs = [g for g in goodputs if g is not None]
+    if _clean(extra.get("aggregate_goodput_bps")) is None and goodputs:
+        extra["aggregate_goodput_bps"] = float(sum(goodputs))
+    run = dict(desc)
+    run.update(extra)
+    run.update(
+        {
+            "status": status,
+            "error": error,
+            "jain_index": jain_index(goodputs) if goodputs else None,
+            "jain_index_groups": _jain_groups(rows),
+            "wall_time_s": wall_time_s,
+        }
+    )
+    return RunResult(
+        _table(rows, FLOWS_SCHEMA),
+        _table([run], RUNS_SCHEMA),
+        _series_table(desc["run_id"], series),
+    )
+
+
+def failed_result(scenario: "Scenario", backend: str, error: str, wall_time_s: Optional[float]) -> RunResult:
+    """A run that did not produce measurements: one `runs` row with status "failed"."""
+    return build_result(scenario, backend, [], None, None, wall_time_s, status="failed", error=error)

@@ -1,0 +1,839 @@
+"""The one scenario schema (DESIGN.md "Scenario format"), validated with pydantic v2.
+
+TOML in (tomllib), units normalised to SI on validation, errors turned into one line per
+problem of the form ``"<source>: <key.path>: <problem> (expected <form>)"``.
+
+The TOML keys are the field *aliases* (``rate``, ``rtt``, ``duration`` …); the attributes hold the
+normalised values (``rate_bps``, ``rtt_s``, ``duration_s`` …), see docs/internal-api.md.
+Times are kept as float seconds that are exact to the nanosecond (they are parsed as integer
+nanoseconds first), so ``sim_config()`` recovers the integers without rounding noise.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import hashlib
+import json
+import math
+import re
+import tomllib
+import typing
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal, Mapping, Optional, Sequence, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from . import units
+from .units import BufferSpec, UnitError
+
+__all__ = [
+    "ScenarioError",
+    "Scenario",
+    "Bottleneck",
+    "Access",
+    "FlowGroup",
+    "Probe",
+    "LossModel",
+    "FlowSpec",
+    "load_scenario",
+    "parse_overrides",
+    "parse_override_value",
+    "known_algorithms",
+    "BASE_ALGORITHMS",
+    "DEFAULT_RWND_BYTES",
+    "MTU",
+    "MSS",
+]
+
+#: The algorithm names a scenario may use; a backend's ``check()`` refines what it can run.
+BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
+#: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive window a flow gets by default.
+DEFAULT_RWND_BYTES = 6 * 1024 * 1024
+MTU = 1500
+MSS = 1448
+
+
+# --------------------------------------------------------------------------------------------
+# errors
+
+
+class ScenarioError(ValueError):
+    """Bad scenario input. ``str(err)`` is one line per problem:
+    ``"<source>: <key.path>: <problem> (expected <form>)"``.
+
+    ``source``, ``key``, ``problem``, ``expected`` describe the first problem; ``problems`` holds
+    all of them as ``(key, problem, expected)`` tuples.
+    """
+
+    def __init__(
+        self,
+        source: str | None,
+        key: str | None,
+        problem: str,
+        expected: str | None = None,
+        problems: Sequence[tuple[str | None, str, str | None]] | None = None,
+    ):
+        self.source = source
+        self.key = key
+        self.problem = problem
+        self.expected = expected
+        self.problems = list(problems) if problems else [(key, problem, expected)]
+        super().__init__("\n".join(self._line(k, p, e) for k, p, e in self.problems))
+
+    def _line(self, key: str | None, problem: str, expected: str | None) -> str:
+        parts = [x for x in (self.source, key) if x]
+        text = ": ".join(parts + [problem])
+        if expected:
+            text += f" (expected {expected})"
+        return text
+
+    @property
+    def lines(self) -> list[str]:
+        return str(self).split("\n")
+
+    def __reduce__(self):  # picklable across process pools
+        return (ScenarioError, (self.source, self.key, self.problem, self.expected, self.problems))
+
+
+def _custom(problem: str, expected: str | None = None) -> PydanticCustomError:
+    return PydanticCustomError(
+        "ccbench", "{problem}", {"problem": problem, "expected": expected or ""}
+    )
+
+
+def _unit(fn, value):
+    try:
+        return fn(value)
+    except UnitError as e:
+        raise _custom(e.problem, e.expected) from None
+
+
+# --------------------------------------------------------------------------------------------
+# models
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=False, frozen=True)
+
+
+_PROB_FORM = 'a percentage 0-100%, e.g. "1%" (0 is also accepted)'
+
+
+class LossModel(_Model):
+    """Random loss. Probabilities are fractions 0..1 here; in TOML they are percentages.
+
+    * ``none``: no random loss.
+    * ``bernoulli``: each packet lost independently with probability ``p``.
+    * ``gilbert``: Gilbert–Elliott; ``p`` = P(good→bad), ``r`` = P(bad→good) per packet,
+      ``h`` = P(delivery | bad) (default 0), ``k`` = P(delivery | good) (default 1).
+    """
+
+    model: Literal["none", "bernoulli", "gilbert"]
+    p: Optional[float] = None
+    r: Optional[float] = None
+    h: Optional[float] = None
+    k: Optional[float] = None
+
+    @field_validator("p", "r", "h", "k", mode="before")
+    @classmethod
+    def _prob(cls, v):
+        if v is None:
+            return None
+        return _unit(units.parse_percent, v)
+
+    @model_validator(mode="after")
+    def _shape(self):
+        given = {n for n in ("p", "r", "h", "k") if getattr(self, n) is not None}
+        if self.model == "none":
+            if given:
+                raise _custom(f"model 'none' takes no {', '.join(sorted(given))}", 'loss = "0%"')
+            object.__setattr__(self, "p", 0.0)
+        elif self.model == "bernoulli":
+            if "p" not in given:
+                raise _custom("bernoulli loss needs p", '{ model = "bernoulli", p = "1%" }')
+            extra = given - {"p"}
+            if extra:
+                raise _custom(
+                    f"bernoulli loss takes only p, not {', '.join(sorted(extra))}",
+                    '{ model = "bernoulli", p = "1%" }',
+                )
+        else:
+            missing = {"p", "r"} - given
+            if missing:
+                raise _custom(
+                    f"gilbert loss needs {' and '.join(sorted(missing))}",
+                    '{ model = "gilbert", p = "1%", r = "30%", h = "0%", k = "100%" }',
+                )
+            if self.h is None:
+                object.__setattr__(self, "h", 0.0)
+            if self.k is None:
+                object.__setattr__(self, "k", 1.0)
+        return self
+
+    @property
+    def mean_loss(self) -> float:
+        """Long-run fraction of packets lost (stationary loss rate of the model)."""
+        if self.model == "none":
+            return 0.0
+        if self.model == "bernoulli":
+            return float(self.p)
+        p, r, h, k = self.p, self.r, self.h, self.k
+        if p + r == 0:
+            return 1.0 - k
+        bad = p / (p + r)
+        return bad * (1.0 - h) + (1.0 - bad) * (1.0 - k)
+
+    def as_dict(self) -> dict:
+        if self.model == "none":
+            return {"model": "none"}
+        if self.model == "bernoulli":
+            return {"model": "bernoulli", "p": self.p}
+        return {"model": "gilbert", "p": self.p, "r": self.r, "h": self.h, "k": self.k}
+
+
+NO_LOSS = LossModel(model="none")
+
+
+class Bottleneck(_Model):
+    rate_bps: int = Field(alias="rate")
+    rtt_s: float = Field(alias="rtt")
+    jitter_s: float = Field(0.0, alias="jitter")
+    jitter_dist: Literal["uniform", "normal", "pareto"] = "uniform"
+    reorder: StrictBool = True
+    loss: LossModel = NO_LOSS
+    impair: Literal["data", "ack", "both"] = "data"
+    buffer: BufferSpec = BufferSpec("bdp", 1.0)
+    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red"] = "droptail"
+    trace: str = ""
+
+    @field_validator("rate_bps", mode="before")
+    @classmethod
+    def _rate(cls, v):
+        bps = _unit(units.parse_rate, v)
+        if bps <= 0:
+            raise _custom(f"{v!r} is not a positive rate", units.RATE_FORM)
+        return bps
+
+    @field_validator("rtt_s", "jitter_s", mode="before")
+    @classmethod
+    def _time(cls, v):
+        return _unit(units.parse_time, v)
+
+    @field_validator("loss", mode="before")
+    @classmethod
+    def _loss(cls, v):
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            frac = _unit(units.parse_percent, v)
+            if frac == 0:
+                return {"model": "none"}
+            return {"model": "bernoulli", "p": v}
+        if isinstance(v, Mapping) or isinstance(v, LossModel):
+            return v
+        raise _custom(
+            f"{v!r} is not a loss", 'a percentage such as "0.1%" or a table { model = "gilbert", ... }'
+        )
+
+    @field_validator("buffer", mode="before")
+    @classmethod
+    def _buffer(cls, v):
+        if isinstance(v, BufferSpec):
+            return v
+        spec = _unit(units.parse_buffer, v)
+        if spec.kind == "bytes" and spec.value < MTU:
+            raise _custom(f"{v!r} holds no {MTU}-byte packet", units.BUFFER_FORM)
+        return spec
+
+    @field_validator("trace")
+    @classmethod
+    def _trace(cls, v):
+        if v:
+            raise _custom("delivery traces are not supported yet", 'trace = "" (or leave it out)')
+        return v
+
+
+class Access(_Model):
+    rate_bps: Optional[int] = Field(None, alias="rate")
+    delay_s: float = Field(0.0, alias="delay")
+
+    @field_validator("rate_bps", mode="before")
+    @classmethod
+    def _rate(cls, v):
+        if v is None:
+            return None
+        bps = _unit(units.parse_rate, v)
+        if bps <= 0:
+            raise _custom(f"{v!r} is not a positive rate", units.RATE_FORM + " (or leave it out)")
+        return bps
+
+    @field_validator("delay_s", mode="before")
+    @classmethod
+    def _time(cls, v):
+        return _unit(units.parse_time, v)
+
+
+@functools.lru_cache(maxsize=1)
+def known_algorithms() -> tuple[str, ...]:
+    """BASE_ALGORITHMS plus whatever the built simulator lists (so a newly added one just works)."""
+    names = list(BASE_ALGORITHMS)
+    try:
+        from . import _sim  # type: ignore[attr-defined]
+
+        for row in json.loads(_sim.algorithms_json()):
+            if row.get("name") and row["name"] not in names:
+                names.append(row["name"])
+    except Exception:  # the extension is not built: the base set still validates
+        pass
+    return tuple(names)
+
+
+class FlowGroup(_Model):
+    """One ``[[flows]]`` entry: ``count`` connections of the same algorithm."""
+
+    cc: str
+    count: StrictInt = Field(1, ge=1, le=100_000)
+    start_spec: tuple[float, float] = Field((0.0, 0.0), alias="start")
+    rwnd_bytes: int = Field(DEFAULT_RWND_BYTES, alias="rwnd")
+    size_bytes: Optional[int] = Field(None, alias="size")
+    pacing: StrictBool = False
+
+    @field_validator("cc", mode="before")
+    @classmethod
+    def _cc(cls, v):
+        if not isinstance(v, str):
+            raise _custom(f"{v!r} is not an algorithm name", _cc_form())
+        name = v.strip().lower()
+        if name not in known_algorithms():
+            hint = difflib.get_close_matches(name, known_algorithms(), n=1)
+            extra = f"; did you mean '{hint[0]}'?" if hint else ""
+            raise _custom(f"unknown algorithm '{v}'{extra}", _cc_form())
+        return name
+
+    @field_validator("start_spec", mode="before")
+    @classmethod
+    def _start(cls, v):
+        start, step = _unit(units.parse_start, v)
+        return (start / 1e9, step / 1e9)
+
+    @field_validator("rwnd_bytes", mode="before")
+    @classmethod
+    def _rwnd(cls, v):
+        n = _unit(units.parse_size, v)
+        if n < 2 * MSS:
+            raise _custom(f"{v!r} is below two segments ({2 * MSS} bytes)", units.SIZE_FORM)
+        return n
+
+    @field_validator("size_bytes", mode="before")
+    @classmethod
+    def _size(cls, v):
+        if v is None:
+            return None
+        n = _unit(units.parse_size, v)
+        if n <= 0:
+            raise _custom(f"{v!r} is not a positive size", units.SIZE_FORM + " (or leave it out for a bulk flow)")
+        return n
+
+    @property
+    def start_s(self) -> float:
+        return self.start_spec[0]
+
+    @property
+    def stagger_s(self) -> float:
+        return self.start_spec[1]
+
+
+def _cc_form() -> str:
+    return "one of " + ", ".join(known_algorithms())
+
+
+class Probe(_Model):
+    ping_s: float = Field(0.0, alias="ping")
+
+    @field_validator("ping_s", mode="before")
+    @classmethod
+    def _time(cls, v):
+        return _unit(units.parse_time, v)
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """One connection of a run (``[[flows]]`` expanded by ``count`` and stagger)."""
+
+    id: int
+    group: int
+    cc: str
+    start_s: float
+    rwnd_bytes: int
+    size_bytes: Optional[int]
+    pacing: bool
+
+    @property
+    def start_ns(self) -> int:
+        return _ns(self.start_s)
+
+
+def _ns(seconds: float) -> int:
+    return int(round(seconds * 1e9))
+
+
+class Scenario(_Model):
+    """A validated scenario; see DESIGN.md and docs/scenario.md."""
+
+    name: str = ""
+    duration_s: float = Field(30.0, alias="duration")
+    seed: StrictInt = Field(1, ge=0, le=2**64 - 1)
+    sample_interval_s: float = Field(0.1, alias="sample_interval")
+    bottleneck: Bottleneck
+    access: Access = Access()
+    flows: list[FlowGroup] = Field(min_length=1)
+    probe: Probe = Probe()
+    sweep: Optional[dict[str, Any]] = None
+
+    _source: str = PrivateAttr(default="<dict>")
+    _raw: dict = PrivateAttr(default_factory=dict)
+
+    @field_validator("duration_s", mode="before")
+    @classmethod
+    def _duration(cls, v):
+        s = _unit(units.parse_time, v)
+        if s <= 0:
+            raise _custom(f"{v!r} is not a positive duration", units.TIME_FORM)
+        return s
+
+    @field_validator("sample_interval_s", mode="before")
+    @classmethod
+    def _interval(cls, v):
+        return _unit(units.parse_time, v)
+
+    # ---- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str = "<dict>") -> "Scenario":
+        """Validate a TOML-shaped dict (keys as in the file). Raises ScenarioError."""
+        if not isinstance(d, Mapping):
+            raise ScenarioError(source, None, f"a scenario must be a table, not {type(d).__name__}")
+        raw = copy.deepcopy(dict(d))
+        try:
+            sc = cls.model_validate(raw)
+        except ValidationError as e:
+            raise _convert(e, source) from None
+        sc._source = source
+        sc._raw = raw
+        return sc
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @property
+    def raw(self) -> dict:
+        """A copy of the TOML-shaped dict this scenario was validated from."""
+        return copy.deepcopy(self._raw)
+
+    def with_overrides(
+        self, overrides: Mapping[str, Any] | Sequence[str], source: str | None = None
+    ) -> "Scenario":
+        """A new scenario with dotted-path overrides applied to the raw input and re-validated.
+
+        ``overrides``: a mapping ``{"bottleneck.loss": "1%", "flows.0.cc": "bbr"}`` (values used
+        as given) or ``["bottleneck.loss=1%", ...]`` strings (values parsed as TOML scalars when
+        they parse, else kept as strings).
+        """
+        src = source or self._source
+        items = _override_items(overrides, src)
+        raw = self.raw
+        for key, value in items:
+            _set_path(raw, key, value, src)
+        return Scenario.from_dict(raw, source=src)
+
+    # ---- derived values -------------------------------------------------------------------
+
+    @property
+    def base_rtt_s(self) -> float:
+        """Round-trip propagation delay: bottleneck.rtt + 2 × (sender + receiver access delay)."""
+        return self._base_rtt_ns() / 1e9
+
+    def _base_rtt_ns(self) -> int:
+        return _ns(self.bottleneck.rtt_s) + 4 * _ns(self.access.delay_s)
+
+    @property
+    def bdp_bytes(self) -> float:
+        """Bandwidth-delay product of the bottleneck over the base RTT, in bytes."""
+        return float(self._bdp())
+
+    def _bdp(self) -> Fraction:
+        return Fraction(self.bottleneck.rate_bps * self._base_rtt_ns(), 8 * 10**9)
+
+    @property
+    def buffer_bytes(self) -> Optional[int]:
+        """Drop-tail limit in bytes (also for ``Nbdp``), or None when given in packets."""
+        b = self.bottleneck.buffer
+        if b.kind == "packets":
+            return None
+        if b.kind == "bytes":
+            return int(b.value)
+        n = math.floor(Fraction(repr(float(b.value))) * self._bdp() + Fraction(1, 2))
+        return max(n, MTU)
+
+    @property
+    def buffer_packets(self) -> Optional[int]:
+        b = self.bottleneck.buffer
+        return int(b.value) if b.kind == "packets" else None
+
+    @property
+    def n_flows(self) -> int:
+        return sum(g.count for g in self.flows)
+
+    def expanded_flows(self) -> list[FlowSpec]:
+        out: list[FlowSpec] = []
+        for gi, g in enumerate(self.flows):
+            start_ns, step_ns = _ns(g.start_s), _ns(g.stagger_s)
+            for i in range(g.count):
+                out.append(
+                    FlowSpec(
+                        id=len(out),
+                        group=gi,
+                        cc=g.cc,
+                        start_s=(start_ns + i * step_ns) / 1e9,
+                        rwnd_bytes=g.rwnd_bytes,
+                        size_bytes=g.size_bytes,
+                        pacing=g.pacing,
+                    )
+                )
+        return out
+
+    # ---- outputs --------------------------------------------------------------------------
+
+    def sim_config(self) -> dict:
+        """The JSON object crates/sim/src/config.rs (`SimConfig`) deserialises."""
+        b = self.bottleneck
+        buffer = (
+            {"packets": self.buffer_packets}
+            if self.buffer_packets is not None
+            else {"bytes": self.buffer_bytes}
+        )
+        return {
+            "name": self.name,
+            "duration_ns": _ns(self.duration_s),
+            "seed": self.seed,
+            "sample_interval_ns": _ns(self.sample_interval_s),
+            "bottleneck": {
+                "rate_bps": b.rate_bps,
+                "rtt_ns": _ns(b.rtt_s),
+                "jitter_ns": _ns(b.jitter_s),
+                "jitter_dist": b.jitter_dist,
+                "reorder": b.reorder,
+                "loss": b.loss.as_dict(),
+                "impair": b.impair,
+                "buffer": buffer,
+                "aqm": b.aqm,
+            },
+            "access": {"rate_bps": self.access.rate_bps, "delay_ns": _ns(self.access.delay_s)},
+            "flows": [
+                {
+                    "id": f.id,
+                    "group": f.group,
+                    "cc": f.cc,
+                    "start_ns": f.start_ns,
+                    "rwnd_bytes": f.rwnd_bytes,
+                    "size_bytes": f.size_bytes,
+                    "pacing": f.pacing,
+                }
+                for f in self.expanded_flows()
+            ],
+            "probe": {"ping_interval_ns": _ns(self.probe.ping_s)},
+        }
+
+    def normalised(self) -> dict:
+        """Canonical dict in SI units (no ``sweep``); ``scenario_hash()`` hashes its JSON."""
+        b = self.bottleneck
+        buf = b.buffer
+        return {
+            "name": self.name,
+            "duration_s": self.duration_s,
+            "seed": self.seed,
+            "sample_interval_s": self.sample_interval_s,
+            "bottleneck": {
+                "rate_bps": b.rate_bps,
+                "rtt_s": b.rtt_s,
+                "jitter_s": b.jitter_s,
+                "jitter_dist": b.jitter_dist,
+                "reorder": b.reorder,
+                "loss": b.loss.as_dict(),
+                "impair": b.impair,
+                "buffer": {buf.kind: buf.value},
+                "aqm": b.aqm,
+                "trace": b.trace,
+            },
+            "access": {"rate_bps": self.access.rate_bps, "delay_s": self.access.delay_s},
+            "flows": [
+                {
+                    "cc": g.cc,
+                    "count": g.count,
+                    "start_s": g.start_s,
+                    "stagger_s": g.stagger_s,
+                    "rwnd_bytes": g.rwnd_bytes,
+                    "size_bytes": g.size_bytes,
+                    "pacing": g.pacing,
+                }
+                for g in self.flows
+            ],
+            "probe": {"ping_s": self.probe.ping_s},
+        }
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.normalised(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+    def scenario_hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    def describe(self) -> str:
+        """One line for humans: rate, RTT, loss, buffer, flows."""
+        b = self.bottleneck
+        loss = "no loss" if b.loss.model == "none" else f"{b.loss.model} loss {b.loss.mean_loss * 100:g}%"
+        parts = [
+            units.format_rate(b.rate_bps),
+            f"RTT {units.format_time(self.base_rtt_s)}",
+        ]
+        if b.jitter_s:
+            parts.append(f"jitter {units.format_time(b.jitter_s)} {b.jitter_dist}")
+        parts += [loss, f"buffer {b.buffer} {b.aqm}", f"{self.duration_s:g}s"]
+        flows = ", ".join(f"{g.count}×{g.cc}" for g in self.flows)
+        return f"{self.name or 'scenario'}: " + ", ".join(parts) + f"; flows {flows}"
+
+
+# --------------------------------------------------------------------------------------------
+# loading and overrides
+
+
+def load_scenario(
+    path: str | Path, overrides: Sequence[str] | Mapping[str, Any] = ()
+) -> Scenario:
+    """Read, override and validate a scenario file. Raises ScenarioError."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(source, None, "no such file", "a path to a scenario .toml file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(source, None, f"cannot read the file: {e}", "a UTF-8 TOML file") from None
+    raw = parse_toml(text, source)
+    raw.setdefault("name", path.stem)
+    sc = Scenario.from_dict(raw, source=source)
+    if overrides:
+        sc = sc.with_overrides(overrides)
+    return sc
+
+
+def parse_toml(text: str, source: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        where = f"line {m.group(1)}" if m else None
+        problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+        if m:
+            problem += f" at column {m.group(2)}"
+        raise ScenarioError(source, where, f"TOML syntax error: {problem}", "valid TOML") from None
+
+
+def parse_override_value(text: str) -> Any:
+    """``"1%"`` → "1%", ``"3"`` → 3, ``"true"`` → True, ``"{model='gilbert', p='1%'}"`` → dict.
+
+    The text is parsed as a TOML value when it is one, else kept as a string.
+    """
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_overrides(items: Sequence[str], source: str | None = None) -> dict[str, Any]:
+    """``["bottleneck.loss=1%", "flows.0.cc=bbr"]`` → ``{"bottleneck.loss": "1%", ...}``."""
+    return dict(_override_items(items, source))
+
+
+def _override_items(overrides, source) -> list[tuple[str, Any]]:
+    if isinstance(overrides, Mapping):
+        return [(str(k), v) for k, v in overrides.items()]
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    out = []
+    for item in overrides:
+        key, sep, value = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ScenarioError(
+                source, "--set", f"{item!r} is not an override", "KEY=VALUE, e.g. bottleneck.loss=1%"
+            )
+        out.append((key, parse_override_value(value.strip())))
+    return out
+
+
+def _set_path(raw: dict, key: str, value: Any, source: str | None) -> None:
+    parts = key.split(".")
+    node: Any = raw
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        here = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit():
+                raise ScenarioError(source, here, f"'{part}' is not a list index", "a number such as flows.0.cc")
+            idx = int(part)
+            if idx > len(node):
+                raise ScenarioError(
+                    source, here, f"there is no entry {idx} (the list has {len(node)})",
+                    f"an index 0..{len(node)} ({len(node)} appends a new entry)",
+                )
+            if idx == len(node):
+                node.append({})
+            if last:
+                node[idx] = value
+            else:
+                node = node[idx]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                if part not in node:
+                    node[part] = [] if part == "flows" else {}
+                node = node[part]
+        else:
+            parent = ".".join(parts[:depth])
+            raise ScenarioError(
+                source, here, f"cannot set a key inside {parent}, which is {node!r}", "a path to a table key"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# pydantic errors → ScenarioError
+
+_FORMS = {
+    "name": "a string",
+    "duration": units.TIME_FORM,
+    "seed": "a non-negative integer",
+    "sample_interval": units.TIME_FORM,
+    "bottleneck": "a [bottleneck] table",
+    "access": "an [access] table",
+    "flows": "one or more [[flows]] tables, each with cc = \"...\"",
+    "probe": "a [probe] table",
+    "sweep": "a [sweep] table",
+    "rate": units.RATE_FORM,
+    "rtt": units.TIME_FORM,
+    "jitter": units.TIME_FORM,
+    "delay": units.TIME_FORM,
+    "ping": units.TIME_FORM + ', or 0 for off',
+    "loss": 'a percentage such as "0.1%" or { model = "gilbert", p = "1%", r = "30%" }',
+    "buffer": units.BUFFER_FORM,
+    "rwnd": units.SIZE_FORM,
+    "size": units.SIZE_FORM,
+    "start": units.START_FORM,
+    "count": "an integer ≥ 1",
+    "cc": "an algorithm name, e.g. cc = \"cubic\"",
+    "pacing": "true or false",
+    "reorder": "true or false",
+    "trace": 'trace = ""',
+    "model": '"none", "bernoulli" or "gilbert"',
+    "p": _PROB_FORM,
+    "r": _PROB_FORM,
+    "h": _PROB_FORM,
+    "k": _PROB_FORM,
+}
+
+
+def _annotation_model(ann: Any) -> Any:
+    """The model class or list element type inside an annotation (Optional/list unwrapped)."""
+    origin = typing.get_origin(ann)
+    if origin in (Union, getattr(__import__("types"), "UnionType", Union)):
+        for a in typing.get_args(ann):
+            if a is not type(None):
+                return _annotation_model(a)
+    return ann
+
+
+def _model_at(loc: Sequence[Any]) -> Any:
+    """The pydantic model class found at ``loc`` (aliases), or None."""
+    node: Any = Scenario
+    for part in loc:
+        if isinstance(part, int):
+            if typing.get_origin(node) is list:
+                node = typing.get_args(node)[0]
+                continue
+            return None
+        if not (isinstance(node, type) and issubclass(node, BaseModel)):
+            return None
+        for name, f in node.model_fields.items():
+            if (f.alias or name) == part:
+                node = _annotation_model(f.annotation)
+                break
+        else:
+            return None
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
+
+
+def _keys_of(model: Any) -> list[str]:
+    return [f.alias or n for n, f in model.model_fields.items()]
+
+
+def _convert(err: ValidationError, source: str) -> ScenarioError:
+    problems: list[tuple[str | None, str, str | None]] = []
+    for e in err.errors(include_url=False):
+        loc = [p for p in e["loc"] if isinstance(p, (str, int))]
+        key = ".".join(str(p) for p in loc) or None
+        leaf = next((p for p in reversed(loc) if isinstance(p, str)), "")
+        typ = e["type"]
+        ctx = e.get("ctx") or {}
+        inp = e.get("input")
+        expected: str | None = _FORMS.get(leaf)
+        if typ == "ccbench":
+            problem, expected = ctx.get("problem", e["msg"]), (ctx.get("expected") or None)
+        elif typ == "extra_forbidden":
+            model = _model_at(loc[:-1])
+            allowed = _keys_of(model) if model else []
+            close = difflib.get_close_matches(str(leaf), allowed, n=1)
+            problem = f"unknown key '{leaf}'" + (f"; did you mean '{close[0]}'?" if close else "")
+            expected = ("one of " + ", ".join(allowed)) if allowed else None
+        elif typ == "missing":
+            problem = "required key is missing"
+        elif typ == "literal_error":
+            problem = f"{inp!r} is not allowed"
+            expected = "one of " + ctx.get("expected", "").replace("' or '", "', '")
+        elif typ in ("bool_type", "bool_parsing"):
+            problem = f"{inp!r} is not a boolean"
+            expected = "true or false"
+        elif typ in ("int_type", "int_parsing", "int_from_float"):
+            problem = f"{inp!r} is not an integer"
+        elif typ in ("model_type", "model_attributes_type", "dict_type"):
+            problem = f"{inp!r} is not a table"
+        elif typ == "list_type":
+            problem = f"{inp!r} is not a list of tables"
+        elif typ == "string_type":
+            problem = f"{inp!r} is not a string"
+            expected = expected if expected and "string" in expected else "a string"
+        elif typ in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+            bound = {"greater_than_equal": "below", "greater_than": "not above",
+                     "less_than_equal": "above", "less_than": "not below"}[typ]
+            limit = next(iter(ctx.values()), "")
+            problem = f"{inp!r} is {bound} {limit}"
+        elif typ == "too_short" and leaf == "flows":
+            problem = "no flows"
+        else:
+            problem = f"{inp!r}: {e['msg']}" if not isinstance(inp, (dict, list)) else e["msg"]
+        problems.append((key, problem, expected))
+    key, problem, expected = problems[0]
+    return ScenarioError(source, key, problem, expected, problems)
