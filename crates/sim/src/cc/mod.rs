@@ -16,8 +16,11 @@
 //! constructor, so every algorithm is deterministic for a given scenario seed.
 use crate::rng::Rng;
 
+pub mod bbr;
 pub mod cubic;
+pub mod minmax;
 pub mod reno;
+pub mod vegas;
 
 /// Linux TCP_INFINITE_SSTHRESH.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -124,6 +127,9 @@ pub struct CcSock {
     /// Whether the sender paces at `pacing_rate` (Linux `sk_pacing_status != SK_PACING_NONE`
     /// with internal TCP pacing). BBR sets it in `init`.
     pub pacing_enabled: bool,
+    /// `tp->tcp_wstamp_ns`: earliest departure time (ns) the pacer has scheduled for the next
+    /// packet (EDT). 0 = now / unknown. Read by BBR's in-network-at-EDT estimate.
+    pub wstamp_ns: u64,
 }
 
 impl CcSock {
@@ -149,6 +155,7 @@ impl CcSock {
             pacing_rate: 0,
             max_pacing_rate: u64::MAX,
             pacing_enabled: false,
+            wstamp_ns: 0,
         }
     }
 
@@ -238,7 +245,7 @@ pub trait CongestionControl: Send {
 }
 
 /// Algorithms the simulator runs, with the Linux source each follows.
-pub const NAMES: &[&str] = &["reno", "cubic"];
+pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "vegas"];
 
 /// (name, Linux version followed, notes) for `ccbench algorithms`.
 pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -249,15 +256,28 @@ pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
             "Linux 6.x net/ipv4/tcp_cubic.c",
             "beta 717/1024, C 0.4, fast convergence, TCP friendliness, HyStart (ACK train + delay)",
         ),
+        (
+            "bbr",
+            "Linux 6.6 net/ipv4/tcp_bbr.c (BBR v1)",
+            "STARTUP 2/ln2, DRAIN, PROBE_BW 8-phase gain cycle, PROBE_RTT 200 ms / 10 s, \
+             10-round max-bw filter, ACK-aggregation allowance, long-term (policer) bw; paced",
+        ),
+        (
+            "vegas",
+            "Linux 6.6 net/ipv4/tcp_vegas.c",
+            "alpha 2, beta 4, gamma 1 packets; once-per-RTT diff from min RTT; Reno fallback",
+        ),
     ]
 }
 
 /// Build an algorithm by name. `seed` feeds the algorithm's own RNG stream.
 pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
-    let _rng = Rng::new(seed);
+    let rng = Rng::new(seed);
     match name {
         "reno" => Some(Box::new(reno::Reno::default())),
         "cubic" => Some(Box::new(cubic::Cubic::new())),
+        "bbr" => Some(Box::new(bbr::Bbr::new(rng))),
+        "vegas" => Some(Box::new(vegas::Vegas::new())),
         _ => None,
     }
 }
