@@ -1,0 +1,148 @@
+"""CLI commands ``ccbench sweep`` and ``ccbench query`` (registered into cli.py's typer app).
+
+Also runnable on its own: ``python -m ccbench.cli_sweep sweep study.toml ...``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+__all__ = ["register", "sweep_command", "query_command", "app"]
+
+
+def _default_out(scenario_path: Path) -> Path:
+    return Path("results") / scenario_path.stem
+
+
+def sweep_command(
+    scenario: Path = typer.Argument(..., help="Scenario TOML file; its [sweep] table defines the grid.",
+                                    exists=True, dir_okay=False, readable=True),
+    grid: List[str] = typer.Option([], "--grid", "-g", metavar="KEY=V1,V2,...",
+                                   help="Sweep KEY over these values (replaces the axis of [sweep] "
+                                        "or adds one). Repeatable."),
+    zip_: List[str] = typer.Option([], "--zip", metavar="KEY1,KEY2",
+                                   help="Vary these swept keys together instead of crossing them. "
+                                        "Repeatable."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", "-r", min=1,
+                                         help="Runs per grid cell (seeds: seed, seed+1, ...)."),
+    backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
+                                          help="Local worker processes (default: number of CPUs; "
+                                               "kernel backend: always 1)."),
+    dask: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS|local",
+                                       help="Run on Dask: 'local' (LocalCluster) or a scheduler "
+                                            "address tcp://HOST:PORT."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="Store directory (default: results/<scenario file stem>)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed",
+                                      help="Run again the runs stored as failed."),
+    set_: List[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
+                                   help="Override a scenario value before expanding. Repeatable."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs, run nothing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
+) -> None:
+    """Run every cell of a grid (x repeats), skipping runs already stored in --out."""
+    from rich.console import Console
+
+    from ccbench import sweep as sw
+
+    err = Console(stderr=True)
+    out = out or _default_out(scenario)
+    try:
+        if dry_run:
+            base = sw._load_scenario(scenario, set_)
+            g = sw.grid_from_scenario(base, grid, zip_, repeat)
+            specs = sw.plan(base, g, backend)
+            _print_plan(specs)
+            return
+        summary = sw.run_sweep(scenario, out, grid=grid, zips=zip_, repeat=repeat, backend=backend,
+                               workers=workers, dask=dask, retry_failed=retry_failed,
+                               overrides=set_, progress=not quiet, console=err)
+    except ValueError as e:  # SweepError, ScenarioError
+        err.print(f"[red]error:[/] {e}", highlight=False)
+        raise typer.Exit(2)
+    if not quiet:
+        err.print(f"results: {out}   (ccbench query {out} \"SELECT ...\", or ccbench.load({str(out)!r}))",
+                  highlight=False)
+    if not summary.all_ok:
+        raise typer.Exit(1)
+
+
+def _print_plan(specs) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ccbench.sweep import param_str
+
+    keys = list(specs[0].params) if specs else []
+    t = Table(title=f"{len(specs)} runs")
+    for c in ["#", "run_id", *keys, "repeat", "seed"]:
+        t.add_column(c)
+    for s in specs:
+        t.add_row(str(s.index), s.run_id, *(param_str(s.params[k]) for k in keys), str(s.repeat),
+                  str(s.seed))
+    Console().print(t)
+
+
+def query_command(
+    dir: Path = typer.Argument(..., help="Store directory written by ccbench sweep.", exists=True,
+                               file_okay=False),
+    sql: str = typer.Argument(..., help='SQL over the views runs, flows, series, e.g. '
+                                        '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc". '
+                                        'Quote swept columns: "bottleneck.loss".'),
+    csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table."),
+    limit: int = typer.Option(200, "--limit", help="Rows shown in the table (0 = all; --csv prints all)."),
+) -> None:
+    """Query a sweep store with SQL (DuckDB)."""
+    import sys
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ccbench.store import query
+
+    err = Console(stderr=True)
+    try:
+        df = query(dir, sql)
+    except Exception as e:  # duckdb errors: show the message, not a traceback
+        err.print(f"[red]error:[/] {e}", highlight=False)
+        raise typer.Exit(2)
+    if csv:
+        df.to_csv(sys.stdout, index=False)
+        return
+    shown = df if limit <= 0 else df.head(limit)
+    t = Table(show_lines=False)
+    for c in df.columns:
+        t.add_column(str(c), justify="right" if df[c].dtype.kind in "iuf" else "left")
+    for row in shown.itertuples(index=False):
+        t.add_row(*(_fmt(v) for v in row))
+    Console().print(t)
+    if len(shown) < len(df):
+        err.print(f"{len(df) - len(shown)} more rows (use --limit 0 or --csv)")
+
+
+def _fmt(v) -> str:
+    import math
+
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return f"{v:.6g}"
+    return str(v)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sweep`` and ``query`` to the ccbench typer app."""
+    app.command("sweep")(sweep_command)
+    app.command("query")(query_command)
+
+
+app = typer.Typer(add_completion=False, help="ccbench sweep and query")
+register(app)
+
+if __name__ == "__main__":
+    app()

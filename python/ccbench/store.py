@@ -1,0 +1,322 @@
+"""The sweep store: a directory of Parquet files, one per run per table, queryable with DuckDB.
+
+Layout of a store directory DIR::
+
+    DIR/runs/<run_id>.parquet     one row: the run (status "ok" or "failed" with the error)
+    DIR/flows/<run_id>.parquet    one row per flow (only for runs that produced flows)
+    DIR/series/<run_id>.parquet   the sampled time series (only for runs that produced them)
+
+``run_id`` is the content hash of ccbench.results.make_run_id (normalised scenario + backend +
+ccbench version). Each file is written to a hidden temporary name in the same directory and then
+renamed over the final name (atomic on POSIX), so a reader or a killed writer never sees a
+half-written file. A run's ``runs`` file is written last: it is the commit marker. Flows or
+series files whose run has no ``runs`` file (the writer was killed in between) are ignored by
+:func:`load` and :func:`query` and replaced when the run is executed again.
+
+Swept parameters are extra string columns of ``runs`` and ``flows`` named by their key path
+("bottleneck.loss"), plus an integer ``repeat`` column. A key path that equals a standard column
+name (e.g. ``seed``) is stored as ``sweep.<key>`` instead.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["TABLES", "Store", "Results", "load", "query", "connect"]
+
+TABLES = ("runs", "flows", "series")
+_TMP_PREFIX = ".tmp-"
+
+
+def _schema(table: str) -> pa.Schema | None:
+    try:
+        from ccbench import results
+    except ImportError:  # pragma: no cover
+        return None
+    return getattr(results, f"{table.upper()}_SCHEMA", None)
+
+
+def _standard_columns() -> set[str]:
+    names = {"run_id", "repeat"}
+    for t in TABLES:
+        s = _schema(t)
+        if s is not None:
+            names.update(s.names)
+    return names
+
+
+def param_column(key: str, standard: set[str] | None = None) -> str:
+    """Column name for a swept key path."""
+    standard = _standard_columns() if standard is None else standard
+    return f"sweep.{key}" if key in standard and key != "repeat" else key
+
+
+def _to_arrow(df: pd.DataFrame, table: str) -> pa.Table:
+    """DataFrame -> Arrow with the standard column types where the schema knows them (so an
+    all-null column of one run does not get a different type than in another run)."""
+    tab = pa.Table.from_pandas(df, preserve_index=False)
+    schema = _schema(table)
+    if schema is None:
+        return tab
+    cols = []
+    for name in tab.column_names:
+        col = tab.column(name)
+        idx = schema.get_field_index(name)
+        if idx >= 0 and col.type != schema.field(idx).type:
+            try:
+                col = col.cast(schema.field(idx).type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+        cols.append(col)
+    return pa.table(cols, names=tab.column_names)
+
+
+class Store:
+    """Writer side of a store directory (used by ccbench.sweep)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.last_error: str | None = None
+        self._standard = None
+
+    def path(self, table: str, run_id: str) -> Path:
+        return self.root / table / f"{run_id}.parquet"
+
+    def prepare(self) -> None:
+        """Create the directories and remove temporary files left by killed writers."""
+        for t in TABLES:
+            (self.root / t).mkdir(parents=True, exist_ok=True)
+        self.remove_stale_tmp()
+
+    def remove_stale_tmp(self) -> int:
+        """Delete temporary files whose writer process is gone. Returns how many."""
+        n = 0
+        for t in TABLES:
+            d = self.root / t
+            if not d.is_dir():
+                continue
+            for p in d.glob(f"{_TMP_PREFIX}*"):
+                pid = _tmp_pid(p.name)
+                if pid is not None and pid != os.getpid() and _pid_alive(pid):
+                    continue
+                try:
+                    p.unlink()
+                    n += 1
+                except FileNotFoundError:
+                    pass
+        return n
+
+    def statuses(self) -> dict[str, str]:
+        """run_id -> status of every readable runs file ("ok", "failed", ...)."""
+        out: dict[str, str] = {}
+        d = self.root / "runs"
+        if not d.is_dir():
+            return out
+        for p in d.glob("*.parquet"):
+            try:
+                tab = pq.read_table(p, columns=["status"])
+                status = tab.column("status")[0].as_py() if tab.num_rows else None
+            except Exception:  # unreadable (e.g. truncated by a power loss): treat as missing
+                continue
+            out[p.stem] = status or "ok"
+        return out
+
+    def status(self, run_id: str) -> str | None:
+        p = self.path("runs", run_id)
+        try:
+            tab = pq.read_table(p, columns=["status"])
+        except Exception:
+            return None
+        return (tab.column("status")[0].as_py() if tab.num_rows else None) or "ok"
+
+    def write(self, run_id: str, runs: Any, flows: Any = None, series: Any = None,
+              columns: Mapping[str, Any] | None = None) -> str:
+        """Store one run atomically (series, flows, then runs as the commit marker).
+
+        ``runs``/``flows``/``series``: pyarrow Tables or pandas DataFrames (None = no rows).
+        ``columns`` (swept parameters and ``repeat``) are added to runs and flows.
+        Returns the run's status; for a failed run ``self.last_error`` holds its message.
+        """
+        if self._standard is None:
+            self._standard = _standard_columns()
+        extra = {param_column(k, self._standard) if k != "repeat" else k: v
+                 for k, v in (columns or {}).items()}
+        runs_t = _with_columns(_as_arrow(runs, "runs"), extra)
+        status, self.last_error = "ok", None
+        if runs_t.num_rows and "status" in runs_t.column_names:
+            status = runs_t.column("status")[0].as_py() or "ok"
+        if status != "ok" and runs_t.num_rows and "error" in runs_t.column_names:
+            self.last_error = runs_t.column("error")[0].as_py()
+        for table, data in (("series", series), ("flows", flows)):
+            target = self.path(table, run_id)
+            tab = _as_arrow(data, table) if data is not None else None
+            if tab is None or tab.num_rows == 0:
+                # a failed or empty run has no rows here; drop what an earlier attempt left
+                target.unlink(missing_ok=True)
+                continue
+            if table == "flows":
+                tab = _with_columns(tab, extra)
+            self._write_atomic(tab, target)
+        self._write_atomic(runs_t, self.path("runs", run_id))
+        return status
+
+    def _write_atomic(self, tab: pa.Table, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.parent / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-{target.name}"
+        try:
+            _write_table(tab, tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+
+def _write_table(tab: pa.Table, path: Path) -> None:
+    try:
+        from ccbench.results import write_table
+    except ImportError:  # pragma: no cover
+        pq.write_table(tab.replace_schema_metadata(None), str(path), compression="zstd")
+    else:
+        write_table(tab, path)
+
+
+def _tmp_pid(name: str) -> int | None:
+    try:
+        return int(name[len(_TMP_PREFIX):].split("-", 1)[0])
+    except ValueError:
+        return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _as_arrow(data: Any, table: str) -> pa.Table:
+    return data if isinstance(data, pa.Table) else _to_arrow(data, table)
+
+
+def _with_columns(tab: pa.Table, extra: Mapping[str, Any]) -> pa.Table:
+    """Append the parameter columns (strings) and ``repeat`` (int64) to every row."""
+    n = tab.num_rows
+    for k, v in extra.items():
+        arr = pa.array([v] * n, pa.int64() if k == "repeat" else pa.string())
+        i = tab.schema.get_field_index(k)
+        tab = tab.set_column(i, k, arr) if i >= 0 else tab.append_column(k, arr)
+    return tab
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
+    d = root / table
+    tables = []
+    files = sorted(d.glob("*.parquet")) if d.is_dir() else []
+    for p in files:
+        if keep is not None and p.stem not in keep:
+            continue  # orphan: its run has no runs file (writer killed before the commit)
+        try:
+            tables.append(pq.read_table(p))
+        except Exception as e:  # pragma: no cover - only after a crash of the machine
+            warnings.warn(f"{p}: unreadable, skipped ({e})")
+    if not tables:
+        schema = _schema(table)
+        return schema.empty_table().to_pandas() if schema is not None else pd.DataFrame()
+    merged = pa.concat_tables(tables, promote_options="permissive")
+    return merged.to_pandas()
+
+
+class Results:
+    """The tables of a store directory: ``runs`` and ``flows`` DataFrames; ``series`` is read on
+    first access (it can be large). Rows are ordered by file name (run id), then as stored."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"{self.root}: no such store directory")
+        self.runs = _read_dir(self.root, "runs", None)
+        self._ids = set(self.runs["run_id"]) if "run_id" in self.runs else set()
+        self.flows = _read_dir(self.root, "flows", self._ids)
+        self._series: pd.DataFrame | None = None
+
+    @property
+    def series(self) -> pd.DataFrame:
+        if self._series is None:
+            self._series = _read_dir(self.root, "series", self._ids)
+        return self._series
+
+    @property
+    def ok_runs(self) -> pd.DataFrame:
+        return self.runs[self.runs["status"] == "ok"] if "status" in self.runs else self.runs
+
+    @property
+    def failed_runs(self) -> pd.DataFrame:
+        return self.runs[self.runs["status"] != "ok"] if "status" in self.runs else self.runs.iloc[:0]
+
+    def __repr__(self) -> str:
+        return f"Results({str(self.root)!r}: {len(self.runs)} runs, {len(self.flows)} flow rows)"
+
+
+def load(dir: str | os.PathLike) -> Results:
+    """Read a store directory (what ``ccbench.load`` returns)."""
+    return Results(dir)
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def connect(dir: str | os.PathLike, con=None):
+    """A DuckDB connection with views ``runs``, ``flows`` and ``series`` over the store."""
+    import duckdb
+
+    root = Path(dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such store directory")
+    con = con or duckdb.connect()
+    have = {t: any((root / t).glob("*.parquet")) for t in TABLES}
+    if not have["runs"]:  # nothing committed: flows/series files would all be orphans
+        have = dict.fromkeys(TABLES, False)
+    for t in TABLES:
+        if have[t]:
+            src = (f"read_parquet({_sql_str(str(root / t / '*.parquet'))}, union_by_name=true, "
+                   f"filename=false)")
+        else:
+            schema = _schema(t)
+            empty = schema.empty_table() if schema is not None else pa.table({"run_id": pa.array([], pa.string())})
+            con.register(f"_empty_{t}", empty)
+            src = f"_empty_{t}"
+        if t == "runs" or not have[t]:
+            con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src}")
+        else:  # skip orphans (files whose run has no runs file yet)
+            con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src} "
+                        f"WHERE run_id IN (SELECT run_id FROM runs)")
+    return con
+
+
+def query(dir: str | os.PathLike, sql: str) -> pd.DataFrame:
+    """Run ``sql`` against the views runs / flows / series of a store; returns a DataFrame.
+
+    Swept parameter columns have dots in their names: quote them, e.g.
+    ``SELECT "bottleneck.loss", avg(goodput_bps) FROM flows GROUP BY 1``.
+    """
+    con = connect(dir)
+    try:
+        return con.execute(sql).fetchdf()
+    finally:
+        con.close()

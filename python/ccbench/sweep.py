@@ -1,0 +1,790 @@
+"""Sweeps: grids of scenarios, repeats, executors (local processes or Dask), cache and resume.
+
+A sweep expands the ``[sweep]`` table of a scenario (plus ``--grid`` options) into runs,
+executes the runs that are not stored yet, and writes every result through
+:mod:`ccbench.store` into one directory. See docs/sweeps.md for the user documentation.
+
+Grid semantics (the contract documented in docs/sweeps.md):
+
+* every key of ``[sweep]`` except ``repeat`` and ``zip`` is a dotted key path of the scenario
+  ("bottleneck.loss", "flows.0.cc") whose value is a non-empty list of values; nested TOML
+  tables (``bottleneck.loss = [...]`` written without quotes) are flattened to the same paths;
+* ``zip = [["bottleneck.rtt", "bottleneck.jitter"], ...]``: the axes of one group vary
+  together (element i with element i) instead of being crossed; all lists of a group must have
+  the same length; the group takes the place of its first key in the axis order;
+* the cells are the cartesian product of the axes, first axis outermost (like nested loops in
+  the order the keys are written);
+* ``repeat = N`` runs every cell N times; repeat r of a cell uses ``seed = cell seed + r``
+  (the cell seed is the scenario's ``seed``, or the swept value when ``seed`` is an axis), so
+  repeat 0 is exactly the scenario as written and the same sweep always gives the same runs;
+* runs are ordered repeat-major: repeat 0 of every cell, then repeat 1, ... so a sweep that is
+  interrupted has covered the whole grid evenly.
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import os
+import socket
+import sys
+import time
+import tomllib
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+__all__ = [
+    "SweepError",
+    "Axis",
+    "Grid",
+    "RunSpec",
+    "SweepSummary",
+    "derive_seed",
+    "parse_grid_option",
+    "parse_zip_option",
+    "grid_from_scenario",
+    "plan",
+    "execute_run",
+    "run_sweep",
+    "param_str",
+]
+
+RESERVED_KEYS = ("repeat", "zip")
+# Per machine lock for backends that must not run concurrently on one host (kernel).
+KERNEL_LOCK_PATH = Path(os.environ.get("CCBENCH_KERNEL_LOCK", "/tmp/ccbench-sweep-kernel.lock"))
+SERIAL_BACKENDS = frozenset({"kernel"})
+
+
+class SweepError(ValueError):
+    """A sweep definition that cannot be expanded (message names the key and what was expected)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Grid
+# --------------------------------------------------------------------------------------------
+
+def param_str(value: Any) -> str:
+    """The string stored in the parameter column for one swept value.
+
+    Strings are kept exactly as given; booleans are written as TOML writes them
+    (``true``/``false``); numbers with ``str``; tables and arrays as compact JSON.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of the grid: one key, or a zip group of keys that vary together."""
+
+    keys: tuple[str, ...]
+    points: tuple[tuple[Any, ...], ...]  # one tuple per point, aligned with ``keys``
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+
+@dataclass
+class Grid:
+    """The swept axes (dotted key path -> list of values, insertion ordered), zip groups, repeat."""
+
+    values: dict[str, list[Any]] = field(default_factory=dict)
+    zips: list[tuple[str, ...]] = field(default_factory=list)
+    repeat: int = 1
+    source: str = "[sweep]"
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any] | None, source: str = "[sweep]") -> "Grid":
+        """Build a grid from the raw ``[sweep]`` table of a scenario (None or {} = no axes)."""
+        grid = cls(source=source)
+        if not table:
+            return grid
+        if not isinstance(table, Mapping):
+            raise SweepError(f"{source}: expected a table of key path = [values], got {type(table).__name__}")
+        for key, value in table.items():
+            if key == "repeat":
+                grid.repeat = _check_repeat(value, f"{source}: sweep.repeat")
+            elif key == "zip":
+                grid.zips = _check_zips(value, source)
+            else:
+                for path, vals in _flatten(key, value):
+                    grid._set_axis(path, vals)
+        grid.axes()  # validate now
+        return grid
+
+    def _set_axis(self, key: str, vals: Any) -> None:
+        where = f"{self.source}: sweep.{key}"
+        if not key or any(not part for part in key.split(".")):
+            raise SweepError(f"{where}: not a key path (expected dotted names like \"bottleneck.loss\")")
+        if isinstance(vals, (str, bytes)) or not isinstance(vals, (list, tuple)):
+            raise SweepError(f"{where}: {vals!r} is not a list (expected a list of values, "
+                             f"e.g. [\"0%\", \"1%\"])")
+        if len(vals) == 0:
+            raise SweepError(f"{where}: the list is empty (expected at least one value)")
+        self.values[key] = list(vals)
+
+    def with_options(self, grid: Sequence[str] = (), zips: Sequence[str] = (),
+                     repeat: int | None = None) -> "Grid":
+        """A copy with CLI options applied: ``--grid key=v1,v2`` replaces the axis ``key`` (keeping
+        its place) or appends a new one; ``--zip k1,k2`` adds a zip group; ``--repeat`` replaces
+        the repeat count."""
+        new = Grid(dict(self.values), list(self.zips), self.repeat, self.source)
+        for opt in grid:
+            key, vals = parse_grid_option(opt)
+            new.source = "--grid" if not self.values else self.source
+            new._set_axis(key, vals)
+        for opt in zips:
+            group = parse_zip_option(opt)
+            new.zips.append(group)
+        if repeat is not None:
+            new.repeat = _check_repeat(repeat, "--repeat")
+        new.axes()
+        return new
+
+    # -- expansion ----------------------------------------------------------------------------
+    def axes(self) -> list[Axis]:
+        """The axes in order, zip groups merged (validates zip groups)."""
+        group_of: dict[str, tuple[str, ...]] = {}
+        for group in self.zips:
+            for key in group:
+                if key not in self.values:
+                    raise SweepError(
+                        f"{self.source}: sweep.zip: {key!r} is not a swept key (expected one of "
+                        f"{', '.join(map(repr, self.values)) or 'no keys: add the axis first'})")
+                if key in group_of:
+                    raise SweepError(f"{self.source}: sweep.zip: {key!r} is in two zip groups "
+                                     f"(expected each key in at most one group)")
+                group_of[key] = group
+        for group in self.zips:
+            lengths = {k: len(self.values[k]) for k in group}
+            if len(set(lengths.values())) > 1:
+                detail = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+                raise SweepError(f"{self.source}: sweep.zip: the zipped lists must have the same "
+                                 f"length, but {detail} values")
+        axes: list[Axis] = []
+        emitted: set[tuple[str, ...]] = set()
+        for key in self.values:
+            group = group_of.get(key, (key,))
+            if group in emitted:
+                continue
+            emitted.add(group)
+            points = tuple(zip(*(self.values[k] for k in group)))
+            axes.append(Axis(tuple(group), points))
+        return axes
+
+    def cells(self) -> list[dict[str, Any]]:
+        """Every grid cell as {key path: value}, cartesian product, first axis outermost."""
+        axes = self.axes()
+        cells = []
+        for combo in itertools.product(*(a.points for a in axes)):
+            cell: dict[str, Any] = {}
+            for axis, point in zip(axes, combo):
+                cell.update(zip(axis.keys, point))
+            cells.append(cell)
+        return cells
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.values)
+
+    def __len__(self) -> int:
+        """Number of runs: cells x repeat."""
+        return math.prod(len(a) for a in self.axes()) * self.repeat
+
+
+def _flatten(prefix: str, value: Any) -> Iterable[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _flatten(f"{prefix}.{k}", v)
+    else:
+        yield prefix, value
+
+
+def _check_repeat(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SweepError(f"{where}: {value!r} is not a positive integer (expected e.g. repeat = 5)")
+    return value
+
+
+def _check_zips(value: Any, source: str) -> list[tuple[str, ...]]:
+    form = 'a list of lists of key paths, e.g. zip = [["bottleneck.rtt", "bottleneck.jitter"]]'
+    if not isinstance(value, list) or not all(
+            isinstance(g, list) and g and all(isinstance(k, str) for k in g) for g in value):
+        raise SweepError(f"{source}: sweep.zip: {value!r} is not valid (expected {form})")
+    return [tuple(g) for g in value]
+
+
+def _parse_cli_value(text: str) -> Any:
+    """A ``--grid`` value: a TOML literal if it is one (numbers, true/false, quoted strings,
+    inline tables), else the bare string (e.g. 1%, 50ms, cubic)."""
+    text = text.strip()
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_grid_option(option: str) -> tuple[str, list[Any]]:
+    """``key=v1,v2,...`` (or ``key=[v1, v2]`` as a TOML array) -> (key, values)."""
+    key, sep, rest = option.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise SweepError(f"--grid {option!r}: expected key=v1,v2,... (e.g. bottleneck.loss=0%,1%)")
+    rest = rest.strip()
+    if rest.startswith("["):
+        try:
+            values = tomllib.loads(f"v = {rest}")["v"]
+        except tomllib.TOMLDecodeError as e:
+            raise SweepError(f"--grid {option!r}: not a TOML array ({e})") from None
+    else:
+        values = [_parse_cli_value(v) for v in rest.split(",")] if rest else []
+    if not values or any(v == "" for v in values):
+        raise SweepError(f"--grid {option!r}: empty value (expected key=v1,v2,...)")
+    return key, values
+
+
+def parse_zip_option(option: str) -> tuple[str, ...]:
+    """``k1,k2`` -> ("k1", "k2")."""
+    keys = tuple(k.strip() for k in option.split(",") if k.strip())
+    if len(keys) < 2:
+        raise SweepError(f"--zip {option!r}: expected two or more swept keys, e.g. "
+                         f"--zip bottleneck.rtt,bottleneck.jitter")
+    return keys
+
+
+def grid_from_scenario(scenario: Any, grid: Sequence[str] = (), zips: Sequence[str] = (),
+                       repeat: int | None = None) -> Grid:
+    """The scenario's ``[sweep]`` table with CLI options applied."""
+    source = str(getattr(scenario, "source", None) or getattr(scenario, "name", None) or "[sweep]")
+    return Grid.from_table(getattr(scenario, "sweep", None), source=source).with_options(
+        grid, zips, repeat)
+
+
+def derive_seed(cell_seed: int, repeat: int) -> int:
+    """Seed of repeat ``repeat`` of a cell whose own seed is ``cell_seed``: ``cell_seed + repeat``."""
+    return int(cell_seed) + int(repeat)
+
+
+# --------------------------------------------------------------------------------------------
+# Plan
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class RunSpec:
+    """One run of a sweep."""
+
+    index: int                 # position in the plan (repeat-major)
+    cell: int                  # grid cell index (product order)
+    repeat: int
+    seed: int
+    params: dict[str, Any]     # swept key path -> value as given
+    scenario: Any              # ccbench.scenario.Scenario, overrides and seed applied
+    run_id: str
+
+    def columns(self) -> dict[str, Any]:
+        """The columns added to the runs and flows tables: parameter strings and ``repeat``."""
+        cols: dict[str, Any] = {k: param_str(v) for k, v in self.params.items()}
+        cols["repeat"] = self.repeat
+        return cols
+
+
+def _cell_seed(scenario: Any, cell: Mapping[str, Any]) -> int:
+    if "seed" in cell:
+        return int(cell["seed"])
+    return int(getattr(scenario, "seed", 0) or 0)
+
+
+def plan(scenario: Any, grid: Grid | None = None, backend: str = "sim") -> list[RunSpec]:
+    """Expand ``scenario`` over ``grid`` (default: its own ``[sweep]`` table) into runs.
+
+    Every cell is validated by ``Scenario.with_overrides``; an invalid value raises SweepError
+    naming the cell (nothing runs). Two cells that normalise to the same run raise SweepError.
+    """
+    from ccbench import results
+
+    grid = grid if grid is not None else grid_from_scenario(scenario)
+    cells = grid.cells()
+    scenarios: list[list[Any]] = []
+    for ci, cell in enumerate(cells):
+        cell_seed = _cell_seed(scenario, cell)
+        row = []
+        for r in range(grid.repeat):
+            overrides = dict(cell)
+            overrides["seed"] = derive_seed(cell_seed, r)
+            try:
+                row.append(scenario.with_overrides(overrides))
+            except ValueError as e:  # ScenarioError is a ValueError
+                desc = ", ".join(f"{k}={param_str(v)}" for k, v in cell.items()) or "base scenario"
+                raise SweepError(f"{grid.source}: sweep cell {desc}: {e}") from None
+        scenarios.append(row)
+    runs: list[RunSpec] = []
+    seen: dict[str, RunSpec] = {}
+    for r in range(grid.repeat):
+        for ci, cell in enumerate(cells):
+            sc = scenarios[ci][r]
+            spec = RunSpec(index=len(runs), cell=ci, repeat=r,
+                           seed=derive_seed(_cell_seed(scenario, cell), r), params=dict(cell),
+                           scenario=sc, run_id=results.make_run_id(sc, backend))
+            if spec.run_id in seen:
+                other = seen[spec.run_id]
+                raise SweepError(
+                    f"{grid.source}: sweep cells {_desc(other)} and {_desc(spec)} describe the same "
+                    f"run (same normalised scenario and seed); remove the duplicate value")
+            seen[spec.run_id] = spec
+            runs.append(spec)
+    return runs
+
+
+def _desc(spec: RunSpec) -> str:
+    return "(" + ", ".join([f"{k}={param_str(v)}" for k, v in spec.params.items()]
+                           + [f"repeat={spec.repeat}"]) + ")"
+
+
+# --------------------------------------------------------------------------------------------
+# Execution (runs in worker processes / Dask workers)
+# --------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _machine_lock(backend: str):
+    """Serialise runs of backends that must run alone on a machine (kernel), across processes."""
+    if backend not in SERIAL_BACKENDS:
+        yield
+        return
+    import fcntl
+
+    with open(KERNEL_LOCK_PATH, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip()
+    try:
+        from ccbench.scenario import ScenarioError
+    except ImportError:  # pragma: no cover
+        ScenarioError = ()  # type: ignore[assignment]
+    if isinstance(exc, ScenarioError) and text:
+        return text  # already says file, key and what was expected
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def execute_run(scenario: Any, backend: str) -> dict[str, Any]:
+    """Run one scenario on ``backend`` and return its three tables (never raises for a run
+    that fails: the failure is returned as a failed runs row with the message).
+
+    Returns {"runs", "flows", "series": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
+    ``backend.run`` (None if it did not get that far), "host"}.
+    """
+    from ccbench import backends, results
+
+    t0 = time.perf_counter()
+    backend_s = None
+    try:
+        be = backends.get_backend(backend)
+        be.check(scenario)
+        with _machine_lock(backend):
+            t1 = time.perf_counter()
+            res = be.run(scenario)
+            backend_s = time.perf_counter() - t1
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - includes pyo3 PanicException
+        res = results.failed_result(scenario, backend, _error_text(exc), time.perf_counter() - t0)
+    return _payload(res, backend_s, socket.gethostname())
+
+
+def _payload(res: Any, backend_s: float | None, host: str | None) -> dict[str, Any]:
+    # the typed pyarrow tables when the RunResult has them (cheaper to ship than DataFrames)
+    tabs = {t: getattr(res, f"{t}_table", None) for t in ("runs", "flows", "series")}
+    if any(v is None for v in tabs.values()):
+        tabs = {"runs": res.runs, "flows": res.flows, "series": res.series}
+    return {**tabs, "run_id": res.run_id, "backend_s": backend_s, "host": host}
+
+
+# --------------------------------------------------------------------------------------------
+# Executors
+# --------------------------------------------------------------------------------------------
+
+class _LocalExecutor:
+    """ProcessPoolExecutor that survives a worker crash (segfault, OOM kill)."""
+
+    def __init__(self, workers: int):
+        import multiprocessing as mp
+
+        self.workers = workers
+        self.ctx = mp.get_context("forkserver") if sys.platform == "linux" else mp.get_context()
+        self.pool = self._new_pool()
+        self.max_inflight = workers * 2
+        self.description = f"{workers} local process{'es' if workers != 1 else ''}"
+
+    def _new_pool(self):
+        from concurrent.futures import ProcessPoolExecutor
+
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx)
+
+    def submit(self, fn, *args):
+        return self.pool.submit(fn, *args)
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+        return done
+
+    def is_crash(self, exc: BaseException) -> bool:
+        from concurrent.futures.process import BrokenProcessPool
+
+        return isinstance(exc, BrokenProcessPool)
+
+    def restart(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = self._new_pool()
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _DaskExecutor:
+    def __init__(self, address: str, workers: int | None):
+        try:
+            import distributed
+        except ImportError:  # pragma: no cover - depends on the install
+            raise SweepError("--dask needs the 'distributed' package: pip install 'ccbench[dask]'") from None
+        self.cluster = None
+        if address == "local":
+            n = workers or os.cpu_count() or 1
+            self.cluster = distributed.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None)
+            self.client = distributed.Client(self.cluster)
+            self.description = f"Dask LocalCluster, {n} worker processes"
+        else:
+            self.client = distributed.Client(address, timeout="30s")
+            self.description = f"Dask scheduler {address}"
+        threads = sum(self.client.nthreads().values()) or 1
+        self.workers = threads
+        self.description += f" ({threads} worker threads)"
+        self.max_inflight = max(4 * threads, 16)
+
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False)
+
+    def wait(self, futures):
+        import distributed
+
+        done, _ = distributed.wait(list(futures), return_when="FIRST_COMPLETED")
+        return done
+
+    def is_crash(self, exc: BaseException) -> bool:
+        return False  # Dask reschedules tasks of dead workers itself (KilledWorker after retries)
+
+    def restart(self):  # pragma: no cover
+        pass
+
+    def close(self):
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                self.cluster.close()
+
+
+# --------------------------------------------------------------------------------------------
+# The sweep
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class SweepSummary:
+    out: Path
+    backend: str
+    executor: str
+    total: int = 0          # runs in the plan
+    cached: int = 0         # stored ok before this sweep started
+    stored_failed: int = 0  # stored failed before and not retried (see --retry-failed)
+    ok: int = 0             # executed now, ok
+    failed: int = 0         # executed now, failed
+    wall_s: float = 0.0
+    backend_s: float = 0.0  # total seconds spent inside backend.run over executed runs
+    errors: Counter = field(default_factory=Counter)
+
+    @property
+    def executed(self) -> int:
+        return self.ok + self.failed
+
+    @property
+    def runs_per_s(self) -> float:
+        return self.executed / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def all_ok(self) -> bool:
+        return self.failed == 0 and self.stored_failed == 0
+
+
+def _load_scenario(scenario_or_path: Any, overrides: Sequence[str] | Mapping[str, Any]):
+    from ccbench import scenario as sc
+
+    if isinstance(scenario_or_path, (str, os.PathLike)):
+        return sc.load_scenario(scenario_or_path, overrides)
+    if overrides:
+        mapping = overrides if isinstance(overrides, Mapping) else dict(
+            _split_set(o) for o in overrides)
+        return scenario_or_path.with_overrides(mapping)
+    return scenario_or_path
+
+
+def _split_set(option: str) -> tuple[str, Any]:
+    key, sep, value = option.partition("=")
+    if not sep:
+        raise SweepError(f"--set {option!r}: expected key=value")
+    return key.strip(), _parse_cli_value(value)
+
+
+def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = (),
+              zips: Sequence[str] = (), repeat: int | None = None, backend: str = "sim",
+              workers: int | None = None, dask: str | None = None, retry_failed: bool = False,
+              overrides: Sequence[str] | Mapping[str, Any] = (), progress: bool = True,
+              console: Any = None, on_result: Callable[[RunSpec, dict], None] | None = None
+              ) -> SweepSummary:
+    """Run a sweep into ``out`` and return its summary.
+
+    ``scenario``: a Scenario or a path to a TOML file (``overrides`` applied first, like --set).
+    Runs already stored with status ok are skipped; stored failed runs are skipped unless
+    ``retry_failed``. ``workers``: local processes (default os.cpu_count(); forced to 1 for the
+    kernel backend). ``dask``: "local" or a scheduler address "tcp://host:port".
+    """
+    from ccbench.store import Store
+
+    base = _load_scenario(scenario, overrides)
+    _check_backend(backend, remote=dask is not None)
+    g = grid_from_scenario(base, grid, zips, repeat)
+    specs = plan(base, g, backend)
+    store = Store(out)
+    store.prepare()
+
+    notes = []
+    if backend in SERIAL_BACKENDS:
+        if dask is None and workers not in (None, 1):
+            notes.append(f"--workers {workers} ignored")
+        workers = 1
+        notes.insert(0, "kernel backend: one run at a time per machine "
+                        "(runs would share the CPU with the link emulator)")
+
+    statuses = store.statuses()
+    todo: list[RunSpec] = []
+    summary = SweepSummary(out=Path(out), backend=backend, executor="", total=len(specs))
+    for spec in specs:
+        st = statuses.get(spec.run_id)
+        if st == "ok":
+            summary.cached += 1
+        elif st is not None and not retry_failed:
+            summary.stored_failed += 1
+        else:
+            todo.append(spec)
+
+    console = _console(console)
+    t_start = time.perf_counter()
+    if not todo:
+        summary.executor = "none (everything stored)"
+        summary.wall_s = time.perf_counter() - t_start
+        if progress:
+            print_summary(summary, console, notes)
+        return summary
+
+    if dask is not None:
+        executor: Any = _DaskExecutor(dask, workers)
+    else:
+        n = workers if workers is not None else (os.cpu_count() or 1)
+        if n < 1:
+            raise SweepError(f"--workers {n}: expected at least 1")
+        executor = _LocalExecutor(min(n, len(todo)))
+    summary.executor = executor.description
+
+    bar = _Progress(console, len(todo), summary, executor.description, notes) if progress else None
+    pending = deque(todo)
+    inflight: dict[Any, RunSpec] = {}
+    # Runs that were in flight when a worker process died: rerun one at a time, so the run
+    # that kills its worker is identified and stored as failed, and the others complete.
+    isolated: deque[RunSpec] = deque()
+    solo: RunSpec | None = None
+    try:
+        if bar:
+            bar.start()
+        while pending or inflight or isolated:
+            if isolated or solo is not None:
+                if not inflight and isolated:
+                    solo = isolated.popleft()
+                    inflight[executor.submit(execute_run, solo.scenario, backend)] = solo
+            else:
+                while pending and len(inflight) < executor.max_inflight:
+                    spec = pending.popleft()
+                    inflight[executor.submit(execute_run, spec.scenario, backend)] = spec
+            for fut in executor.wait(inflight):
+                spec = inflight.pop(fut)
+                try:
+                    payload = fut.result()
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException as exc:  # noqa: BLE001
+                    if not executor.is_crash(exc):
+                        payload = _failed_payload(spec, backend, f"executor: {_error_text(exc)}")
+                    elif spec is solo:
+                        executor.restart()
+                        payload = _failed_payload(
+                            spec, backend, "the worker process died while running it "
+                            "(crash or out of memory; it was rerun alone to be sure)")
+                    else:
+                        isolated.extend([spec, *inflight.values()])
+                        inflight.clear()
+                        executor.restart()
+                        break
+                if spec is solo:
+                    solo = None
+                _record(store, spec, payload, summary, bar, on_result)
+    finally:
+        if bar:
+            bar.stop()
+        executor.close()
+    summary.wall_s = time.perf_counter() - t_start
+    if progress:
+        print_summary(summary, console, notes)
+    return summary
+
+
+def _check_backend(name: str, remote: bool) -> None:
+    """Refuse an unknown backend before anything runs. A backend that cannot be imported here
+    is refused for local runs only (on Dask, the workers may have it when the client does not)."""
+    from ccbench import backends
+
+    try:
+        backends.get_backend(name)
+    except ValueError as e:
+        if not remote or name not in getattr(backends, "BACKENDS", ()):
+            raise SweepError(str(e)) from None
+
+
+def _failed_payload(spec: RunSpec, backend: str, message: str) -> dict[str, Any]:
+    from ccbench import results
+
+    res = results.failed_result(spec.scenario, backend, message, 0.0)
+    return _payload(res, None, None)
+
+
+def _record(store, spec: RunSpec, payload: dict, summary: SweepSummary, bar, on_result) -> None:
+    if payload.get("run_id") not in (None, spec.run_id):
+        payload = _failed_payload(spec, summary.backend, (
+            f"the worker computed run id {payload.get('run_id')} but the client expected "
+            f"{spec.run_id}: different ccbench versions on client and worker?"))
+    status = store.write(spec.run_id, payload["runs"], payload["flows"], payload["series"],
+                         spec.columns())
+    if status == "ok":
+        summary.ok += 1
+    else:
+        summary.failed += 1
+        summary.errors[store.last_error or "unknown error"] += 1
+    if payload.get("backend_s"):
+        summary.backend_s += payload["backend_s"]
+    if on_result is not None:
+        on_result(spec, payload)
+    if bar:
+        bar.advance()
+
+
+# --------------------------------------------------------------------------------------------
+# Progress and summary (rich)
+# --------------------------------------------------------------------------------------------
+
+def _console(console):
+    if console is not None:
+        return console
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+class _Progress:
+    def __init__(self, console, total: int, summary: SweepSummary, executor: str, notes):
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
+                                   TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+        from rich.text import Text
+
+        s = summary
+
+        class Counts(ProgressColumn):
+            def render(self, task):
+                t = Text()
+                t.append(f"done {s.ok}", style="green")
+                t.append(" · ")
+                t.append(f"failed {s.failed}", style="red" if s.failed else "")
+                t.append(" · ")
+                t.append(f"cached {s.cached}", style="cyan")
+                return t
+
+        class Rate(ProgressColumn):
+            def render(self, task):
+                el = task.elapsed or 0.0
+                rate = task.completed / el if el > 0 else 0.0
+                return Text(f"{rate:.2f} runs/s")
+
+        self.console = console
+        self.summary = summary
+        self.header = (f"sweep: {s.total} runs ({s.cached} cached"
+                       + (f", {s.stored_failed} stored failed, not retried" if s.stored_failed else "")
+                       + f"), {total} to run on {executor}, backend {s.backend}")
+        self.notes = notes
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), Counts(),
+            Rate(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=console, transient=False)
+        self.task = self.progress.add_task("runs", total=total)
+
+    def start(self):
+        self.console.print(self.header)
+        for note in self.notes:
+            self.console.print(f"[yellow]{note}[/]")
+        self.progress.start()
+
+    def advance(self):
+        self.progress.advance(self.task)
+
+    def stop(self):
+        self.progress.stop()
+
+
+def print_summary(summary: SweepSummary, console=None, notes: Sequence[str] = ()) -> None:
+    from rich.table import Table
+
+    console = _console(console)
+    t = Table(title=f"sweep into {summary.out}", show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    t.add_row("runs in the grid", str(summary.total))
+    t.add_row("already stored (ok)", str(summary.cached))
+    if summary.stored_failed:
+        t.add_row("stored failed, not retried", f"[red]{summary.stored_failed}[/] (--retry-failed)")
+    t.add_row("ran now: ok", f"[green]{summary.ok}[/]")
+    t.add_row("ran now: failed", f"[red]{summary.failed}[/]" if summary.failed else "0")
+    t.add_row("backend / executor", f"{summary.backend} / {summary.executor}")
+    t.add_row("wall time", f"{summary.wall_s:.1f} s")
+    if summary.executed:
+        t.add_row("throughput", f"{summary.runs_per_s:.2f} runs/s")
+    console.print(t)
+    for note in notes:
+        console.print(f"[yellow]{note}[/]")
+    for msg, n in summary.errors.most_common(5):
+        console.print(f"[red]failed ×{n}:[/] {msg}")
+    if len(summary.errors) > 5:
+        console.print(f"[red]... and {len(summary.errors) - 5} more distinct errors[/] "
+                      f"(see the runs table: status = 'failed')")

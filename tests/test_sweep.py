@@ -1,0 +1,292 @@
+"""Sweeps: grid expansion, seeds, zip groups, determinism, resume after SIGKILL, failure isolation.
+
+The end-to-end tests run the real ``sim`` backend on short simulations (2-3 s simulated at
+10 Mbit/s), so they also check that the sweep works with the real scenario/results/backends.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from ccbench.scenario import Scenario
+from ccbench.store import load
+from ccbench.sweep import Grid, SweepError, derive_seed, grid_from_scenario, plan, run_sweep
+
+BASE = {
+    "name": "sweep-test",
+    "duration": "2s",
+    "seed": 11,
+    "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+    "flows": [{"cc": "cubic"}],
+}
+
+STUDY = """\
+name = "resume-test"
+duration = "{duration}"
+seed = 5
+
+[bottleneck]
+rate = "10Mbit"
+rtt = "20ms"
+
+[[flows]]
+cc = "cubic"
+
+[sweep]
+"bottleneck.loss" = ["0%", "0.5%", "1%", "2%"]
+"flows.0.cc" = ["cubic", "reno"]
+repeat = {repeat}
+"""
+
+
+def scenario(sweep=None, **extra) -> Scenario:
+    d = dict(BASE, **extra)
+    if sweep is not None:
+        d["sweep"] = sweep
+    return Scenario.from_dict(d, source="test.toml")
+
+
+def cli() -> list[str]:
+    """The ccbench CLI if cli.py registers sweep, else this module's standalone app."""
+    try:
+        from ccbench import cli as main_cli  # noqa: F401
+
+        names = {c.name or c.callback.__name__ for c in main_cli.app.registered_commands}
+        if "sweep" in names:
+            return [sys.executable, "-m", "ccbench.cli"]
+    except Exception:
+        pass
+    return [sys.executable, "-m", "ccbench.cli_sweep"]
+
+
+# ------------------------------------------------------------------------------------------
+# grid expansion (no simulation)
+# ------------------------------------------------------------------------------------------
+
+def test_three_axis_grid_with_repeats_gives_exact_run_set():
+    losses, ccs, rtts = ["0%", "1%"], ["cubic", "reno"], ["10ms", "20ms", "40ms"]
+    sc = scenario({"bottleneck.loss": losses, "flows.0.cc": ccs, "bottleneck.rtt": rtts,
+                   "repeat": 3})
+    specs = plan(sc)
+    assert len(specs) == 2 * 2 * 3 * 3
+    # repeat-major order; within a repeat, the product with the first axis outermost
+    expected = [(r, dict(zip(("bottleneck.loss", "flows.0.cc", "bottleneck.rtt"), combo)))
+                for r in range(3) for combo in itertools.product(losses, ccs, rtts)]
+    assert [(s.repeat, s.params) for s in specs] == expected
+    assert [s.index for s in specs] == list(range(36))
+    for s in specs:
+        assert s.seed == 11 + s.repeat == s.scenario.seed
+        assert s.scenario.flows[0].cc == s.params["flows.0.cc"]
+        assert s.scenario.bottleneck.rtt_s == pytest.approx(int(s.params["bottleneck.rtt"][:-2]) / 1e3)
+        assert s.scenario.bottleneck.loss.mean_loss == pytest.approx(
+            float(s.params["bottleneck.loss"][:-1]) / 100)
+        assert s.columns() == {**s.params, "repeat": s.repeat}
+    assert len({s.run_id for s in specs}) == 36
+    # the same sweep expands to the same runs (ids, seeds, order)
+    assert [(s.run_id, s.seed) for s in plan(sc)] == [(s.run_id, s.seed) for s in specs]
+    # changing the base seed changes every run
+    assert not {s.run_id for s in plan(scenario(sc.sweep, seed=12))} & {s.run_id for s in specs[:12]}
+
+
+def test_zip_groups_vary_together():
+    sc = scenario({"bottleneck.rtt": ["10ms", "20ms", "40ms"],
+                   "flows.0.cc": ["cubic", "reno"],
+                   "bottleneck.jitter": ["1ms", "2ms", "4ms"],
+                   "zip": [["bottleneck.rtt", "bottleneck.jitter"]]})
+    g = grid_from_scenario(sc)
+    assert [a.keys for a in g.axes()] == [("bottleneck.rtt", "bottleneck.jitter"), ("flows.0.cc",)]
+    cells = g.cells()
+    assert len(cells) == 6 and len(g) == 6
+    assert {(c["bottleneck.rtt"], c["bottleneck.jitter"]) for c in cells} == {
+        ("10ms", "1ms"), ("20ms", "2ms"), ("40ms", "4ms")}
+    with pytest.raises(SweepError, match=r"same length.*bottleneck.rtt has 3.*bottleneck.jitter has 2"):
+        grid_from_scenario(scenario({"bottleneck.rtt": ["10ms", "20ms", "40ms"],
+                                     "bottleneck.jitter": ["1ms", "2ms"],
+                                     "zip": [["bottleneck.rtt", "bottleneck.jitter"]]}))
+    # --grid replacing one zipped axis with a different length is refused too
+    with pytest.raises(SweepError, match="same length"):
+        g.with_options(["bottleneck.jitter=0ms,5ms"])
+    # --zip on the command line
+    g2 = Grid().with_options(["bottleneck.rtt=10ms,20ms", "bottleneck.jitter=1ms,2ms"],
+                             ["bottleneck.rtt,bottleneck.jitter"])
+    assert g2.cells() == [{"bottleneck.rtt": "10ms", "bottleneck.jitter": "1ms"},
+                          {"bottleneck.rtt": "20ms", "bottleneck.jitter": "2ms"}]
+
+
+def test_nested_tables_and_cli_options():
+    # unquoted dotted keys in TOML give nested tables: flattened to the same key paths
+    sc = scenario({"bottleneck": {"loss": ["0%", "1%"]}, "flows": {"0": {"cc": ["cubic", "reno"]}},
+                   "repeat": 2})
+    g = grid_from_scenario(sc)
+    assert g.keys == ["bottleneck.loss", "flows.0.cc"] and g.repeat == 2
+    # --grid replaces an axis in place, adds new ones at the end; values parse like TOML
+    g2 = g.with_options(["flows.0.cc=reno", "flows.0.count=1,2", "bottleneck.rtt=[\"10ms\", \"30ms\"]"],
+                        repeat=4)
+    assert g2.keys == ["bottleneck.loss", "flows.0.cc", "flows.0.count", "bottleneck.rtt"]
+    assert g2.values["flows.0.cc"] == ["reno"]
+    assert g2.values["flows.0.count"] == [1, 2]
+    assert g2.values["bottleneck.rtt"] == ["10ms", "30ms"]
+    assert len(g2) == 2 * 1 * 2 * 2 * 4
+    specs = plan(sc, g2)
+    assert {s.scenario.n_flows for s in specs} == {1, 2}
+    assert {s.columns()["flows.0.count"] for s in specs} == {"1", "2"}
+    # no [sweep] and no --grid: one cell, repeated
+    assert [s.seed for s in plan(scenario(), Grid(repeat=3))] == [11, 12, 13]
+    assert derive_seed(11, 2) == 13
+
+
+@pytest.mark.parametrize("sweep, message", [
+    ({"bottleneck.loss": "1%"}, r"sweep.bottleneck.loss: '1%' is not a list"),
+    ({"bottleneck.loss": []}, r"sweep.bottleneck.loss: the list is empty"),
+    ({"bottleneck.loss": ["0%"], "repeat": 0}, r"sweep.repeat: 0 is not a positive integer"),
+    ({"bottleneck.loss": ["0%"], "zip": [["bottleneck.loss", "bottleneck.rtt"]]},
+     r"sweep.zip: 'bottleneck.rtt' is not a swept key"),
+    ({"bottleneck.loss": ["0%"], "zip": "bottleneck.loss"}, r"sweep.zip: .* is not valid"),
+])
+def test_bad_sweep_tables_are_rejected_with_the_key(sweep, message):
+    with pytest.raises(SweepError, match=message):
+        grid_from_scenario(scenario(sweep))
+
+
+def test_invalid_cells_and_duplicates_are_rejected_before_running():
+    with pytest.raises(SweepError, match=r"sweep cell bottleneck.loss=120%: .*bottleneck.loss"):
+        plan(scenario({"bottleneck.loss": ["1%", "120%"]}))
+    with pytest.raises(SweepError, match=r"bottleneck.los\b|bottleneck.los:"):
+        plan(scenario({"bottleneck.los": ["1%"]}))
+    with pytest.raises(SweepError, match="describe the same run"):
+        plan(scenario({"bottleneck.loss": ["1%", "1.0%"]}))
+    with pytest.raises(SweepError, match=r"--grid 'bottleneck.loss': expected key=v1,v2"):
+        Grid().with_options(["bottleneck.loss"])
+
+
+# ------------------------------------------------------------------------------------------
+# end to end on the sim backend
+# ------------------------------------------------------------------------------------------
+
+def _comparable(df):
+    cols = [c for c in df.columns if c != "wall_time_s"]
+    return df[cols].sort_values([c for c in ("run_id", "flow_id", "t") if c in cols]).reset_index(drop=True)
+
+
+def test_same_sweep_twice_gives_identical_tables(tmp_path):
+    sc = scenario({"flows.0.cc": ["cubic", "reno"], "bottleneck.loss": ["0%", "1%"], "repeat": 2})
+    a = run_sweep(sc, tmp_path / "a", workers=2, progress=False)
+    b = run_sweep(sc, tmp_path / "b", workers=1, progress=False)
+    assert (a.ok, a.failed, b.ok, b.failed) == (8, 0, 8, 0)
+    ra, rb = load(tmp_path / "a"), load(tmp_path / "b")
+    for table in ("runs", "flows", "series"):
+        x, y = _comparable(getattr(ra, table)), _comparable(getattr(rb, table))
+        assert len(x) > 0
+        assert x.equals(y), table
+    assert len(ra.flows) == 8 and set(ra.flows["repeat"]) == {0, 1}
+    assert set(ra.flows["bottleneck.loss"]) == {"0%", "1%"}
+    assert sorted(ra.runs["seed"].unique().tolist()) == [11, 12]
+    # the runs table agrees with the plan: every planned run stored once, with its columns
+    specs = {s.run_id: s for s in plan(sc)}
+    assert set(ra.runs["run_id"]) == set(specs)
+    for row in ra.runs.itertuples():
+        s = specs[row.run_id]
+        assert (getattr(row, "repeat"), row.seed) == (s.repeat, s.seed)
+    # running it again into the same directory runs nothing
+    again = run_sweep(sc, tmp_path / "a", progress=False)
+    assert (again.cached, again.executed) == (8, 0)
+
+
+def _refused_cells():
+    """Values that the scenario schema accepts but the sim backend refuses (its check())."""
+    from ccbench.backends import get_backend
+    from ccbench.scenario import BASE_ALGORITHMS
+
+    sim = get_backend("sim")
+    for aqm in ("pie", "red", "codel", "fq_codel"):
+        try:
+            sim.check(scenario(bottleneck={"rate": "10Mbit", "rtt": "20ms", "aqm": aqm}))
+        except ValueError:
+            return "bottleneck.aqm", ["droptail", aqm]
+    for cc in BASE_ALGORITHMS:
+        try:
+            sim.check(scenario(flows=[{"cc": cc}]))
+        except ValueError:
+            return "flows.0.cc", ["cubic", cc]
+    pytest.skip("the sim backend accepts every aqm and algorithm the schema knows")
+
+
+def test_failure_isolation(tmp_path):
+    key, values = _refused_cells()
+    sc = scenario({key: values, "bottleneck.loss": ["0%", "1%"]})
+    s = run_sweep(sc, tmp_path / "d", workers=2, progress=False)
+    assert (s.ok, s.failed) == (2, 2)
+    res = load(tmp_path / "d")
+    runs = res.runs.set_index(key)
+    assert set(runs.loc[values[0], "status"]) == {"ok"}
+    bad = runs.loc[values[1]]
+    assert set(bad["status"]) == {"failed"}
+    assert all(key in e or values[1] in e for e in bad["error"])
+    assert set(res.flows[key]) == {values[0]}  # failed runs have no flow rows
+    # failed runs are not retried unless asked, then they fail again (same message)
+    again = run_sweep(sc, tmp_path / "d", progress=False)
+    assert (again.cached, again.stored_failed, again.executed) == (2, 2, 0)
+    retried = run_sweep(sc, tmp_path / "d", retry_failed=True, progress=False)
+    assert (retried.cached, retried.failed) == (2, 2)
+    assert len(load(tmp_path / "d").runs) == 4
+
+
+def test_resume_after_sigkill(tmp_path):
+    study = tmp_path / "study.toml"
+    study.write_text(STUDY.format(duration="3s", repeat=4))  # 32 runs
+    out = tmp_path / "out"
+    cmd = [*cli(), "sweep", str(study), "--out", str(out), "--workers", "2", "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and proc.poll() is None:
+            if len(list((out / "runs").glob("*.parquet"))) >= 3:
+                break
+            time.sleep(0.005)
+        assert proc.poll() is None, f"the sweep ended before it could be killed: {proc.stderr.read()}"
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its worker processes
+    finally:
+        if proc.poll() is None:
+            with_suppress_kill(proc)
+        proc.wait(10)
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.parquet")}
+    assert 3 <= len(before) < 32
+
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    specs = plan(Scenario.from_dict(_toml(study), source=str(study)))
+    files = {t: sorted((out / t).iterdir()) for t in ("runs", "flows", "series")}
+    for t, paths in files.items():
+        assert [p for p in paths if not p.name.endswith(".parquet")] == [], f"leftover files in {t}"
+        assert {p.stem for p in paths} == {s.run_id for s in specs}, t
+        for p in paths:
+            pq.read_table(p)  # every file is complete
+    res = load(out)
+    assert len(res.runs) == 32 and res.runs["run_id"].is_unique
+    assert set(res.runs["status"]) == {"ok"}
+    assert len(res.flows) == 32 and not res.flows.duplicated(["run_id", "flow_id"]).any()
+    assert not res.series.duplicated(["run_id", "flow_id", "t"]).any()
+    # what was stored before the kill was kept, not run again
+    assert all((out / "runs" / name).stat().st_mtime_ns == t for name, t in before.items())
+
+
+def with_suppress_kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _toml(path: Path) -> dict:
+    import tomllib
+
+    return tomllib.loads(path.read_text())
