@@ -169,3 +169,144 @@ impl CongestionControl for Vegas {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::bbr::testpath::Path;
+
+    /// Vegas in congestion avoidance: cwnd 20, ssthresh 10, baseRTT 100 ms (+1 µs offset
+    /// included: samples of 99 999 µs give 100 000).
+    fn ca() -> (Vegas, CcSock) {
+        let mut sk = CcSock::new(1448, 20, 10_000);
+        sk.ssthresh = 10;
+        sk.snd_nxt = 100;
+        // Reno's fallback only grows a cwnd-limited flow (tcp_is_cwnd_limited).
+        sk.is_cwnd_limited = true;
+        let mut v = Vegas::new();
+        v.init(&mut sk);
+        v.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 99_999, in_flight: 20 });
+        (v, sk)
+    }
+
+    /// One round: `n` RTT samples of `rtt_us` (−1 for the Vegas offset), then the ACK that
+    /// passes beg_snd_nxt. Returns the new cwnd.
+    fn round(v: &mut Vegas, sk: &mut CcSock, n: u32, rtt_us: i64) -> u32 {
+        for _ in 0..n {
+            v.pkts_acked(sk, &AckSample { pkts_acked: 1, rtt_us: rtt_us - 1, in_flight: sk.cwnd });
+        }
+        let ack = v.beg_snd_nxt + 1;
+        sk.snd_una = ack;
+        sk.snd_nxt = ack + sk.cwnd as u64;
+        v.cong_avoid(sk, ack, 1);
+        sk.cwnd
+    }
+
+    #[test]
+    fn diff_in_packets_like_linux() {
+        assert_eq!(Vegas::diff(20, 105_000, 100_000), 1);
+        assert_eq!(Vegas::diff(20, 109_999, 100_000), 1, "integer division truncates");
+        assert_eq!(Vegas::diff(20, 110_000, 100_000), 2);
+        assert_eq!(Vegas::diff(100, 100_000, 100_000), 0);
+    }
+
+    #[test]
+    fn grows_below_alpha_shrinks_above_beta_holds_between() {
+        let (mut v, mut sk) = ca();
+        // The first round's start: the init made beg_snd_nxt = snd_nxt = 100 (first sample
+        // is in this round too: 1 + 3 samples).
+        assert_eq!(round(&mut v, &mut sk, 3, 105_000), 21, "diff 1 < alpha: +1");
+        // diff = 21 × 10 000 / 100 000 = 2 (= alpha): hold.
+        assert_eq!(round(&mut v, &mut sk, 3, 110_000), 21);
+        // diff = 21 × 20 000 / 100 000 = 4 (= beta): hold.
+        assert_eq!(round(&mut v, &mut sk, 3, 120_000), 21);
+        // diff = 21 × 25 000 / 100 000 = 5 > beta: −1, ssthresh min(10, 20) then
+        // tcp_current_ssthresh: max(10, 20/2 + 20/4 = 15) = 15.
+        assert_eq!(round(&mut v, &mut sk, 3, 125_000), 20);
+        assert_eq!(sk.ssthresh, 15);
+        // Within a round (ack not past beg_snd_nxt) nothing changes in CA.
+        let beg = v.beg_snd_nxt;
+        v.cong_avoid(&mut sk, beg, 1);
+        v.cong_avoid(&mut sk, beg - 3, 1);
+        assert_eq!(sk.cwnd, 20);
+        // The minimum of the round is what counts: one low sample among high ones.
+        v.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 300_000, in_flight: 20 });
+        v.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 300_000, in_flight: 20 });
+        assert_eq!(round(&mut v, &mut sk, 1, 100_000), 21, "min RTT 100 ms → diff 0 → +1");
+    }
+
+    #[test]
+    fn too_few_samples_fall_back_to_reno() {
+        let (mut v, mut sk) = ca();
+        // ca() put 1 sample in this round; one more makes 2 (<= 2): Reno's additive increase,
+        // cwnd_cnt += 1 only, although the samples show a 200 % queue.
+        let c = round(&mut v, &mut sk, 1, 300_000);
+        assert_eq!(c, 20);
+        assert_eq!(sk.cwnd_cnt, 1, "Reno AI counted the ACK");
+        // Reno with 20 ACK-rounds of 1 would add 1; Vegas would have cut (diff 40 > beta).
+        sk.cwnd_cnt = 19;
+        let c = round(&mut v, &mut sk, 2, 300_000);
+        assert_eq!(c, 21, "Reno AI: +1 after cwnd packets acked");
+    }
+
+    #[test]
+    fn slow_start_exit_on_gamma_sets_cwnd_to_actual_rate() {
+        let mut sk = CcSock::new(1448, 10, 10_000);
+        sk.snd_nxt = 10;
+        let mut v = Vegas::new();
+        v.init(&mut sk);
+        // Round 1 at base RTT 50 ms: slow start (+acked) at the round end ...
+        assert_eq!(round(&mut v, &mut sk, 10, 50_000), 11);
+        // ... and between round ends too (Linux calls tcp_slow_start there).
+        v.cong_avoid(&mut sk, v.beg_snd_nxt, 5);
+        assert_eq!(sk.cwnd, 16);
+        // Round with RTT 60 ms: diff = 16 × 10 000 / 50 000 = 3 > gamma → leave slow start with
+        // cwnd = min(16, 16 × 50/60 + 1 = 14) = 14, ssthresh = 14 then max(14, 7 + 3) = 14.
+        assert_eq!(round(&mut v, &mut sk, 5, 60_000), 14);
+        assert_eq!(sk.ssthresh, 14);
+        assert!(!sk.in_slow_start());
+        // diff = 1 (<= gamma) in slow start would keep growing:
+        let mut sk2 = CcSock::new(1448, 10, 10_000);
+        let mut v2 = Vegas::new();
+        v2.init(&mut sk2);
+        assert_eq!(round(&mut v2, &mut sk2, 5, 50_000), 11);
+        assert_eq!(round(&mut v2, &mut sk2, 5, 54_999), 12, "diff 11×4999/50000 = 1: still slow start");
+    }
+
+    #[test]
+    fn state_changes_and_restart() {
+        let (mut v, mut sk) = ca();
+        assert_eq!(v.ssthresh(&sk), 10, "Reno: cwnd / 2");
+        v.set_state(&mut sk, CaState::Recovery);
+        assert!(!v.doing_vegas_now);
+        // Disabled: pure Reno even with plenty of samples showing a queue.
+        sk.cwnd_cnt = 0;
+        round(&mut v, &mut sk, 5, 300_000);
+        assert_eq!((sk.cwnd, sk.cwnd_cnt), (20, 1));
+        sk.snd_nxt = 555;
+        v.set_state(&mut sk, CaState::Open);
+        assert!(v.doing_vegas_now);
+        assert_eq!((v.beg_snd_nxt, v.cnt_rtt, v.min_rtt), (555, 0, 0x7fff_ffff));
+        assert_eq!(v.base_rtt, 100_000, "Open keeps baseRTT");
+        v.cwnd_event(&mut sk, CaEvent::TxStart);
+        assert_eq!(v.base_rtt, 0x7fff_ffff, "restart after idle forgets baseRTT");
+    }
+
+    #[test]
+    fn closed_loop_keeps_alpha_to_beta_packets_queued() {
+        // 10 Mbit/s (833 pkt/s), 40 ms, deep buffer, one ACK per packet, no pacing.
+        let mut p = Path::new(Vegas::new(), 10e6 / 12_000.0, 40.0, 1000);
+        p.run_until(30_000_000_000);
+        let late: Vec<_> = p.rows.iter().filter(|r| r.t_ns >= 15_000_000_000).collect();
+        let mean_q = late.iter().map(|r| r.queue_pkts as f64).sum::<f64>() / late.len() as f64;
+        let max_q = late.iter().map(|r| r.queue_pkts).max().unwrap();
+        let delivered = late.last().unwrap().delivered - late[0].delivered;
+        let secs = (late.last().unwrap().t_ns - late[0].t_ns) as f64 / 1e9;
+        let util = delivered as f64 / secs / (10e6 / 12_000.0);
+        println!("vegas: mean queue {mean_q:.2} pkts, max {max_q}, utilisation {util:.3}, cwnd {}", p.sk.cwnd);
+        assert!((1.0..=6.0).contains(&mean_q), "mean queue {mean_q}");
+        assert!(max_q <= 8, "max queue {max_q}");
+        assert!(util > 0.97, "utilisation {util}");
+        assert_eq!(p.drops, 0);
+    }
+}
