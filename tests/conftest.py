@@ -1,0 +1,124 @@
+"""Shared fixtures for the Python tests."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD_DIR = Path(__file__).parent / "bad_scenarios"
+SIM_SRC = ROOT / "crates" / "sim" / "src"
+
+NOT_IMPLEMENTED = "not implemented yet"
+
+MINIMAL_TOML = """
+name = "t"
+duration = "2s"
+[bottleneck]
+rate = "10Mbit"
+rtt = "20ms"
+[[flows]]
+cc = "cubic"
+"""
+
+
+@pytest.fixture
+def write_toml(tmp_path):
+    """write_toml(text, name="s.toml") -> Path"""
+
+    def _write(text: str, name: str = "s.toml") -> Path:
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+
+    return _write
+
+
+@pytest.fixture
+def minimal_toml(write_toml) -> Path:
+    return write_toml(MINIMAL_TOML)
+
+
+def minimal_dict(**top: Any) -> dict:
+    d = {
+        "name": "t",
+        "duration": "2s",
+        "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+        "flows": [{"cc": "cubic"}],
+    }
+    d.update(top)
+    return d
+
+
+def skip_if_core_missing(error: str | None) -> None:
+    """Skip (only) while the simulator core reports it is not implemented; any other error
+    is left to the caller's assertions, so the test becomes live when the core lands."""
+    if error and NOT_IMPLEMENTED in error:
+        pytest.skip(f"simulator core not implemented yet ({error})")
+
+
+def rust_struct_fields(path: Path, struct: str) -> list[str]:
+    """Field names of `pub struct <struct> { pub name: ... }` in a Rust source file."""
+    text = path.read_text()
+    m = re.search(r"pub struct " + struct + r"\s*\{(.*?)\n\}", text, re.S)
+    assert m, f"struct {struct} not found in {path}"
+    return re.findall(r"^\s*pub (\w+)\s*:", m.group(1), re.M)
+
+
+def fake_report(sim_config: dict) -> dict:
+    """A report shaped like crates/sim/src/report.rs `SimReport`, for the flows of a config."""
+    flows = []
+    for f in sim_config["flows"]:
+        i = f["id"]
+        flows.append(
+            {
+                "flow_id": i, "group": f["group"], "cc": f["cc"],
+                "goodput_bps": 1e6 * (i + 1), "bytes_acked": 1000 * (i + 1), "retransmits": i,
+                "loss_events": i, "rtt_min_ms": 20.0, "rtt_mean_ms": 25.0, "rtt_p50_ms": 24.0,
+                "rtt_p95_ms": 30.0, "rtt_p99_ms": None, "cwnd_mean": 10.5, "start_s": 0.0,
+                "end_s": 2.0, "fct_s": None, "completed": False, "data_sent": 100,
+                "data_received": 98, "data_dropped": 1, "data_in_network": 1,
+            }
+        )
+    n = len(flows)
+    series = {
+        "flow_id": [f["flow_id"] for f in flows for _ in range(2)],
+        "t": [t for _ in flows for t in (0.1, 0.2)],
+        "goodput_bps": [1e6] * 2 * n, "cwnd": [10] * 2 * n, "rtt_ms": [20.0, None] * n,
+        "pacing_bps": [None] * 2 * n, "inflight": [9] * 2 * n, "queue_bytes": [1500] * 2 * n,
+        "cc_state": ["open"] * 2 * n, "bw_est_bps": [None] * 2 * n, "min_rtt_ms": [None] * 2 * n,
+    }
+    run = {
+        "link_utilisation": 0.9, "drops": 3, "random_losses": 0,
+        "aggregate_goodput_bps": sum(f["goodput_bps"] for f in flows),
+        "probe_rtt_p50_ms": None, "probe_rtt_p95_ms": None, "probe_rtt_p99_ms": None,
+        "duration_s": sim_config["duration_ns"] / 1e9, "events": 12345, "data_packets": 678,
+    }
+    return {"flows": flows, "run": run, "series": series, "links": []}
+
+
+@pytest.fixture
+def fake_sim(monkeypatch):
+    """Replace ccbench._sim.run_json with one returning fake_report(config) (records calls)."""
+    from ccbench.backends import sim as simbackend
+
+    calls: list[dict] = []
+
+    class Fake:
+        @staticmethod
+        def run_json(text: str) -> str:
+            cfg = json.loads(text)
+            calls.append(cfg)
+            return json.dumps(fake_report(cfg))
+
+        @staticmethod
+        def algorithms_json() -> str:
+            from ccbench import _sim
+
+            return _sim.algorithms_json()
+
+    monkeypatch.setattr(simbackend, "_sim", lambda: Fake)
+    return calls

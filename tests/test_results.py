@@ -1,0 +1,224 @@
+import json
+import math
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ccbench import analysis
+from ccbench.results import (
+    FLOWS_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, RunResult, build_result, failed_result, make_run_id,
+)
+from ccbench.scenario import Scenario
+
+from conftest import SIM_SRC, fake_report, minimal_dict, rust_struct_fields, skip_if_core_missing
+
+DESIGN_FLOWS = ["run_id", "scenario_hash", "backend", "flow_id", "cc", "goodput_bps", "bytes_acked",
+                "retransmits", "loss_events", "rtt_min_ms", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms",
+                "rtt_p99_ms", "cwnd_mean", "start_s", "end_s"]
+DESIGN_RUNS = ["run_id", "link_utilisation", "drops", "jain_index", "jain_index_groups",
+               "aggregate_goodput_bps", "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_rtt_p99_ms",
+               "wall_time_s", "seed", "ccbench_version", "status", "error", "kernel_version", "events",
+               "data_packets"]
+DESIGN_SERIES = ["run_id", "flow_id", "t", "goodput_bps", "cwnd", "rtt_ms", "pacing_bps", "inflight",
+                 "queue_bytes", "cc_state"]
+
+
+def scenario(**kw):
+    d = minimal_dict(flows=[{"cc": "cubic", "count": 2}, {"cc": "reno"}])
+    d.update(kw)
+    return Scenario.from_dict(d)
+
+
+def fake_result(sc, wall=0.5):
+    rep = fake_report(sc.sim_config())
+    run = dict(rep["run"])
+    run.pop("duration_s")
+    return build_result(sc, "sim", rep["flows"], rep["series"], run, wall)
+
+
+def test_schema_has_design_columns():
+    for names, schema in ((DESIGN_FLOWS, FLOWS_SCHEMA), (DESIGN_RUNS, RUNS_SCHEMA), (DESIGN_SERIES, SERIES_SCHEMA)):
+        missing = set(names) - set(schema.names)
+        assert not missing, missing
+
+
+def test_schema_types():
+    assert FLOWS_SCHEMA.field("goodput_bps").type == pa.float64()
+    assert FLOWS_SCHEMA.field("retransmits").type == pa.int64()
+    assert FLOWS_SCHEMA.field("cc").type == pa.string()
+    assert RUNS_SCHEMA.field("jain_index").type == pa.float64()
+    assert RUNS_SCHEMA.field("status").type == pa.string()
+    assert SERIES_SCHEMA.field("t").type == pa.float64()
+    assert SERIES_SCHEMA.field("cwnd").type == pa.int64()
+
+
+def test_every_report_field_has_a_column():
+    """What crates/sim/src/report.rs sends is stored (no silently dropped measurement)."""
+    rs = SIM_SRC / "report.rs"
+    assert set(rust_struct_fields(rs, "FlowSummary")) <= set(FLOWS_SCHEMA.names)
+    assert set(rust_struct_fields(rs, "RunSummary")) - {"duration_s"} <= set(RUNS_SCHEMA.names)
+    assert set(rust_struct_fields(rs, "Series")) <= set(SERIES_SCHEMA.names)
+
+
+def test_build_result_fills_standard_columns():
+    sc = scenario()
+    r = fake_result(sc)
+    assert list(r.flows.columns) == FLOWS_SCHEMA.names
+    assert list(r.runs.columns) == RUNS_SCHEMA.names
+    assert list(r.series.columns) == SERIES_SCHEMA.names
+    assert len(r.flows) == 3 and len(r.runs) == 1 and len(r.series) == 6
+    assert r.run_id == make_run_id(sc, "sim") and len(r.run_id) == 16
+    assert (r.flows["run_id"] == r.run_id).all() and (r.series["run_id"] == r.run_id).all()
+    assert r.flows["scenario_hash"].iloc[0] == sc.scenario_hash()
+    assert r.flows["group"].tolist() == [0, 0, 1]
+    assert r.flows["rate_mbps"].iloc[0] == 10.0 and r.flows["rtt_ms"].iloc[0] == 20.0
+    run = r.runs.iloc[0]
+    assert run["status"] == "ok" and run["events"] == 12345 and run["n_flows"] == 3
+    # goodputs 1, 2, 3 Mbit/s
+    assert run["aggregate_goodput_bps"] == 6e6
+    assert run["jain_index"] == pytest.approx(36 / (3 * 14))
+    # groups: cubic 1+2 = 3, reno 3 → equal
+    assert run["jain_index_groups"] == pytest.approx(1.0)
+    assert pd.isna(run["kernel_version"])
+
+
+def test_jain_groups_null_with_one_group():
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 3}]))
+    assert fake_result(sc).runs_table.column("jain_index_groups")[0].as_py() is None
+
+
+def test_build_result_makes_nan_null_and_fills_from_scenario():
+    sc = scenario()
+    rows = [{"flow_id": 0, "goodput_bps": float("nan"), "rtt_mean_ms": float("inf"), "unknown": 1}]
+    r = build_result(sc, "kernel", rows, None, {"kernel_version": "6.8.0"}, 1.0)
+    row = r.flows_table.to_pylist()[0]
+    assert row["goodput_bps"] is None and row["rtt_mean_ms"] is None
+    assert row["cc"] == "cubic" and row["rwnd_bytes"] == 6 * 1024 * 1024 and row["group"] == 0
+    assert "unknown" not in row
+    assert r.runs_table.to_pylist()[0]["kernel_version"] == "6.8.0"
+    assert r.series_table.num_rows == 0
+    assert r.run_id != make_run_id(sc, "sim")
+
+
+def test_json_dict():
+    r = fake_result(scenario())
+    d = r.to_json_dict()
+    assert set(d) == {"runs", "flows"}
+    text = json.dumps(d, allow_nan=False)
+    back = json.loads(text)
+    assert back["flows"][2]["goodput_bps"] == 3e6 and back["flows"][0]["rtt_p99_ms"] is None
+    assert back["runs"][0]["jain_index_groups"] == pytest.approx(1.0)
+
+
+def test_failed_result():
+    r = failed_result(scenario(), "sim", "boom", 0.1)
+    assert not r.ok and r.status == "failed" and r.error == "boom"
+    assert r.flows_table.num_rows == 0 and r.runs_table.num_rows == 1
+
+
+def test_parquet_is_byte_identical_for_identical_inputs(tmp_path):
+    sc = scenario()
+    a, b = fake_result(sc, wall=0.5), fake_result(sc, wall=0.7)
+    pa_, pb = a.write_parquet(tmp_path / "a"), b.write_parquet(tmp_path / "b")
+    for name in ("flows", "series"):
+        assert pa_[name].read_bytes() == pb[name].read_bytes(), name
+    # runs differ only in wall_time_s …
+    ra, rb = pq.read_table(pa_["runs"]), pq.read_table(pb["runs"])
+    assert ra.drop(["wall_time_s"]).equals(rb.drop(["wall_time_s"]))
+    assert ra.column("wall_time_s")[0].as_py() == 0.5
+    # … and are byte-identical too when wall time is left out
+    qa = a.write_parquet(tmp_path / "qa", wall_time=False)
+    qb = b.write_parquet(tmp_path / "qb", wall_time=False)
+    for name in ("flows", "runs", "series"):
+        assert qa[name].read_bytes() == qb[name].read_bytes(), name
+    # and the data read back has the schema's types
+    assert pq.read_table(pa_["flows"]).schema.field("retransmits").type == pa.int64()
+    # a different measurement gives different bytes
+    c = fake_result(scenario(seed=2))
+    pc = c.write_parquet(tmp_path / "c")
+    assert pc["flows"].read_bytes() != pa_["flows"].read_bytes()
+
+
+def test_sim_determinism_end_to_end(tmp_path):
+    """Same scenario and seed → byte-identical Parquet; another seed under loss → different."""
+    import ccbench
+
+    d = minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"})
+    a = ccbench.run(d, raise_on_error=False)
+    skip_if_core_missing(a.error)
+    assert a.ok, a.error
+    b = ccbench.run(d, raise_on_error=False)
+    c = ccbench.run(dict(d, seed=2), raise_on_error=False)
+    fa = a.write_parquet(tmp_path / "a", wall_time=False)
+    fb = b.write_parquet(tmp_path / "b", wall_time=False)
+    fc = c.write_parquet(tmp_path / "c", wall_time=False)
+    for name in ("flows", "runs", "series"):
+        assert fa[name].read_bytes() == fb[name].read_bytes(), name
+    assert a.flows_table.drop(["run_id", "scenario_hash", "seed"]) != c.flows_table.drop(
+        ["run_id", "scenario_hash", "seed"])
+    assert fa["series"].read_bytes() != fc["series"].read_bytes()
+
+
+# ---- analysis ---------------------------------------------------------------------------------
+
+
+def test_jain_known_values():
+    assert analysis.jain_index([5, 5, 5, 5]) == pytest.approx(1.0)
+    for n in (2, 4, 10):
+        assert analysis.jain_index([1.0] + [0.0] * (n - 1)) == pytest.approx(1 / n)
+    assert analysis.jain_index([1, 3]) == pytest.approx(16 / 20)
+    assert analysis.jain_index([]) is None
+    assert analysis.jain_index([0, 0]) is None
+    assert analysis.jain_index([1, float("nan"), 1]) == pytest.approx(1.0)
+
+
+def test_cv_and_confidence_interval():
+    assert analysis.coefficient_of_variation([2, 2, 2]) == 0
+    assert analysis.coefficient_of_variation([1, 2, 3]) == pytest.approx(0.5)
+    assert analysis.coefficient_of_variation([1]) is None
+    ci = analysis.mean_ci([1, 2, 3, 4])
+    # t_{0.975, 3} = 3.182446; s = 1.290994; half = 3.182446 * 1.290994 / 2
+    assert ci.mean == 2.5 and ci.n == 4
+    assert ci.half_width == pytest.approx(3.182446305 * 1.290994449 / 2, rel=1e-7)
+    assert analysis.mean_ci([7]).lo is None and analysis.mean_ci([]).mean is None
+
+
+@pytest.mark.parametrize("df, q, t", [(1, 0.975, 12.7062047), (2, 0.975, 4.30265273), (5, 0.975, 2.57058184),
+                                      (10, 0.95, 1.81246112), (30, 0.995, 2.74999565), (100, 0.975, 1.98397152)])
+def test_t_quantiles(df, q, t):
+    assert analysis.t_quantile(q, df) == pytest.approx(t, rel=1e-6)
+    assert analysis.t_cdf(t, df) == pytest.approx(q, abs=1e-9)
+
+
+def test_mathis():
+    # 1448 B, 50 ms, 1 %: 1448*8/0.05*sqrt(150) = 2.837 Mbit/s
+    assert analysis.mathis_goodput_bps(0.05, 0.01) == pytest.approx(2_837_489, rel=1e-6)
+    assert analysis.mathis_goodput_bps(0.05, 0.0) is None
+
+
+def test_ratio_table_and_summarise():
+    df = pd.DataFrame({
+        "loss_pct": [0.1, 0.1, 1, 1, 0.1, 1],
+        "cc": ["cubic", "bbr", "cubic", "bbr", "cubic", "bbr"],
+        "goodput_bps": [10.0, 20.0, 2.0, 16.0, 10.0, 16.0],
+    })
+    t = analysis.ratio_table(df, "loss_pct", "cc", "goodput_bps", baseline="cubic")
+    assert t.loc[0.1, "bbr"] == 2.0 and t.loc[1, "bbr"] == 8.0 and (t["cubic"] == 1.0).all()
+    s = analysis.summarise(df, ["cc", "loss_pct"], "goodput_bps")
+    row = s[(s.cc == "cubic") & (s.loss_pct == 0.1)].iloc[0]
+    assert row["n"] == 2 and row["mean"] == 10.0 and row["cv"] == 0.0
+    with pytest.raises(KeyError):
+        analysis.ratio_table(df, "loss_pct", "cc", "goodput_bps", baseline="reno")
+
+
+def test_sim_backend_converts_a_report(fake_sim):
+    """backends.sim.run with a report.rs-shaped answer (stand-in until the core lands)."""
+    import ccbench
+
+    r = ccbench.run(scenario())
+    assert fake_sim and fake_sim[0]["flows"][2]["cc"] == "reno"
+    assert r.ok and r.flows["goodput_bps"].tolist() == [1e6, 2e6, 3e6]
+    assert r.runs["data_packets"].iloc[0] == 678 and r.runs["wall_time_s"].iloc[0] >= 0
+    assert math.isclose(r.runs["link_utilisation"].iloc[0], 0.9)

@@ -1,0 +1,277 @@
+import json
+
+import pytest
+
+from ccbench.scenario import (
+    DEFAULT_RWND_BYTES, Scenario, ScenarioError, load_scenario, parse_override_value, parse_overrides,
+)
+
+from conftest import NOT_IMPLEMENTED, SIM_SRC, minimal_dict, rust_struct_fields
+
+# The keys of crates/sim/src/config.rs `SimConfig`, written out as the fixture the contract
+# test checks against (and cross-checked against the Rust source below).
+SIM_CONFIG_KEYS = {
+    "": {"name", "duration_ns", "seed", "sample_interval_ns", "bottleneck", "access", "flows", "probe"},
+    "bottleneck": {"rate_bps", "rtt_ns", "jitter_ns", "jitter_dist", "reorder", "loss", "impair", "buffer", "aqm"},
+    "access": {"rate_bps", "delay_ns"},
+    "flow": {"id", "group", "cc", "start_ns", "rwnd_bytes", "size_bytes", "pacing"},
+    "probe": {"ping_interval_ns"},
+}
+
+FULL = """
+name = "full"
+duration = "10s"
+seed = 7
+sample_interval = "50ms"
+
+[bottleneck]
+rate = "50Mbit"
+rtt = "50ms"
+jitter = "8ms"
+jitter_dist = "normal"
+reorder = false
+loss = "0.1%"
+impair = "both"
+buffer = "1bdp"
+aqm = "droptail"
+
+[access]
+rate = "1Gbit"
+delay = "1ms"
+
+[[flows]]
+cc = "cubic"
+count = 3
+start = "0s+1s"
+rwnd = "32MB"
+
+[[flows]]
+cc = "reno"
+start = "2s"
+size = "1MB"
+pacing = true
+
+[probe]
+ping = "100ms"
+
+[sweep]
+"bottleneck.loss" = ["0%", "1%"]
+repeat = 3
+"""
+
+
+@pytest.fixture
+def full(write_toml):
+    return load_scenario(write_toml(FULL))
+
+
+def test_normalised_values(full):
+    b = full.bottleneck
+    assert full.duration_s == 10.0 and full.seed == 7 and full.sample_interval_s == 0.05
+    assert b.rate_bps == 50_000_000 and b.rtt_s == 0.05 and b.jitter_s == 0.008
+    assert b.jitter_dist == "normal" and b.reorder is False and b.impair == "both"
+    assert b.loss.model == "bernoulli" and b.loss.p == pytest.approx(0.001)
+    assert full.access.rate_bps == 10**9 and full.access.delay_s == 0.001
+    assert full.flows[0].count == 3 and full.flows[0].start_s == 0 and full.flows[0].stagger_s == 1.0
+    assert full.flows[0].rwnd_bytes == 32_000_000 and full.flows[1].size_bytes == 1_000_000
+    assert full.flows[1].pacing is True and full.probe.ping_s == 0.1
+    assert full.sweep == {"bottleneck.loss": ["0%", "1%"], "repeat": 3}
+
+
+def test_defaults():
+    sc = Scenario.from_dict({"bottleneck": {"rate": "10Mbit", "rtt": "10ms"}, "flows": [{"cc": "reno"}]})
+    assert sc.duration_s == 30.0 and sc.seed == 1 and sc.sample_interval_s == 0.1
+    b = sc.bottleneck
+    assert b.jitter_s == 0 and b.jitter_dist == "uniform" and b.reorder is True
+    assert b.loss.model == "none" and b.impair == "data" and b.aqm == "droptail" and b.trace == ""
+    assert str(b.buffer) == "1bdp"
+    assert sc.access.rate_bps is None and sc.access.delay_s == 0
+    g = sc.flows[0]
+    assert g.count == 1 and g.start_s == 0 and g.stagger_s == 0 and g.pacing is False
+    assert g.rwnd_bytes == DEFAULT_RWND_BYTES == 6 * 1024 * 1024 and g.size_bytes is None
+    assert sc.probe.ping_s == 0 and sc.sweep is None
+
+
+def test_name_defaults_to_file_stem(write_toml):
+    p = write_toml('[bottleneck]\nrate="1Mbit"\nrtt="1ms"\n[[flows]]\ncc="reno"\n', name="my-study.toml")
+    assert load_scenario(p).name == "my-study"
+
+
+def test_sim_config_has_exactly_the_keys_of_config_rs(full):
+    cfg = full.sim_config()
+    assert set(cfg) == SIM_CONFIG_KEYS[""]
+    assert set(cfg["bottleneck"]) == SIM_CONFIG_KEYS["bottleneck"]
+    assert set(cfg["access"]) == SIM_CONFIG_KEYS["access"]
+    assert set(cfg["probe"]) == SIM_CONFIG_KEYS["probe"]
+    for f in cfg["flows"]:
+        assert set(f) == SIM_CONFIG_KEYS["flow"]
+
+
+def test_fixture_matches_the_rust_source():
+    rs = SIM_SRC / "config.rs"
+    assert set(rust_struct_fields(rs, "SimConfig")) == SIM_CONFIG_KEYS[""]
+    assert set(rust_struct_fields(rs, "BottleneckConfig")) == SIM_CONFIG_KEYS["bottleneck"]
+    assert set(rust_struct_fields(rs, "AccessConfig")) == SIM_CONFIG_KEYS["access"]
+    assert set(rust_struct_fields(rs, "FlowConfig")) == SIM_CONFIG_KEYS["flow"]
+    assert set(rust_struct_fields(rs, "ProbeConfig")) == SIM_CONFIG_KEYS["probe"]
+
+
+def test_sim_config_values(full):
+    cfg = full.sim_config()
+    assert cfg["duration_ns"] == 10 * 10**9 and cfg["seed"] == 7 and cfg["sample_interval_ns"] == 50 * 10**6
+    b = cfg["bottleneck"]
+    assert b["rate_bps"] == 50_000_000 and b["rtt_ns"] == 50_000_000 and b["jitter_ns"] == 8_000_000
+    assert b["jitter_dist"] == "normal" and b["reorder"] is False and b["impair"] == "both"
+    assert b["loss"] == {"model": "bernoulli", "p": 0.001}
+    assert cfg["access"] == {"rate_bps": 10**9, "delay_ns": 1_000_000}
+    assert cfg["probe"] == {"ping_interval_ns": 100_000_000}
+    # every integer field is an int (serde refuses 5e7 for a u64)
+    for v in (b["rate_bps"], b["rtt_ns"], cfg["duration_ns"], b["buffer"]["bytes"]):
+        assert type(v) is int
+
+
+def test_sim_config_is_accepted_by_the_simulator(full):
+    """The JSON goes through serde (deny_unknown_fields) and SimConfig::validate."""
+    from ccbench import _sim
+
+    for sc in (full, full.with_overrides({"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "20%"},
+                                          "bottleneck.buffer": "100pkt"})):
+        try:
+            _sim.run_json(json.dumps(sc.sim_config()))
+        except ValueError as e:
+            assert "invalid simulator scenario JSON" not in str(e), str(e)
+            assert NOT_IMPLEMENTED in str(e) or "simulator" in str(e), str(e)
+
+
+def test_stagger_expansion(full):
+    flows = full.expanded_flows()
+    assert [f.id for f in flows] == [0, 1, 2, 3]
+    assert [f.group for f in flows] == [0, 0, 0, 1]
+    assert [f.cc for f in flows] == ["cubic", "cubic", "cubic", "reno"]
+    assert [f.start_ns for f in flows] == [0, 10**9, 2 * 10**9, 2 * 10**9]
+    assert [f["start_ns"] for f in full.sim_config()["flows"]] == [0, 10**9, 2 * 10**9, 2 * 10**9]
+    assert flows[3].size_bytes == 1_000_000 and flows[3].pacing is True and flows[0].rwnd_bytes == 32_000_000
+
+
+def test_stagger_with_offset():
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "reno", "count": 3, "start": "1s+250ms"}]))
+    assert [f.start_ns for f in sc.expanded_flows()] == [10**9, 1_250_000_000, 1_500_000_000]
+
+
+def test_bdp_buffer_arithmetic(full):
+    # base RTT = 50 ms + 4 × 1 ms access = 54 ms; BDP = 50e6 × 0.054 / 8 = 337 500 bytes
+    assert full.base_rtt_s == pytest.approx(0.054)
+    assert full.bdp_bytes == pytest.approx(337_500)
+    assert full.buffer_bytes == 337_500 and full.buffer_packets is None
+    assert full.sim_config()["bottleneck"]["buffer"] == {"bytes": 337_500}
+    q = full.with_overrides({"bottleneck.buffer": "0.25bdp"})
+    assert q.buffer_bytes == 84_375
+    assert full.with_overrides({"bottleneck.buffer": "4bdp"}).buffer_bytes == 1_350_000
+    no_access = full.with_overrides({"access.delay": "0s"})
+    assert no_access.buffer_bytes == 312_500  # 50 Mbit/s × 50 ms
+    # rounding: 1 Mbit/s × 3 ms = 375 bytes → 1.5 × 375 = 562.5 → at least one packet
+    tiny = Scenario.from_dict(minimal_dict(bottleneck={"rate": "1Mbit", "rtt": "3ms", "buffer": "1.5bdp"}))
+    assert tiny.buffer_bytes == 1500
+    odd = Scenario.from_dict(minimal_dict(bottleneck={"rate": "10Mbit", "rtt": "3ms", "buffer": "0.5bdp"}))
+    assert odd.buffer_bytes == 1875  # 10e6 × 0.003 / 8 = 3750 → 1875
+
+
+def test_buffer_in_packets_and_bytes(full):
+    p = full.with_overrides({"bottleneck.buffer": "100pkt"})
+    assert p.buffer_packets == 100 and p.buffer_bytes is None
+    assert p.sim_config()["bottleneck"]["buffer"] == {"packets": 100}
+    b = full.with_overrides({"bottleneck.buffer": "256KiB"})
+    assert b.sim_config()["bottleneck"]["buffer"] == {"bytes": 262_144}
+    with pytest.raises(ScenarioError) as e:
+        full.with_overrides({"bottleneck.buffer": "1000B"})
+    assert e.value.key == "bottleneck.buffer"
+
+
+def test_loss_models():
+    def loss(v):
+        return Scenario.from_dict(minimal_dict(bottleneck={"rate": "1Mbit", "rtt": "1ms", "loss": v}))
+
+    assert loss("0%").sim_config()["bottleneck"]["loss"] == {"model": "none"}
+    assert loss(0).sim_config()["bottleneck"]["loss"] == {"model": "none"}
+    assert loss("5%").sim_config()["bottleneck"]["loss"] == {"model": "bernoulli", "p": 0.05}
+    assert loss({"model": "bernoulli", "p": "2%"}).bottleneck.loss.p == 0.02
+    g = loss({"model": "gilbert", "p": "1%", "r": "25%"})
+    assert g.sim_config()["bottleneck"]["loss"] == {"model": "gilbert", "p": 0.01, "r": 0.25, "h": 0.0, "k": 1.0}
+    # stationary loss of simple Gilbert = p / (p + r)
+    assert g.bottleneck.loss.mean_loss == pytest.approx(0.01 / 0.26)
+    g2 = loss({"model": "gilbert", "p": "1%", "r": "25%", "h": "50%", "k": "99%"})
+    assert g2.sim_config()["bottleneck"]["loss"]["h"] == 0.5
+    assert g2.sim_config()["bottleneck"]["loss"]["k"] == 0.99
+    for bad, key in [
+        ({"model": "bernoulli"}, "bottleneck.loss"),
+        ({"model": "bernoulli", "p": "1%", "r": "2%"}, "bottleneck.loss"),
+        ({"model": "markov", "p": "1%"}, "bottleneck.loss.model"),
+        ({"model": "gilbert", "p": "1%", "r": "2%", "q": "1%"}, "bottleneck.loss.q"),
+        ({"model": "none", "p": "1%"}, "bottleneck.loss"),
+        ([1, 2], "bottleneck.loss"),
+    ]:
+        with pytest.raises(ScenarioError) as e:
+            loss(bad)
+        assert e.value.key == key, str(e.value)
+
+
+def test_cc_names_are_normalised_and_checked():
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "CUBIC"}, {"cc": " BBR"}]))
+    assert [g.cc for g in sc.flows] == ["cubic", "bbr"]
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic"}, {"cc": "vegass"}]))
+    assert e.value.key == "flows.1.cc" and "did you mean 'vegas'" in e.value.problem
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("1%", "1%"), ("3", 3), ("0.5", 0.5), ("true", True), ("false", False), ("cubic", "cubic"),
+     ('"quoted"', "quoted"), ("50Mbit", "50Mbit"), ("[1, 2]", [1, 2]),
+     ('{model = "gilbert", p = "1%"}', {"model": "gilbert", "p": "1%"}), ("0s+1s", "0s+1s"), ("", "")],
+)
+def test_override_value_parsing(text, value):
+    assert parse_override_value(text) == value
+
+
+def test_parse_overrides():
+    assert parse_overrides(["bottleneck.loss=1%", "flows.0.count=4", "x.y = a=b"]) == {
+        "bottleneck.loss": "1%", "flows.0.count": 4, "x.y": "a=b",
+    }
+
+
+def test_with_overrides(full):
+    o = full.with_overrides(["bottleneck.loss=1%", "flows.0.cc=bbr", "flows.0.count=2", "seed=9",
+                             "bottleneck.reorder=true", "probe.ping=0"])
+    assert o.bottleneck.loss.p == 0.01 and o.flows[0].cc == "bbr" and o.flows[0].count == 2
+    assert o.seed == 9 and o.bottleneck.reorder is True and o.probe.ping_s == 0
+    assert o.n_flows == 3 and full.n_flows == 4  # the original is unchanged
+    assert full.bottleneck.loss.p == pytest.approx(0.001)
+    # appending a new [[flows]] entry with index == len
+    a = full.with_overrides({"flows.2.cc": "vegas"})
+    assert [g.cc for g in a.flows] == ["cubic", "reno", "vegas"]
+    # creating a table that was not in the file
+    m = Scenario.from_dict(minimal_dict()).with_overrides(["access.delay=2ms"])
+    assert m.access.delay_s == 0.002 and m.base_rtt_s == pytest.approx(0.028)
+
+
+def test_load_with_overrides_mapping(write_toml):
+    p = write_toml(FULL)
+    sc = load_scenario(p, {"bottleneck.rate": "100Mbit"})
+    assert sc.bottleneck.rate_bps == 100_000_000
+
+
+def test_hash_is_canonical(full, write_toml):
+    # same content, different order and spelling → same hash
+    reordered = FULL.replace('rate = "50Mbit"', 'rate = "50Mbps"').replace("[sweep]", "[sweep]\nextra = 1")
+    other = load_scenario(write_toml(reordered, name="full.toml"))
+    assert other.scenario_hash() == full.scenario_hash()
+    assert len(full.scenario_hash()) == 64
+    assert "sweep" not in full.normalised()
+    assert full.with_overrides({"seed": 8}).scenario_hash() != full.scenario_hash()
+    assert full.with_overrides({"bottleneck.loss": "1%"}).scenario_hash() != full.scenario_hash()
+    json.loads(full.canonical_json())
+
+
+def test_models_are_immutable(full):
+    with pytest.raises(Exception):
+        full.bottleneck.rate_bps = 1
