@@ -180,12 +180,12 @@ class Store:
 
 
 def _write_table(tab: pa.Table, path: Path) -> None:
-    try:
-        from ccbench.results import write_table
-    except ImportError:  # pragma: no cover
-        pq.write_table(tab.replace_schema_metadata(None), str(path), compression="zstd")
-    else:
-        write_table(tab, path)
+    """Deterministic Parquet (no pandas metadata, no timestamps). The one-row runs files and the
+    small flows files are not compressed (compression costs more time than it saves bytes at
+    this size); series files are zstd-compressed."""
+    series = path.parent.name == "series"
+    pq.write_table(tab.replace_schema_metadata(None), str(path),
+                   compression="zstd" if series else "none", write_statistics=series)
 
 
 def _tmp_pid(name: str) -> int | None:

@@ -425,7 +425,15 @@ class _LocalExecutor:
         import multiprocessing as mp
 
         self.workers = workers
-        self.ctx = mp.get_context("forkserver") if sys.platform == "linux" else mp.get_context()
+        # fork (Linux): workers start in milliseconds with ccbench already imported, and a
+        # script calling run_sweep needs no `if __name__ == "__main__"` guard. The pool is
+        # started before the progress thread exists. CCBENCH_MP_START=forkserver|spawn to change.
+        method = os.environ.get("CCBENCH_MP_START") or ("fork" if sys.platform == "linux" else None)
+        self.ctx = mp.get_context(method)
+        if self.ctx.get_start_method() == "fork":
+            from ccbench import backends, results  # noqa: F401  (imported once, inherited)
+            with contextlib.suppress(Exception):
+                backends.get_backend("sim")
         self.pool = self._new_pool()
         self.max_inflight = workers * 2
         self.description = f"{workers} local process{'es' if workers != 1 else ''}"
@@ -433,7 +441,11 @@ class _LocalExecutor:
     def _new_pool(self):
         from concurrent.futures import ProcessPoolExecutor
 
-        return ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx)
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx)
+        # start every worker now (with fork, the pool forks them all on the first submit)
+        for f in [pool.submit(os.getpid) for _ in range(self.workers)]:
+            f.result()
+        return pool
 
     def submit(self, fn, *args):
         return self.pool.submit(fn, *args)
@@ -717,7 +729,7 @@ def _console(console):
 class _Progress:
     def __init__(self, console, total: int, summary: SweepSummary, executor: str, notes):
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
-                                   TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+                                   TextColumn, TimeRemainingColumn)
         from rich.text import Text
 
         s = summary
@@ -725,18 +737,16 @@ class _Progress:
         class Counts(ProgressColumn):
             def render(self, task):
                 t = Text()
-                t.append(f"done {s.ok}", style="green")
-                t.append(" · ")
-                t.append(f"failed {s.failed}", style="red" if s.failed else "")
-                t.append(" · ")
-                t.append(f"cached {s.cached}", style="cyan")
+                t.append(f"ok {s.ok}", style="green")
+                t.append(f" failed {s.failed}", style="red" if s.failed else "")
+                t.append(f" cached {s.cached}", style="cyan")
                 return t
 
         class Rate(ProgressColumn):
             def render(self, task):
                 el = task.elapsed or 0.0
                 rate = task.completed / el if el > 0 else 0.0
-                return Text(f"{rate:.2f} runs/s")
+                return Text(f"{rate:.1f} runs/s")
 
         self.console = console
         self.summary = summary
@@ -745,8 +755,8 @@ class _Progress:
                        + f"), {total} to run on {executor}, backend {s.backend}")
         self.notes = notes
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), Counts(),
-            Rate(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            BarColumn(bar_width=20), MofNCompleteColumn(), Counts(),
+            Rate(), TextColumn("ETA"), TimeRemainingColumn(),
             console=console, transient=False)
         self.task = self.progress.add_task("runs", total=total)
 

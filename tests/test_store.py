@@ -1,0 +1,176 @@
+"""The sweep store: atomic per-run Parquet files, orphans and temp files, load, DuckDB queries."""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import ccbench
+from ccbench import store as store_mod
+from ccbench.results import build_result, failed_result
+from ccbench.scenario import Scenario
+from ccbench.store import Store, load, query
+from ccbench.sweep import run_sweep
+
+BASE = {
+    "name": "store-test",
+    "duration": "2s",
+    "seed": 3,
+    "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+    "flows": [{"cc": "cubic", "count": 2}],
+}
+
+
+def scenario(**over) -> Scenario:
+    return Scenario.from_dict(dict(BASE, **over), source="store-test.toml")
+
+
+def fake_result(sc: Scenario, goodput: float = 1e6):
+    """A RunResult built with the real result schema (no simulation)."""
+    rows = [{"flow_id": i, "goodput_bps": goodput * (i + 1)} for i in range(2)]
+    series = {"t": [0.1, 0.2], "flow_id": [0, 0], "cwnd": [10, 20]}
+    return build_result(sc, "sim", rows, series, {}, 0.01)
+
+
+def write(st: Store, res, **cols):
+    return st.write(res.run_id, res.runs_table, res.flows_table, res.series_table, cols)
+
+
+def test_write_layout_and_columns(tmp_path):
+    st = Store(tmp_path)
+    st.prepare()
+    res = fake_result(scenario())
+    assert write(st, res, **{"bottleneck.loss": "1%", "seed": "7", "repeat": 2}) == "ok"
+    for t in ("runs", "flows", "series"):
+        assert [p.name for p in (tmp_path / t).iterdir()] == [f"{res.run_id}.parquet"]
+    r = load(tmp_path)
+    assert list(r.runs["bottleneck.loss"]) == ["1%"] and list(r.flows["bottleneck.loss"]) == ["1%"] * 2
+    assert list(r.flows["repeat"]) == [2, 2] and r.flows["repeat"].dtype == "int64"
+    # a swept key that is a standard column keeps the standard column and gets a prefix
+    assert list(r.runs["sweep.seed"]) == ["7"] and list(r.runs["seed"]) == [3]
+    assert "bottleneck.loss" not in r.series.columns and len(r.series) == 2
+    assert st.statuses() == {res.run_id: "ok"}
+
+
+def test_killed_writer_leaves_no_visible_partial_run(tmp_path, monkeypatch):
+    st = Store(tmp_path)
+    st.prepare()
+    good = fake_result(scenario())
+    write(st, good)
+    bad = fake_result(scenario(seed=4))
+    real = store_mod._write_table
+
+    def die_on_runs(tab, path):
+        if path.parent.name == "runs":
+            raise KeyboardInterrupt  # the process is stopped between flows and runs
+        real(tab, path)
+
+    monkeypatch.setattr(store_mod, "_write_table", die_on_runs)
+    with pytest.raises(KeyboardInterrupt):
+        write(st, bad)
+    monkeypatch.setattr(store_mod, "_write_table", real)
+    # flows/series of the half-stored run exist, but without its runs file they are invisible
+    assert (tmp_path / "flows" / f"{bad.run_id}.parquet").exists()
+    assert not (tmp_path / "runs" / f"{bad.run_id}.parquet").exists()
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".tmp-")]
+    assert set(st.statuses()) == {good.run_id}
+    r = load(tmp_path)
+    assert set(r.flows["run_id"]) == set(r.series["run_id"]) == {good.run_id}
+    assert query(tmp_path, "SELECT count(*) n FROM flows")["n"][0] == 2
+    assert query(tmp_path, "SELECT count(DISTINCT run_id) n FROM series")["n"][0] == 1
+    # temp files of dead writers are removed, those of live processes kept
+    dead = tmp_path / "flows" / ".tmp-999999999-abcd1234-x.parquet"
+    live = tmp_path / "flows" / f".tmp-{os.getppid()}-abcd1234-y.parquet"
+    dead.write_bytes(b"PAR1")
+    live.write_bytes(b"PAR1")
+    assert Store(tmp_path).remove_stale_tmp() == 1
+    assert not dead.exists() and live.exists()
+    live.unlink()
+
+
+def test_failed_run_replaces_leftovers(tmp_path):
+    st = Store(tmp_path)
+    st.prepare()
+    sc = scenario()
+    write(st, fake_result(sc))
+    fail = failed_result(sc, "sim", "boom: it broke", 0.5)
+    assert write(st, fail, repeat=0) == "failed" and st.last_error == "boom: it broke"
+    assert not (tmp_path / "flows" / f"{fail.run_id}.parquet").exists()
+    assert not (tmp_path / "series" / f"{fail.run_id}.parquet").exists()
+    r = load(tmp_path)
+    assert list(r.runs["status"]) == ["failed"] and len(r.flows) == 0
+    assert list(r.failed_runs["error"]) == ["boom: it broke"]
+    assert st.statuses() == {fail.run_id: "failed"}
+    # an unreadable runs file (e.g. after a power loss) counts as not stored
+    (tmp_path / "runs" / "0000000000000000.parquet").write_bytes(b"garbage")
+    assert set(st.statuses()) == {fail.run_id}
+
+
+def test_empty_store(tmp_path):
+    Store(tmp_path).prepare()
+    r = load(tmp_path)
+    assert len(r.runs) == len(r.flows) == len(r.series) == 0
+    assert "goodput_bps" in r.flows.columns
+    df = query(tmp_path, "SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc")
+    assert len(df) == 0
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "nope")
+
+
+# ------------------------------------------------------------------------------------------
+# a real sweep on the sim backend
+# ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    out = tmp_path_factory.mktemp("swept")
+    sc = scenario(sweep={"flows.0.cc": ["cubic", "reno"], "bottleneck.loss": ["0%", "1%"],
+                         "repeat": 2})
+    s = run_sweep(sc, out, workers=2, progress=False)
+    assert (s.ok, s.failed) == (8, 0), load(out).runs["error"].tolist()
+    return out
+
+
+def test_duckdb_aggregate_equals_pandas(swept):
+    r = ccbench.load(swept)  # the top-level API reads the same store
+    assert len(r.runs) == 8 and len(r.flows) == 16
+    sql = ('SELECT cc, "bottleneck.loss" AS loss, count(*) AS n, avg(goodput_bps) AS g, '
+           'max(rtt_p95_ms) AS p95 FROM flows GROUP BY ALL ORDER BY cc, loss')
+    got = query(swept, sql)
+    want = (r.flows.groupby(["cc", "bottleneck.loss"])
+            .agg(n=("goodput_bps", "size"), g=("goodput_bps", "mean"), p95=("rtt_p95_ms", "max"))
+            .reset_index().rename(columns={"bottleneck.loss": "loss"}))
+    assert list(got["n"]) == list(want["n"]) == [4, 4, 4, 4]
+    pd.testing.assert_frame_equal(got[["cc", "loss"]], want[["cc", "loss"]])
+    assert got["g"].to_numpy() == pytest.approx(want["g"].to_numpy(), rel=1e-12)
+    assert got["p95"].to_numpy() == pytest.approx(want["p95"].to_numpy(), rel=1e-12, nan_ok=True)
+    assert (got["g"] > 0).all()
+    # a join of runs and flows
+    j = query(swept, "SELECT r.seed, sum(f.goodput_bps) s, any_value(r.aggregate_goodput_bps) a "
+                     "FROM flows f JOIN runs r USING (run_id) GROUP BY r.run_id, r.seed")
+    assert len(j) == 8 and j["s"].to_numpy() == pytest.approx(j["a"].to_numpy())
+    assert set(j["seed"]) == {3, 4}
+
+
+def test_query_cli(swept):
+    from ccbench.cli_sweep import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["query", str(swept), "SELECT cc, count(*) AS n FROM flows GROUP BY cc ORDER BY cc",
+                              "--csv"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == ["cc,n", "cubic,8", "reno,8"]
+    res = runner.invoke(app, ["query", str(swept), "SELECT nonsense FROM flows"])
+    assert res.exit_code == 2 and "nonsense" in res.output
+    res = runner.invoke(app, ["query", str(swept), 'SELECT "bottleneck.loss", count(*) FROM runs GROUP BY 1'])
+    assert res.exit_code == 0 and "bottleneck.loss" in res.stdout
+
+
+def test_store_files_are_plain_parquet(swept):
+    # readable by any Parquet reader, one runs row per file
+    for p in (swept / "runs").glob("*.parquet"):
+        t = pq.read_table(p)
+        assert t.num_rows == 1 and t.column("run_id")[0].as_py() == p.stem
