@@ -275,3 +275,30 @@ def test_hash_is_canonical(full, write_toml):
 def test_models_are_immutable(full):
     with pytest.raises(Exception):
         full.bottleneck.rate_bps = 1
+
+
+def test_every_shipped_study_loads_and_its_sweep_cells_validate():
+    from pathlib import Path
+
+    import ccbench
+
+    studies = sorted((Path(ccbench.__file__).parent / "studies").glob("*.toml"))
+    assert any(p.name == "demo-loss.toml" for p in studies)
+    for path in studies:
+        sc = load_scenario(path)
+        assert sc.name == path.stem
+        for key, values in (sc.sweep or {}).items():
+            if key == "repeat" or not isinstance(values, list):
+                continue
+            for v in values:
+                sc.with_overrides({key: v})  # raises ScenarioError if a grid value is bad
+
+
+def test_demo_study_matches_the_issue():
+    from ccbench.demo import STUDY
+
+    sc = load_scenario(STUDY)
+    assert sc.bottleneck.rate_bps == 50_000_000 and sc.base_rtt_s == 0.05
+    assert sc.buffer_bytes == 312_500 and sc.bottleneck.aqm == "droptail" and sc.duration_s == 30
+    assert sc.sweep["bottleneck.loss"] == ["0%", "0.1%", "1%", "5%"]
+    assert {"cubic", "reno"} <= set(sc.sweep["flows.0.cc"])
