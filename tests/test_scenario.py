@@ -302,3 +302,16 @@ def test_demo_study_matches_the_issue():
     assert sc.buffer_bytes == 312_500 and sc.bottleneck.aqm == "droptail" and sc.duration_s == 30
     assert sc.sweep["bottleneck.loss"] == ["0%", "0.1%", "1%", "5%"]
     assert {"cubic", "reno"} <= set(sc.sweep["flows.0.cc"])
+
+
+def test_scenario_pickles_and_keeps_its_source(full):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(full))
+    assert back.scenario_hash() == full.scenario_hash() and back.source == full.source
+    assert back.with_overrides({"seed": 3}).seed == 3
+
+
+def test_keyword_construction_supports_overrides():
+    sc = Scenario(bottleneck={"rate": "1Mbit", "rtt": "10ms"}, flows=[{"cc": "reno"}])
+    assert sc.with_overrides({"flows.0.count": 2}).n_flows == 2

@@ -405,6 +405,15 @@ class Scenario(_Model):
     _source: str = PrivateAttr(default="<dict>")
     _raw: dict = PrivateAttr(default_factory=dict)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_raw(cls, data, handler):
+        """Remember the TOML-shaped input, however the model was built, for with_overrides()."""
+        inst = handler(data)
+        if isinstance(data, Mapping) and not inst._raw:
+            inst._raw = copy.deepcopy(dict(data))
+        return inst
+
     @field_validator("duration_s", mode="before")
     @classmethod
     def _duration(cls, v):
