@@ -63,6 +63,8 @@ def sweep_command(
     except ValueError as e:  # SweepError, ScenarioError
         err.print(f"[red]error:[/] {e}", highlight=False)
         raise typer.Exit(2)
+    except KeyboardInterrupt:
+        raise typer.Exit(130)
     if not quiet:
         err.print(f"results: {out}   (ccbench query {out} \"SELECT ...\", or ccbench.load({str(out)!r}))",
                   highlight=False)

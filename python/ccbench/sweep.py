@@ -441,7 +441,8 @@ class _LocalExecutor:
     def _new_pool(self):
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx)
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx,
+                                   initializer=_worker_init)
         # start every worker now (with fork, the pool forks them all on the first submit)
         for f in [pool.submit(os.getpid) for _ in range(self.workers)]:
             f.result()
@@ -465,8 +466,26 @@ class _LocalExecutor:
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.pool = self._new_pool()
 
-    def close(self):
-        self.pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, abort: bool = False):
+        if abort:  # Ctrl-C: stop the simulations in flight instead of waiting for them
+            procs = list(getattr(self.pool, "_processes", {}).values())
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                with contextlib.suppress(Exception):
+                    p.terminate()
+            for p in procs:
+                with contextlib.suppress(Exception):
+                    p.join(5)
+        else:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_init() -> None:
+    # Ctrl-C goes to the whole process group: only the main process handles it (it stops the
+    # workers), so the terminal does not fill with one traceback per worker.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _DaskExecutor:
@@ -506,7 +525,7 @@ class _DaskExecutor:
     def restart(self):  # pragma: no cover
         pass
 
-    def close(self):
+    def close(self, abort: bool = False):
         with contextlib.suppress(Exception):
             self.client.close()
         if self.cluster is not None:
@@ -529,6 +548,7 @@ class SweepSummary:
     ok: int = 0             # executed now, ok
     failed: int = 0         # executed now, failed
     wall_s: float = 0.0
+    interrupted: bool = False
     backend_s: float = 0.0  # total seconds spent inside backend.run over executed runs
     errors: Counter = field(default_factory=Counter)
 
@@ -546,22 +566,10 @@ class SweepSummary:
 
 
 def _load_scenario(scenario_or_path: Any, overrides: Sequence[str] | Mapping[str, Any]):
-    from ccbench import scenario as sc
+    """A Scenario from a Scenario, a TOML path or a TOML-shaped dict, ``--set`` overrides applied."""
+    from ccbench.api import as_scenario
 
-    if isinstance(scenario_or_path, (str, os.PathLike)):
-        return sc.load_scenario(scenario_or_path, overrides)
-    if overrides:
-        mapping = overrides if isinstance(overrides, Mapping) else dict(
-            _split_set(o) for o in overrides)
-        return scenario_or_path.with_overrides(mapping)
-    return scenario_or_path
-
-
-def _split_set(option: str) -> tuple[str, Any]:
-    key, sep, value = option.partition("=")
-    if not sep:
-        raise SweepError(f"--set {option!r}: expected key=value")
-    return key.strip(), _parse_cli_value(value)
+    return as_scenario(scenario_or_path, overrides)
 
 
 def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = (),
@@ -579,6 +587,7 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
     """
     from ccbench.store import Store
 
+    t_start = time.perf_counter()
     base = _load_scenario(scenario, overrides)
     _check_backend(backend, remote=dask is not None)
     g = grid_from_scenario(base, grid, zips, repeat)
@@ -607,7 +616,6 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
             todo.append(spec)
 
     console = _console(console)
-    t_start = time.perf_counter()
     if not todo:
         summary.executor = "none (everything stored)"
         summary.wall_s = time.perf_counter() - t_start
@@ -665,10 +673,24 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
                 if spec is solo:
                     solo = None
                 _record(store, spec, payload, summary, bar, on_result)
+    except KeyboardInterrupt:
+        if bar:
+            bar.stop()
+            bar = None
+        executor.close(abort=True)
+        executor = None
+        summary.wall_s = time.perf_counter() - t_start
+        summary.interrupted = True
+        if progress:
+            print_summary(summary, console, notes)
+            console.print(f"[yellow]interrupted[/]: {summary.cached + summary.executed} of "
+                          f"{summary.total} runs are stored; run the same command again to finish.")
+        raise
     finally:
         if bar:
             bar.stop()
-        executor.close()
+        if executor is not None:
+            executor.close()
     summary.wall_s = time.perf_counter() - t_start
     if progress:
         print_summary(summary, console, notes)
