@@ -121,3 +121,28 @@ def test_demo_short_run():
         pytest.skip("simulator core not implemented yet")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "failed" not in p.stdout
+
+
+def test_demo_render_table_and_mathis_line():
+    from rich.console import Console
+
+    from ccbench.demo import render
+
+    losses, algs = ["0%", "1%"], ["cubic", "reno"]
+    cells = [
+        {"loss": l, "cc": c, "status": "ok", "error": None, "base_rtt_s": 0.05,
+         "goodput_bps": g, "rtt_mean_ms": 60.0, "rtt_p95_ms": 75.5, "retransmits": r}
+        for (l, c, g, r) in [("0%", "cubic", 48.1e6, 0), ("0%", "reno", 47.9e6, 0),
+                             ("1%", "cubic", 3.3e6, 250), ("1%", "reno", 2.9e6, 240)]
+    ]
+    con = Console(record=True, width=200)
+    render(losses, algs, cells, con)
+    text = con.export_text()
+    assert "48.10" in text and "2.90" in text and "60.0 / 75.5" in text and "250" in text
+    assert "1% → 2.84 Mbit/s" in text  # Mathis at 50 ms, 1448 B, 1 %
+    assert "failed" not in text
+    cells[3] = dict(cells[3], status="failed", error="boom")
+    con = Console(record=True, width=200)
+    render(losses, algs, cells, con)
+    text = con.export_text()
+    assert "failed" in text and "boom" in text
