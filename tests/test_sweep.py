@@ -250,51 +250,68 @@ def test_failure_isolation(tmp_path, sim_core):
     assert len(load(tmp_path / "d").runs) == 4
 
 
+KILLER = """\
+# Runs the ccbench CLI, but SIGKILLs its own process group (itself and the worker processes)
+# in the middle of writing the runs file of run number KILL_AFTER + 1: a temporary file with
+# half a Parquet file in it is on disk, the rename never happens.
+import os, signal, sys
+from ccbench import store
+
+n = int(os.environ["KILL_AFTER"])
+real = store._write_table
+seen = []
+
+def write_then_die(tab, path):
+    if path.parent.name == "runs":
+        seen.append(path)
+        if len(seen) > n:
+            path.write_bytes(b"PAR1 half a file")
+            os.killpg(0, signal.SIGKILL)
+    real(tab, path)
+
+store._write_table = write_then_die
+from ccbench.cli_sweep import app
+sys.argv = ["ccbench", *sys.argv[1:]]
+app()
+"""
+
+
 def test_resume_after_sigkill(tmp_path, sim_core):
     study = tmp_path / "study.toml"
-    study.write_text(STUDY.format(duration="3s", repeat=4))  # 32 runs
+    study.write_text(STUDY.format(duration="3s", repeat=3))  # 24 runs
     out = tmp_path / "out"
-    cmd = [*cli(), "sweep", str(study), "--out", str(out), "--workers", "2", "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline and proc.poll() is None:
-            if len(list((out / "runs").glob("*.parquet"))) >= 3:
-                break
-            time.sleep(0.005)
-        assert proc.poll() is None, f"the sweep ended before it could be killed: {proc.stderr.read()}"
-        os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its worker processes
-    finally:
-        if proc.poll() is None:
-            with_suppress_kill(proc)
-        proc.wait(10)
+    args = ["sweep", str(study), "--out", str(out), "--workers", "2", "--quiet"]
+    killer = tmp_path / "killer.py"
+    killer.write_text(KILLER)
+    proc = subprocess.run([sys.executable, str(killer), *args], capture_output=True, text=True,
+                          timeout=120, start_new_session=True, env=dict(os.environ, KILL_AFTER="5"))
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
     before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.parquet")}
-    assert 3 <= len(before) < 32
+    assert len(before) == 5
+    assert len([p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]) == 1
 
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([*cli(), *args], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     specs = plan(Scenario.from_dict(_toml(study), source=str(study)))
+    assert len(specs) == 24
     files = {t: sorted((out / t).iterdir()) for t in ("runs", "flows", "series")}
     for t, paths in files.items():
-        assert [p for p in paths if not p.name.endswith(".parquet")] == [], f"leftover files in {t}"
+        assert [p.name for p in paths if not p.name.endswith(".parquet")] == [], f"leftovers in {t}"
         assert {p.stem for p in paths} == {s.run_id for s in specs}, t
         for p in paths:
             pq.read_table(p)  # every file is complete
     res = load(out)
-    assert len(res.runs) == 32 and res.runs["run_id"].is_unique
+    assert len(res.runs) == 24 and res.runs["run_id"].is_unique
     assert set(res.runs["status"]) == {"ok"}
-    assert len(res.flows) == 32 and not res.flows.duplicated(["run_id", "flow_id"]).any()
+    assert len(res.flows) == 24 and not res.flows.duplicated(["run_id", "flow_id"]).any()
     assert not res.series.duplicated(["run_id", "flow_id", "t"]).any()
-    # what was stored before the kill was kept, not run again
+    # the runs stored before the kill were kept, not run again
     assert all((out / "runs" / name).stat().st_mtime_ns == t for name, t in before.items())
-
-
-def with_suppress_kill(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    # and the result is the same as an uninterrupted sweep
+    clean = run_sweep(Scenario.from_dict(_toml(study), source=str(study)), tmp_path / "clean",
+                      workers=2, progress=False)
+    assert clean.ok == 24
+    assert _comparable(load(tmp_path / "clean").flows).equals(_comparable(res.flows))
 
 
 def _toml(path: Path) -> dict:
