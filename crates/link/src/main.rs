@@ -119,7 +119,7 @@ struct DirReport {
     cfg: DirConfig,
     model: PathModel,
     late: Lateness,
-    samples: Vec<(u64, u64)>,
+    samples: Vec<(u64, u64, u64)>,
     held: usize,
     read_errors: u64,
     oversize: u64,
@@ -225,7 +225,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, spin_ns: u64, r
         let now = now_ns();
         // 3. Queue occupancy samples.
         while now >= next_sample {
-            samples.push((next_sample - t0, model.backlog_bytes(next_sample)));
+            samples.push((next_sample - t0, model.backlog_bytes(next_sample), model.departed_bytes(next_sample)));
             next_sample += sample_ns;
         }
         if let Some(d) = deadline {
@@ -276,6 +276,7 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "packets_out": c.packets_out,
         "bytes_out": c.bytes_out,
         "dropped": c.dropped,
+        "bytes_served": c.bytes_served,
         "lost": c.lost,
         "held_at_end": r.held,
         "write_errors": c.write_errors,
@@ -295,6 +296,7 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "queue_samples": {
             "t_ns": r.samples.iter().map(|s| s.0).collect::<Vec<_>>(),
             "bytes": r.samples.iter().map(|s| s.1).collect::<Vec<_>>(),
+            "departed_bytes": r.samples.iter().map(|s| s.2).collect::<Vec<_>>(),
         },
         "cpu_user_s": r.cpu_user_s,
         "cpu_sys_s": r.cpu_sys_s,

@@ -1,0 +1,304 @@
+"""The kernel backend: the real Linux TCP stack of this machine, in two network namespaces joined
+by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3.
+
+``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
+ccbench-link, an algorithm the kernel lacks, an AQM or access-link rate the emulator does not do)
+before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator and the
+flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
+same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Optional
+
+from ..kernel import env
+from ..kernel.diag import CA_STATES, bbr_mode
+from ..results import RunResult, build_result, failed_result
+from ..scenario import DEFAULT_RWND_BYTES, Scenario, ScenarioError
+
+__all__ = ["NAME", "run", "check", "algorithms", "available_algorithms", "LINK_AQMS"]
+
+NAME = "kernel"
+LINK_AQMS = ("droptail",)
+#: Lead time between starting the samplers and the scenario's t = 0.
+LEAD_S = 0.3
+#: Internal sock_diag sampling period (congestion events, RTT statistics); the series table is
+#: taken from these samples at the scenario's sample interval.
+FAST_SAMPLE_S = 0.01
+
+
+def available_algorithms() -> list[str]:
+    """The one lookup of what the kernel can run (kernel.env; BPF struct_ops will slot in there)."""
+    return env.available_algorithms()
+
+
+def algorithms() -> list[dict]:
+    return [
+        {"name": n, "linux": f"tcp_{n}", "notes": "the running kernel's implementation "
+                                                  f"({env.kernel_version()})"}
+        for n in available_algorithms()
+    ]
+
+
+def check(scenario: Scenario) -> None:
+    """Raise ScenarioError (all problems, first one's key) for what this machine cannot run."""
+    src = scenario.source
+    problems: list[tuple[Optional[str], str, Optional[str]]] = []
+    if not env.is_root():
+        problems.append(("backend", f"the kernel backend needs root (running as uid {env.euid()}); "
+                                    "namespaces and TUN devices need CAP_NET_ADMIN",
+                         "to run as root, e.g. `sudo .venv/bin/ccbench run ... --backend kernel`; "
+                         "`ccbench doctor` lists what else is missing"))
+    ok, why = env.tun_available()
+    if not ok:
+        problems.append(("backend", f"no usable TUN device: {why}", "/dev/net/tun (see `ccbench doctor`)"))
+    ok, why = env.netns_available()
+    if not ok:
+        problems.append(("backend", why, "network namespaces and iproute2 (see `ccbench doctor`)"))
+    if env.iperf3_path() is None:
+        problems.append(("backend", "iperf3 is not installed", "`make system-deps` or `apt-get install iperf3`"))
+    if env.link_binary() is None:
+        problems.append(("backend", "ccbench-link is not built",
+                         "`make build` (or `cargo build --release -p ccbench-link`), or CCBENCH_LINK=/path"))
+    b = scenario.bottleneck
+    if b.aqm not in LINK_AQMS:
+        problems.append(("bottleneck.aqm", f"'{b.aqm}' is not implemented in ccbench-link yet",
+                         " or ".join(LINK_AQMS)))
+    if scenario.access.rate_bps is not None:
+        problems.append(("access.rate", "the kernel backend does not emulate access-link serialisation yet "
+                                        "(access.delay is supported)", "no access.rate"))
+    if scenario.probe.ping_s > 0 and env.ping_path() is None:
+        problems.append(("probe.ping", "ping is not installed", "`apt-get install iputils-ping`, or ping = 0"))
+    if 0 < scenario.probe.ping_s < 0.002:
+        problems.append(("probe.ping", f"{scenario.probe.ping_s * 1e3:g} ms is below ping's 2 ms minimum interval",
+                         "an interval of at least 2ms"))
+    avail = available_algorithms()
+    for i, g in enumerate(scenario.flows):
+        if g.cc not in avail:
+            problems.append((f"flows.{i}.cc",
+                             f"this kernel ({env.kernel_version()}) cannot run '{g.cc}'",
+                             "one of the kernel's algorithms: " + (", ".join(avail) or "none readable")))
+    if problems:
+        k, p, e = problems[0]
+        raise ScenarioError(src, k, p, e, problems)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _pct(xs: list[float], q: float) -> Optional[float]:
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = (len(s) - 1) * q / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def _rwnd_plan(flows) -> tuple[dict[int, str], int]:
+    """How each flow's rwnd is honoured: ``setsockopt`` (iperf3 -w, SO_RCVBUF/SO_SNDBUF; Linux
+    caps it at net.core.rmem_max, which a namespace cannot raise) or ``autotune`` (receive buffer
+    autotuning capped by the receiver namespace's net.ipv4.tcp_rmem max). The default rwnd
+    (6 MiB, Linux's own tcp_rmem max) is autotuning, as on an untouched Linux host."""
+    from ..kernel.traffic import rmem_max
+
+    rm = rmem_max()
+    plan, cap = {}, DEFAULT_RWND_BYTES
+    auto = [f.rwnd_bytes for f in flows if f.rwnd_bytes == DEFAULT_RWND_BYTES or f.rwnd_bytes > rm]
+    for f in flows:
+        plan[f.id] = "autotune" if (f.rwnd_bytes == DEFAULT_RWND_BYTES or f.rwnd_bytes > rm) else "setsockopt"
+    if auto:
+        cap = max(auto)
+    return plan, cap
+
+
+def _utilisation(q_t: list[float], departed: list[int], dur: float, rate_bps: int) -> Optional[float]:
+    """IP bytes that left the bottleneck during [0, duration] / (rate × duration), from the
+    emulator's cumulative departure counter sampled on the run's clock."""
+    import bisect
+
+    if not q_t or len(departed) != len(q_t):
+        return None
+    i0 = max(0, bisect.bisect_right(q_t, 0.0) - 1)
+    i1 = max(0, bisect.bisect_right(q_t, dur) - 1)
+    span = q_t[i1] - q_t[i0]
+    if span <= 0:
+        return None
+    return (departed[i1] - departed[i0]) * 8.0 / (rate_bps * span)
+
+
+def run(scenario: Scenario, spin_us: Optional[int] = None, keep: Optional[dict] = None) -> RunResult:
+    """Run the scenario on this kernel. Infrastructure errors give a failed RunResult;
+    KeyboardInterrupt / SIGTERM tear everything down and propagate. ``keep``, if given, receives
+    the raw material (link report, sock_diag samples, iperf3 JSON) for diagnostics."""
+    check(scenario)
+    wall0 = time.perf_counter()
+    try:
+        return _run(scenario, wall0, spin_us, keep)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:
+        return failed_result(scenario, NAME, f"{type(e).__name__}: {e}", time.perf_counter() - wall0)
+
+
+def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optional[dict]) -> RunResult:
+    from ..kernel import traffic as tr
+    from ..kernel.topology import Topology, signals_raise
+
+    flows = scenario.expanded_flows()
+    plan, rmem_cap = _rwnd_plan(flows)
+    link_cfg = scenario.sim_config()
+    dur = scenario.duration_s
+    with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap) as topo:
+        tr.start_servers(topo, len(flows))
+        t0 = time.monotonic() + LEAD_S
+        fps = [
+            tr.FlowProc(id=f.id, cc=f.cc, start_s=f.start_s, port=tr.BASE_PORT + f.id, cport=tr.BASE_CPORT + f.id,
+                        argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]))
+            for f in flows if f.start_s < dur
+        ]
+        sampler = tr.DiagSampler(topo.ns_s, {fp.cport: fp.id for fp in fps}, t0, FAST_SAMPLE_S)
+        sampler.start()
+        launcher = tr.FlowLauncher(topo, fps, t0)
+        while time.monotonic() < t0 - 0.01:
+            time.sleep(0.005)
+        ping = tr.start_ping(topo, scenario.probe.ping_s, dur) if scenario.probe.ping_s > 0 else None
+        launcher.start()
+        end = t0 + dur
+        try:
+            while time.monotonic() < end:
+                time.sleep(min(0.1, max(0.0, end - time.monotonic())))
+        finally:
+            launcher.stop.set()
+            launcher.join(timeout=5)
+        launcher.collect(deadline=end + 5.0)
+        sampler.stop.set()
+        sampler.join(timeout=5)
+        rtts = tr.finish_ping(ping, end + 3.0) if ping is not None else []
+        tun = topo.tun_stats()
+        report = topo.stop_link() or {}
+    if keep is not None:
+        keep.update({"link": report, "tun": tun, "samples": sampler.samples, "iperf3": {f.id: f.result for f in fps},
+                     "t0": t0, "ping_rtts_ms": rtts, "rwnd_plan": plan})
+    return _assemble(scenario, fps, sampler, report, rtts, t0, wall0)
+
+
+def _assemble(scenario, fps, sampler, report, rtts, t0, wall0) -> RunResult:
+    dur = scenario.duration_s
+    interval = scenario.sample_interval_s
+    dirs = report.get("directions") or [{}, {}]
+    data = dirs[0]
+    # queue occupancy samples of the data direction, on the run's clock
+    qs = data.get("queue_samples") or {}
+    link_t0 = report.get("clock_monotonic_start_ns", 0) / 1e9
+    q_t = [link_t0 + t / 1e9 - t0 for t in qs.get("t_ns", [])]
+    q_b = qs.get("bytes", [])
+
+    def queue_at(t: float) -> Optional[int]:
+        if not q_t:
+            return None
+        import bisect
+
+        i = bisect.bisect_right(q_t, t) - 1
+        return int(q_b[i]) if i >= 0 else None
+
+    flow_rows, series = [], []
+    errors = []
+    for fp in fps:
+        fs = sampler.samples.get(fp.id)
+        infos = fs.infos if fs else []
+        ts = fs.t if fs else []
+        res = fp.result or {}
+        endj = res.get("end") or {}
+        recv = endj.get("sum_received") or {}
+        sent = endj.get("sum_sent") or {}
+        goodput = None
+        if recv.get("seconds"):
+            goodput = recv["bytes"] * 8.0 / recv["seconds"]
+        if fp.error and fp.result is None:
+            errors.append(f"flow {fp.id}: {fp.error}")
+        rtt = [i.info["rtt"] / 1000.0 for i in infos if i.info.get("rtt")]
+        cw = [i.info["snd_cwnd"] for i in infos]
+        events, prev = 0, 0
+        for i in infos:
+            st = i.info["ca_state"]
+            if st >= 3 and prev < 3:
+                events += 1
+            prev = st
+        last = infos[-1].info if infos else {}
+        size = None
+        start_s = (fp.started_at - t0) if fp.started_at else None
+        end_s = min(dur, fp.ended_at - t0) if fp.ended_at else None
+        completed, fct = None, None
+        spec_size = next((f.size_bytes for f in scenario.expanded_flows() if f.id == fp.id), None)
+        if spec_size:
+            size = spec_size
+            completed = bool(recv.get("bytes", 0) >= spec_size and not fp.error)
+            fct = recv.get("seconds") if completed else None
+            if completed and start_s is not None:
+                end_s = start_s + fct
+        flow_rows.append({
+            "flow_id": fp.id,
+            "cc": (infos[-1].cc if infos and infos[-1].cc else fp.cc),
+            "goodput_bps": goodput,
+            "bytes_acked": last.get("bytes_acked", sent.get("bytes")),
+            "retransmits": sent.get("retransmits", last.get("total_retrans")),
+            "loss_events": events if infos else None,
+            "rtt_min_ms": (last["min_rtt"] / 1000.0) if last.get("min_rtt") else (min(rtt) if rtt else None),
+            "rtt_mean_ms": (sum(rtt) / len(rtt)) if rtt else None,
+            "rtt_p50_ms": _pct(rtt, 50),
+            "rtt_p95_ms": _pct(rtt, 95),
+            "rtt_p99_ms": _pct(rtt, 99),
+            "cwnd_mean": (sum(cw) / len(cw)) if cw else None,
+            "start_s": start_s,
+            "end_s": end_s,
+            "fct_s": fct,
+            "completed": completed,
+            "size_bytes": size,
+            "data_sent": last.get("data_segs_out"),
+        })
+        # series at the scenario's interval: the latest fast sample at or before each tick
+        if interval > 0 and infos:
+            j, prev_acked, prev_t = 0, 0, (fp.started_at - t0) if fp.started_at else 0.0
+            k = 1
+            while k * interval <= dur + 1e-9:
+                tk = k * interval
+                while j + 1 < len(ts) and ts[j + 1] <= tk:
+                    j += 1
+                if ts[j] <= tk and tk - ts[j] <= interval:
+                    s = infos[j]
+                    i = s.info
+                    acked = i["bytes_acked"]
+                    gp = (acked - prev_acked) * 8.0 / (tk - prev_t) if tk > prev_t else None
+                    prev_acked, prev_t = acked, tk
+                    state = bbr_mode(s.bbr["pacing_gain"], i["snd_cwnd"]) if s.bbr else CA_STATES.get(i["ca_state"])
+                    series.append({
+                        "flow_id": fp.id, "t": round(tk, 9), "goodput_bps": gp, "cwnd": i["snd_cwnd"],
+                        "rtt_ms": i["rtt"] / 1000.0, "pacing_bps": i["pacing_rate"] * 8.0 if i["pacing_rate"] < (1 << 62) else None,
+                        "inflight": s.inflight, "queue_bytes": queue_at(tk), "cc_state": state,
+                        "bw_est_bps": float(s.bbr["bw_bps"]) if s.bbr else None,
+                        "min_rtt_ms": (i["min_rtt"] / 1000.0) if i.get("min_rtt") else None,
+                    })
+                elif tk > ts[-1]:
+                    break
+                k += 1
+    extra: dict[str, Any] = {
+        "link_utilisation": _utilisation(q_t, qs.get("departed_bytes") or [], dur, scenario.bottleneck.rate_bps),
+        "drops": sum(d.get("dropped", 0) for d in dirs) if report else None,
+        "random_losses": sum(d.get("lost", 0) for d in dirs) if report else None,
+        "probe_rtt_p50_ms": _pct(rtts, 50),
+        "probe_rtt_p95_ms": _pct(rtts, 95),
+        "probe_rtt_p99_ms": _pct(rtts, 99),
+        "kernel_version": env.kernel_version(),
+    }
+    status, error = "ok", None
+    if not report:
+        status, error = "failed", "ccbench-link gave no report"
+    elif errors and len(errors) == len(fps):
+        status, error = "failed", "; ".join(errors)[:2000]
+    elif sampler.error:
+        error = sampler.error
+    res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status, error=error)
+    return res

@@ -1,0 +1,427 @@
+"""The kernel backend's network: two namespaces joined by ccbench-link.
+
+    sender ns  ccb<tag>-s                                   receiver ns  ccb<tag>-r
+    iperf3 clients, ping, sock_diag                          iperf3 servers
+    198.18.0.1 ── TUN ccb-s0 ══ ccbench-link (2 threads) ══ TUN ccb-r0 ── 198.18.0.2
+
+ccbench-link creates both TUN devices itself (it enters each namespace for the TUNSETIFF) and
+holds their only file descriptors, so the devices vanish when it exits, however it exits. It
+runs in the caller's namespace; its stdin is a pipe from this process, so it also stops when this
+process dies. There is no router namespace and no veth: each host's route to the other points
+straight at its TUN (point-to-point /32), nothing is forwarded, and nothing outside the two
+namespaces is touched.
+
+Tear-down (``Topology.close``) is idempotent and runs from ``finally``, from an ``atexit`` hook
+and, during a run, on SIGINT/SIGTERM (see :func:`signals_raise`). ``cleanup_stale`` removes what a
+crashed run left behind, found by the ``ccb`` prefix only.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import secrets
+import select
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Optional
+
+from . import env
+from .nsutil import in_netns, netns_inode, ns_path
+
+SENDER_ADDR = "198.18.0.1"
+RECEIVER_ADDR = "198.18.0.2"
+TUN_S = "ccb-s0"
+TUN_R = "ccb-r0"
+#: TUN transmit ring length: a window-sized burst must never overflow it (it drops silently).
+TUN_TXQLEN = 20000
+NS_RE = re.compile(rf"^{env.PREFIX}(\d+)x[0-9a-f]+-[sr]$")
+
+_LIVE: "set[Topology]" = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def new_tag() -> str:
+    return f"{env.PREFIX}{os.getpid()}x{secrets.token_hex(2)}"
+
+
+def _run(argv: list[str], check: bool = True, timeout: float = 20) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, check=check, capture_output=True, text=True, timeout=timeout)
+
+
+class TopologyError(RuntimeError):
+    pass
+
+
+class Topology:
+    """Namespaces + ccbench-link. Use as a context manager; ``close()`` is idempotent."""
+
+    def __init__(self, link_config: dict, tag: str | None = None, spin_us: int | None = None,
+                 rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20):
+        self.tag = tag or new_tag()
+        self.ns_s = f"{self.tag}-s"
+        self.ns_r = f"{self.tag}-r"
+        self.link_config = link_config
+        self.spin_us = spin_us
+        self.rt_prio = rt_prio
+        self.tcp_rmem_max = tcp_rmem_max
+        self.tcp_wmem_max = tcp_wmem_max
+        self.link: Optional[subprocess.Popen] = None
+        self.link_ready: dict = {}
+        self.link_report: Optional[dict] = None
+        self.procs: list[subprocess.Popen] = []
+        self._closed = False
+        self._made_ns: list[str] = []
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"{self.tag}-")
+        self.link_stderr_path = Path(self._tmp.name) / "link.stderr"
+
+    # ---- set-up -------------------------------------------------------------------------------
+
+    def __enter__(self) -> "Topology":
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        from pyroute2 import netns
+
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        for ns in (self.ns_s, self.ns_r):
+            netns.create(ns)
+            self._made_ns.append(ns)
+        self._sysctls()
+        self._start_link()
+        self._configure()
+
+    def _sysctls(self) -> None:
+        # `sysctl` inside the namespace (pyroute2 has no sysctl API). Per-namespace settings only.
+        common = ["net.ipv4.tcp_no_metrics_save=1"]
+        snd = common + [f"net.ipv4.tcp_wmem=4096 16384 {self.tcp_wmem_max}"]
+        rcv = list(common)
+        if self.tcp_rmem_max:
+            rcv.append(f"net.ipv4.tcp_rmem=4096 131072 {self.tcp_rmem_max}")
+        for ns, items in ((self.ns_s, snd), (self.ns_r, rcv)):
+            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *items])
+
+    def _start_link(self) -> None:
+        binary = env.link_binary_or_raise()
+        cfg_path = Path(self._tmp.name) / "link.json"
+        cfg_path.write_text(json.dumps(self.link_config))
+        argv = [str(binary), "--config", str(cfg_path), "--netns-a", ns_path(self.ns_s), "--tun-a", TUN_S,
+                "--netns-b", ns_path(self.ns_r), "--tun-b", TUN_R, "--rt-prio", str(self.rt_prio)]
+        if self.spin_us is not None:
+            argv += ["--spin-us", str(self.spin_us)]
+        self._link_err = open(self.link_stderr_path, "w")
+        self.link = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._link_err,
+                                     start_new_session=True)
+        r, _, _ = select.select([self.link.stdout], [], [], 10.0)
+        line = self.link.stdout.readline() if r else b""
+        if not line:
+            self.link.wait(timeout=5) if self.link.poll() is None and not r else None
+            raise TopologyError(f"ccbench-link did not start: {self.link_stderr_path.read_text().strip()}")
+        self.link_ready = json.loads(line)
+
+    def _configure(self) -> None:
+        from pyroute2 import IPRoute
+
+        for ns, dev, local, peer in ((self.ns_s, TUN_S, SENDER_ADDR, RECEIVER_ADDR),
+                                     (self.ns_r, TUN_R, RECEIVER_ADDR, SENDER_ADDR)):
+            with _iproute_in(ns) as ipr:
+                lo = ipr.link_lookup(ifname="lo")[0]
+                ipr.link("set", index=lo, state="up")
+                idx = ipr.link_lookup(ifname=dev)[0]
+                ipr.link("set", index=idx, mtu=1500, txqlen=TUN_TXQLEN)
+                ipr.addr("add", index=idx, address=local, prefixlen=32)
+                ipr.link("set", index=idx, state="up")
+                ipr.route("add", dst=f"{peer}/32", oif=idx, prefsrc=local)
+            # Offloads (ethtool: pyroute2's ethtool support cannot set features): a TUN without
+            # IFF_VNET_HDR has no TSO; GSO would hand the TUN whole super-packets only to have
+            # the kernel split them just before the ring, so turn it off so TCP builds MSS-sized
+            # packets itself; GRO off so the receiver sees and ACKs every packet as it arrives.
+            _run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "gro", "off", "tso", "off"],
+                 check=False)
+
+    # ---- processes ----------------------------------------------------------------------------
+
+    def popen(self, side: str, argv: list[str], **kw) -> subprocess.Popen:
+        """Start ``argv`` inside the sender ('s') or receiver ('r') namespace (`ip netns exec`)."""
+        ns = self.ns_s if side == "s" else self.ns_r
+        kw.setdefault("start_new_session", True)
+        p = subprocess.Popen(["ip", "netns", "exec", ns, *argv], **kw)
+        self.procs.append(p)
+        return p
+
+    def tun_stats(self) -> dict:
+        """Kernel-side counters of both TUN devices (e.g. tx_dropped = ring overflow before ccbench-link)."""
+        from pyroute2 import IPRoute
+
+        out = {}
+        for ns, dev in ((self.ns_s, TUN_S), (self.ns_r, TUN_R)):
+            try:
+                with _iproute_in(ns) as ipr:
+                    link = ipr.get_links(ifname=dev)[0]
+                    st = link.get("IFLA_STATS64") or link.get("IFLA_STATS")
+                    out[dev] = {k: st[k] for k in ("rx_packets", "tx_packets", "rx_dropped", "tx_dropped")}
+            except Exception as e:  # pragma: no cover - diagnostics only
+                out[dev] = {"error": str(e)}
+        return out
+
+    def stop_link(self, timeout: float = 10.0) -> Optional[dict]:
+        """Stop ccbench-link and return its JSON report (None if it had died)."""
+        p = self.link
+        if p is None:
+            return self.link_report
+        self.link = None
+        try:
+            if p.poll() is None:
+                try:
+                    p.stdin.close()
+                except OSError:
+                    pass
+                p.stdin = None
+                p.send_signal(signal.SIGTERM)
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+        for line in reversed(out.decode(errors="replace").splitlines()):
+            if line.startswith("{") and "directions" in line:
+                self.link_report = json.loads(line)
+                break
+        return self.link_report
+
+    # ---- tear-down ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for p in self.procs:
+            _terminate(p)
+        for ns in self._made_ns:
+            kill_ns_processes(ns)
+        try:
+            self.stop_link(timeout=5)
+        except Exception:
+            pass
+        from pyroute2 import netns
+
+        for ns in self._made_ns:
+            try:
+                netns.remove(ns)
+            except Exception:
+                _run(["ip", "netns", "del", ns], check=False)
+        try:
+            self._link_err.close()
+        except Exception:
+            pass
+        self._tmp.cleanup()
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+
+
+def _iproute_in(ns: str):
+    """An IPRoute whose netlink socket lives in namespace ``ns``: created while this thread is
+    inside it (setns), instead of pyroute2's ``netns=`` mode, which forks a helper process."""
+    from pyroute2 import IPRoute
+
+    with in_netns(ns):
+        return IPRoute()
+
+
+def _terminate(p: subprocess.Popen, grace: float = 2.0) -> None:
+    if p.poll() is not None:
+        return
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        p.terminate()
+    try:
+        p.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(timeout=grace)
+
+
+def pids_in_netns(ns: str) -> list[int]:
+    ino = netns_inode(ns)
+    if ino is None:
+        return []
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{d}/ns/net").st_ino == ino:
+                out.append(int(d))
+        except OSError:
+            continue
+    return [p for p in out if p != os.getpid()]
+
+
+def kill_ns_processes(ns: str, grace: float = 1.0) -> list[int]:
+    pids = pids_in_netns(ns)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.02)
+        pids = [p for p in pids if _alive(p)]
+        if not pids:
+            break
+    return pids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child of ours counts as gone
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _link_processes() -> list[tuple[int, list[str]]]:
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"ccbench-link"):
+            out.append((int(d), [a.decode(errors="replace") for a in argv if a]))
+    return out
+
+
+def _owner_alive(ns: str) -> bool:
+    m = NS_RE.match(ns)
+    return bool(m) and int(m.group(1)) != os.getpid() and _alive(int(m.group(1)))
+
+
+def cleanup_stale(force: bool = False) -> dict:
+    """Remove what crashed runs left: ``ccb*`` namespaces (and every process inside them),
+    ccbench-link processes serving ``ccb*`` namespaces, and ``ccb*`` links in this namespace.
+    A namespace whose creating process (the pid in its name) is still alive belongs to a run in
+    progress and is kept unless ``force``."""
+    from pyroute2 import IPRoute, netns
+
+    done = {"namespaces": [], "processes": [], "links": [], "kept": []}
+    for ns in sorted(netns.listnetns()):
+        if not ns.startswith(env.PREFIX):
+            continue
+        if not force and _owner_alive(ns):
+            done["kept"].append(ns)
+            continue
+        pids = pids_in_netns(ns)
+        kill_ns_processes(ns)
+        done["processes"] += pids
+        for pid, argv in _link_processes():
+            if any(ns in a for a in argv):
+                _kill(pid)
+                done["processes"].append(pid)
+        try:
+            netns.remove(ns)
+        except Exception:
+            _run(["ip", "netns", "del", ns], check=False)
+        done["namespaces"].append(ns)
+    # emulators whose namespaces are gone
+    live = set(netns.listnetns())
+    for pid, argv in _link_processes():
+        names = [Path(a).name for a in argv if f"/{env.PREFIX}" in a or a.startswith(env.PREFIX)]
+        nsnames = [n for n in names if NS_RE.match(n)]
+        if nsnames and not any(n in live for n in nsnames):
+            _kill(pid)
+            done["processes"].append(pid)
+    with IPRoute() as ipr:
+        for link in ipr.get_links():
+            name = link.get("IFLA_IFNAME") or ""
+            if name.startswith(env.PREFIX):
+                try:
+                    ipr.link("del", index=link["index"])
+                    done["links"].append(name)
+                except Exception:
+                    pass
+    return done
+
+
+def _kill(pid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        for _ in range(50):
+            if not _alive(pid):
+                return
+            time.sleep(0.02)
+
+
+def _close_all() -> None:
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for t in live:
+        try:
+            t.close()
+        except Exception:
+            pass
+
+
+atexit.register(_close_all)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread when SIGTERM arrives during a kernel run."""
+
+
+@contextmanager
+def signals_raise():
+    """During the body, SIGTERM (and SIGHUP) raise :class:`Interrupted` in the main thread, so
+    ``finally`` blocks tear everything down; SIGINT raises KeyboardInterrupt as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    owner = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != owner:  # a forked helper (e.g. of a library) inherited this handler
+            os._exit(128 + signum)
+        raise Interrupted(f"signal {signal.Signals(signum).name}")
+
+    old = {}
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        old[s] = signal.getsignal(s)
+        signal.signal(s, handler if s != signal.SIGINT else signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

@@ -1,0 +1,184 @@
+"""Traffic and measurement inside the namespaces: iperf3 servers (receiver ns), one iperf3 client
+per flow (sender ns, ``-C <cc>``), the ping probe, and the sock_diag sampler thread."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .diag import DiagSocket, SockInfo
+from .topology import RECEIVER_ADDR, Topology
+
+BASE_PORT = 5201
+BASE_CPORT = 40001
+#: Linux caps SO_RCVBUF/SO_SNDBUF at net.core.rmem_max/wmem_max (global, not settable from a
+#: namespace); an rwnd above it is honoured through the receiver namespace's tcp_rmem instead.
+RMEM_MAX_PATH = "/proc/sys/net/core/rmem_max"
+
+
+def rmem_max() -> int:
+    try:
+        return int(open(RMEM_MAX_PATH).read())
+    except OSError:
+        return 212992
+
+
+@dataclass
+class FlowProc:
+    id: int
+    cc: str
+    start_s: float
+    port: int
+    cport: int
+    argv: list[str]
+    proc: Optional[subprocess.Popen] = None
+    started_at: Optional[float] = None  # monotonic
+    ended_at: Optional[float] = None
+    result: Optional[dict] = None  # iperf3 -J output
+    error: Optional[str] = None
+
+
+def start_servers(topo: Topology, n: int, timeout: float = 10.0) -> list[subprocess.Popen]:
+    procs = []
+    for i in range(n):
+        procs.append(topo.popen("r", ["iperf3", "-s", "-1", "-B", RECEIVER_ADDR, "-p", str(BASE_PORT + i)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    want = {BASE_PORT + i for i in range(n)}
+    with DiagSocket(topo.ns_r) as d:
+        deadline = time.monotonic() + timeout
+        while True:
+            have = d.listening_ports()
+            if want <= have:
+                break
+            for p in procs:
+                if p.poll() is not None:
+                    raise RuntimeError(f"iperf3 server exited: {p.stderr.read().decode(errors='replace')}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"iperf3 servers not listening after {timeout}s: missing {sorted(want - have)}")
+            time.sleep(0.02)
+    return procs
+
+
+def client_argv(flow, port: int, cport: int, duration_s: float, rwnd_mode: str) -> list[str]:
+    argv = ["iperf3", "-c", RECEIVER_ADDR, "-p", str(port), "--cport", str(cport), "-C", flow.cc, "-J",
+            "-i", "0", "-t", f"{max(duration_s, 0.5):.3f}"]
+    if flow.size_bytes:
+        argv[argv.index("-t"):argv.index("-t") + 2] = ["-n", str(int(flow.size_bytes))]
+    if rwnd_mode == "setsockopt":
+        argv += ["-w", str(int(flow.rwnd_bytes))]
+    if getattr(flow, "pacing", False) and flow.cc != "bbr":
+        # SO_MAX_PACING_RATE makes Linux pace internally (sk_pacing_status NEEDED) at
+        # tcp_update_pacing_rate's 200 %/120 % of cwnd/srtt, as with fq; the cap itself is huge.
+        argv += ["--fq-rate", "30G"]
+    return argv
+
+
+class FlowLauncher(threading.Thread):
+    """Starts each client at t0 + start_s (t0 = CLOCK_MONOTONIC seconds) and collects its JSON."""
+
+    def __init__(self, topo: Topology, flows: list[FlowProc], t0: float):
+        super().__init__(daemon=True, name="ccb-flows")
+        self.topo, self.flows, self.t0 = topo, flows, t0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        for f in sorted(self.flows, key=lambda f: f.start_s):
+            delay = self.t0 + f.start_s - time.monotonic()
+            if delay > 0 and self.stop.wait(delay):
+                return
+            f.started_at = time.monotonic()
+            try:
+                f.proc = self.topo.popen("s", f.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            except Exception as e:  # pragma: no cover
+                f.error = str(e)
+
+    def collect(self, deadline: float) -> None:
+        for f in self.flows:
+            p = f.proc
+            if p is None:
+                f.error = f.error or "not started"
+                continue
+            try:
+                out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.terminate()
+                try:
+                    out, err = p.communicate(timeout=3)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    out, err = p.communicate()
+                f.error = "stopped at the end of the run"
+            f.ended_at = f.ended_at or time.monotonic()
+            try:
+                f.result = json.loads(out.decode(errors="replace"))
+                if f.result.get("error") and not f.error:
+                    f.error = f"iperf3: {f.result['error']}"
+            except ValueError:
+                f.error = f.error or f"iperf3 gave no JSON: {err.decode(errors='replace').strip()[:300]}"
+
+
+@dataclass
+class FlowSamples:
+    t: list[float] = field(default_factory=list)
+    infos: list[SockInfo] = field(default_factory=list)
+
+
+class DiagSampler(threading.Thread):
+    """Dumps tcp_info of every socket in the sender namespace every ``fast_s`` seconds and keeps
+    the samples of each flow's data connection (matched by client port). Congestion events are
+    counted from these fast samples (entries into Recovery/Loss); the series is taken from them
+    at the scenario's sample interval afterwards."""
+
+    def __init__(self, ns: str, cports: dict[int, int], t0: float, fast_s: float = 0.01):
+        super().__init__(daemon=True, name="ccb-diag")
+        self.ns, self.cports, self.t0, self.fast_s = ns, cports, t0, fast_s
+        self.samples: dict[int, FlowSamples] = {fid: FlowSamples() for fid in cports.values()}
+        self.stop = threading.Event()
+        self.error: Optional[str] = None
+
+    def run(self) -> None:
+        try:
+            with DiagSocket(self.ns) as d:
+                nxt = time.monotonic()
+                while not self.stop.is_set():
+                    now = time.monotonic()
+                    for s in d.dump(states=(1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 11)):
+                        fid = self.cports.get(s.sport)
+                        if fid is not None and s.info and s.dst == RECEIVER_ADDR:
+                            fs = self.samples[fid]
+                            fs.t.append(now - self.t0)
+                            fs.infos.append(s)
+                    nxt += self.fast_s
+                    wait = nxt - time.monotonic()
+                    if wait < 0:
+                        nxt = time.monotonic()
+                        wait = 0
+                    self.stop.wait(wait)
+        except Exception as e:  # pragma: no cover
+            self.error = f"sock_diag sampler: {e}"
+
+
+_PING_RE = re.compile(rb"time=([0-9.]+) ms")
+
+
+def start_ping(topo: Topology, interval_s: float, duration_s: float) -> subprocess.Popen:
+    count = max(1, int(duration_s / interval_s))
+    return topo.popen("s", ["ping", "-n", "-i", f"{interval_s:.3f}", "-c", str(count), "-W", "2", RECEIVER_ADDR],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish_ping(p: subprocess.Popen, deadline: float) -> list[float]:
+    try:
+        out, _ = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        p.send_signal(2)
+        try:
+            out, _ = p.communicate(timeout=3)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+    return [float(x) for x in _PING_RE.findall(out)]
