@@ -782,17 +782,39 @@ class _Progress:
             console=console, transient=False)
         self.task = self.progress.add_task("runs", total=total)
 
+        # not a terminal (CI log, `| tee`): a plain line every 5 % or 30 s instead of a live bar
+        self.live = bool(getattr(console, "is_terminal", True))
+        self.total = total
+        self.done = 0
+        self.t0 = 0.0
+        self.last_line = 0.0
+        self.step = max(1, total // 20)
+
     def start(self):
-        self.console.print(self.header)
+        self.console.print(self.header, highlight=False)
         for note in self.notes:
             self.console.print(f"[yellow]{note}[/]")
-        self.progress.start()
+        self.t0 = self.last_line = time.monotonic()
+        if self.live:
+            self.progress.start()
 
     def advance(self):
-        self.progress.advance(self.task)
+        self.done += 1
+        if self.live:
+            self.progress.advance(self.task)
+            return
+        now = time.monotonic()
+        if self.done == self.total or self.done % self.step == 0 or now - self.last_line > 30:
+            self.last_line = now
+            s, el = self.summary, now - self.t0
+            rate = self.done / el if el > 0 else 0.0
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            self.console.print(f"{self.done}/{self.total} ok {s.ok} failed {s.failed} cached "
+                               f"{s.cached}  {rate:.1f} runs/s  ETA {eta:.0f} s", highlight=False)
 
     def stop(self):
-        self.progress.stop()
+        if self.live:
+            self.progress.stop()
 
 
 def print_summary(summary: SweepSummary, console=None, notes: Sequence[str] = ()) -> None:
