@@ -912,6 +912,17 @@ pub(crate) mod testpath {
             p
         }
 
+        /// Seed srtt / min RTT with a handshake sample before `init`, as Linux has one from the
+        /// SYN / SYN-ACK exchange when the congestion control is initialised: the path RTT plus
+        /// the serialisation of a 60-byte SYN at the bottleneck.
+        pub fn with_handshake(mut self) -> Self {
+            let rtt_us = (self.rtt_ns + self.tx_ns * 60 / 1500) / 1000;
+            self.sk.srtt_us = rtt_us;
+            self.sk.min_rtt_us = rtt_us as u32;
+            self.cc.init(&mut self.sk);
+            self
+        }
+
         fn in_flight(&self) -> u32 {
             self.out.len() as u32
         }
@@ -1531,5 +1542,44 @@ mod tests {
             ack(&mut b, &mut sk, 200, 1, losses, n % 50 == 0);
         }
         assert!(!b.lt_use_bw());
+    }
+
+    #[test]
+    fn probe_rtt_every_10s_with_handshake_min_rtt() {
+        // As on Linux, the min RTT starts from the handshake sample (50 ms + a 60-byte SYN's
+        // serialisation); full-size data packets, 0.24 ms at 50 Mbit/s, can never match it,
+        // so the first PROBE_RTT comes exactly 10 s after init. PROBE_RTT then takes the data
+        // RTT of an empty queue (50.24 ms) as the new minimum; on this jitter-free path
+        // PROBE_BW's cruise phases (pacing at 0.99 × bw) drain the queue to exactly zero and
+        // re-measure that minimum, so later episodes only come when 10 s pass without that.
+        let mut p = path(50.0, 50.0, 420, 4).with_handshake();
+        assert_eq!(p.sk.pacing_rate, Bbr::rate_bytes_per_sec(&p.sk, 10 * BW_UNIT / 50_009, HIGH_GAIN));
+        p.run_until(31_000_000_000);
+        let mut eps: Vec<(f64, f64, u32)> = Vec::new(); // (start s, duration s, max cwnd)
+        let mut last = "";
+        for r in &p.rows {
+            if r.label == "PROBE_RTT" {
+                if last != "PROBE_RTT" {
+                    eps.push((r.t_ns as f64 / 1e9, 0.0, 0));
+                }
+                let e = eps.last_mut().unwrap();
+                e.1 = r.t_ns as f64 / 1e9 - e.0;
+                e.2 = e.2.max(r.cwnd);
+            }
+            last = r.label;
+        }
+        println!("PROBE_RTT episodes (start, duration, max cwnd): {eps:?}");
+        assert!(!eps.is_empty());
+        assert!((eps[0].0 - 10.0).abs() < 0.01, "first at {}", eps[0].0);
+        for w in eps.windows(2) {
+            // Never sooner than 10 s after the previous one ended (min_rtt_stamp reset on exit).
+            let gap = w[1].0 - (w[0].0 + w[0].1);
+            assert!(gap >= 10.0, "gap {gap}");
+        }
+        assert_eq!(p.cc.min_rtt_us, 50_240, "data-packet RTT of an empty queue");
+        for e in &eps {
+            assert!(e.1 >= 0.2 && e.1 <= 0.2 + 2.0 * 0.0503, "duration {}", e.1);
+            assert!(e.2 <= 4, "cwnd {} in PROBE_RTT", e.2);
+        }
     }
 }
