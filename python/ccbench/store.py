@@ -122,7 +122,7 @@ class Store:
             return out
         for p in d.glob("*.parquet"):
             try:
-                tab = pq.read_table(p, columns=["status"])
+                tab = pq.ParquetFile(p).read(columns=["status"])
                 status = tab.column("status")[0].as_py() if tab.num_rows else None
             except Exception:  # unreadable (e.g. truncated by a power loss): treat as missing
                 continue
@@ -132,7 +132,7 @@ class Store:
     def status(self, run_id: str) -> str | None:
         p = self.path("runs", run_id)
         try:
-            tab = pq.read_table(p, columns=["status"])
+            tab = pq.ParquetFile(p).read(columns=["status"])
         except Exception:
             return None
         return (tab.column("status")[0].as_py() if tab.num_rows else None) or "ok"
@@ -223,17 +223,26 @@ def _with_columns(tab: pa.Table, extra: Mapping[str, Any]) -> pa.Table:
 # Reading
 # --------------------------------------------------------------------------------------------
 
+def _read_one(p: Path) -> pa.Table | None:
+    try:
+        return pq.ParquetFile(p).read()
+    except Exception as e:  # pragma: no cover - only after a crash of the machine
+        warnings.warn(f"{p}: unreadable, skipped ({e})")
+        return None
+
+
 def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
+    from concurrent.futures import ThreadPoolExecutor
+
     d = root / table
-    tables = []
     files = sorted(d.glob("*.parquet")) if d.is_dir() else []
-    for p in files:
-        if keep is not None and p.stem not in keep:
-            continue  # orphan: its run has no runs file (writer killed before the commit)
-        try:
-            tables.append(pq.read_table(p))
-        except Exception as e:  # pragma: no cover - only after a crash of the machine
-            warnings.warn(f"{p}: unreadable, skipped ({e})")
+    # orphans (a flows/series file whose run has no runs file: writer killed before the commit)
+    files = [p for p in files if keep is None or p.stem in keep]
+    if len(files) > 16:  # Parquet reads release the GIL
+        with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 1) * 2)) as ex:
+            tables = [t for t in ex.map(_read_one, files) if t is not None]
+    else:
+        tables = [t for t in map(_read_one, files) if t is not None]
     if not tables:
         schema = _schema(table)
         return schema.empty_table().to_pandas() if schema is not None else pd.DataFrame()
