@@ -323,7 +323,13 @@ def _link_processes() -> list[tuple[int, list[str]]]:
 
 def _owner_alive(ns: str) -> bool:
     m = NS_RE.match(ns)
-    return bool(m) and int(m.group(1)) != os.getpid() and _alive(int(m.group(1)))
+    if not m:
+        return False
+    pid = int(m.group(1))
+    if pid == os.getpid():  # ours: alive while a Topology of this process uses it
+        with _LIVE_LOCK:
+            return any(ns in (t.ns_s, t.ns_r) for t in _LIVE)
+    return _alive(pid)
 
 
 def cleanup_stale(force: bool = False) -> dict:

@@ -1,0 +1,369 @@
+"""Kernel backend: real Linux TCP over ccbench-link (issue 4). Needs root, TUN, iperf3 and a
+built ccbench-link; each test is skipped with the reason when something is missing.
+Short runs only: the whole file takes about 2–3 minutes."""
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ccbench.kernel import env
+from ccbench.scenario import Scenario, ScenarioError
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.kernel
+
+
+def _missing() -> str | None:
+    if not env.is_root():
+        return "kernel backend tests need root (namespaces, TUN)"
+    ok, why = env.tun_available()
+    if not ok:
+        return f"no TUN: {why}"
+    ok, why = env.netns_available()
+    if not ok:
+        return why
+    if env.iperf3_path() is None:
+        return "iperf3 not installed (make system-deps)"
+    if env.link_binary() is None:
+        return "ccbench-link not built (make build)"
+    return None
+
+
+needs_kernel = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+def scenario(**kw) -> Scenario:
+    d = {"duration": "8s", "seed": 1,
+         "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp"},
+         "flows": [{"cc": "cubic"}]}
+    for k, v in kw.items():
+        if k == "bottleneck":
+            d["bottleneck"] = {**d["bottleneck"], **v}
+        else:
+            d[k] = v
+    return Scenario.from_dict(d, source="test")
+
+
+def link_cfg(**bottleneck) -> dict:
+    return scenario(bottleneck=bottleneck).sim_config()
+
+
+def our_namespaces(pid: int | None = None) -> list[str]:
+    from pyroute2 import netns
+
+    pre = f"{env.PREFIX}{pid}x" if pid else env.PREFIX
+    return [n for n in netns.listnetns() if n.startswith(pre)]
+
+
+# ---- refusals (no root needed) ----------------------------------------------------------------
+
+
+def test_refuses_vegas_naming_the_key_and_the_alternatives():
+    from ccbench.backends import kernel
+
+    if "vegas" in env.available_algorithms():
+        pytest.skip("this kernel has vegas")
+    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+                             "flows": [{"cc": "cubic"}, {"cc": "vegas"}]}, source="v.toml")
+    with pytest.raises(ScenarioError) as ei:
+        kernel.check(sc)
+    msg = str(ei.value)
+    assert "flows.1.cc" in msg and "vegas" in msg
+    for name in env.available_algorithms():
+        assert name in msg
+    assert "flows.0.cc" not in msg
+
+
+def test_not_root_gives_a_clear_message(monkeypatch):
+    from ccbench.backends import kernel
+
+    monkeypatch.setattr(env, "euid", lambda: 65534)
+    with pytest.raises(ScenarioError) as ei:
+        kernel.check(scenario())
+    msg = str(ei.value)
+    assert "needs root" in msg and "uid 65534" in msg and "ccbench doctor" in msg
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists(), reason="needs root and setpriv")
+def test_not_root_for_real_as_nobody():
+    code = textwrap.dedent("""
+        from ccbench.backends import kernel
+        from ccbench.scenario import Scenario, ScenarioError
+        sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+                                 "flows": [{"cc": "cubic"}]})
+        try:
+            kernel.check(sc)
+        except ScenarioError as e:
+            print(e)
+    """)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                       capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(ROOT / "python"), "HOME": "/tmp"})
+    if "Permission denied" in r.stderr:
+        pytest.skip(f"nobody cannot read the checkout: {r.stderr.strip()[-200:]}")
+    assert "needs root" in r.stdout, r.stdout + r.stderr
+
+
+def test_refuses_other_aqm_and_access_rate():
+    from ccbench.backends import kernel
+
+    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms", "aqm": "codel"},
+                             "access": {"rate": "1Gbit"}, "flows": [{"cc": "cubic"}]})
+    with pytest.raises(ScenarioError) as ei:
+        kernel.check(sc)
+    assert "bottleneck.aqm" in str(ei.value) and "access.rate" in str(ei.value)
+
+
+def test_algorithms_lists_the_kernel():
+    from ccbench.backends import kernel
+
+    names = [a["name"] for a in kernel.algorithms()]
+    assert names == env.available_algorithms()
+
+
+# ---- emulator accuracy --------------------------------------------------------------------------
+
+
+@needs_kernel
+def test_idle_ping_50ms_rtt():
+    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+
+    with Topology(link_cfg()) as t:
+        p = t.popen("s", ["ping", "-n", "-c", "150", "-i", "0.02", RECEIVER_ADDR], stdout=subprocess.PIPE, text=True)
+        out = p.communicate(timeout=30)[0]
+    rtts = [float(x.split("time=")[1].split()[0]) for x in out.splitlines() if "time=" in x]
+    assert len(rtts) == 150
+    med, mean = statistics.median(rtts), statistics.fmean(rtts)
+    print(f"idle ping: median {med:.3f} ms, mean {mean:.3f} ms, max {max(rtts):.3f} ms")
+    assert abs(med - 50.0) <= 0.5
+    assert abs(mean - 50.0) <= 0.5
+
+
+def _udp_count(loss: str, n: int = 25000) -> tuple[int, int, dict]:
+    """Send n UDP datagrams sender → receiver at ~10 Mbit/s, count what arrives end to end."""
+    from ccbench.kernel.nsutil import netns_socket
+    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+
+    with Topology(link_cfg(loss=loss)) as t:
+        rx = netns_socket(t.ns_r, socket.AF_INET, socket.SOCK_DGRAM)
+        rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        rx.bind((RECEIVER_ADDR, 9000))
+        rx.settimeout(0.5)
+        got = set()
+
+        def reader():
+            while True:
+                try:
+                    data = rx.recv(2048)
+                except socket.timeout:
+                    return
+                got.add(int.from_bytes(data[:4], "big"))
+
+        th = threading.Thread(target=reader)
+        th.start()
+        tx = netns_socket(t.ns_s, socket.AF_INET, socket.SOCK_DGRAM)
+        pad = b"\0" * 96
+        t_start = time.monotonic()
+        for i in range(n):
+            tx.sendto(i.to_bytes(4, "big") + pad, (RECEIVER_ADDR, 9000))
+            if i % 100 == 99:  # 100 datagrams per 10 ms: ~10 Mbit/s of IP bytes
+                d = t_start + (i + 1) / 10000 - time.monotonic()
+                if d > 0:
+                    time.sleep(d)
+        th.join(timeout=10)
+        rep = t.stop_link()
+        rx.close()
+        tx.close()
+    return n, len(got), rep["directions"][0]
+
+
+@needs_kernel
+@pytest.mark.parametrize("pct", [1.0, 5.0])
+def test_bernoulli_loss_within_99pct_binomial_interval(pct):
+    n, got, data = _udp_count(f"{pct}%")
+    p = pct / 100
+    lost = n - got
+    half = 2.5758 * math.sqrt(p * (1 - p) / n)
+    print(f"loss {pct}%: {lost}/{n} = {lost / n:.4%} (99% interval {p - half:.4%}..{p + half:.4%}); "
+          f"emulator: in {data['packets_in']} lost {data['lost']} dropped {data['dropped']}")
+    assert data["dropped"] == 0  # nothing dropped by the queue: all loss is the random model
+    assert data["packets_in"] >= n
+    assert p - half <= lost / n <= p + half
+
+
+# ---- real TCP ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cubic_run():
+    if _missing():
+        pytest.skip(_missing())
+    from ccbench.backends import kernel
+
+    keep: dict = {}
+    sc = scenario(duration="10s", probe={"ping": "200ms"})
+    res = kernel.run(sc, keep=keep)
+    return sc, res, keep
+
+
+@needs_kernel
+def test_single_cubic_flow_reaches_90pct_of_rate(cubic_run):
+    sc, res, keep = cubic_run
+    assert res.ok, res.error
+    f = res.flows.iloc[0]
+    rate = sc.bottleneck.rate_bps
+    print(f"cubic goodput {f.goodput_bps / 1e6:.2f} Mbit/s of {rate / 1e6:.0f}; utilisation "
+          f"{res.runs.link_utilisation[0]:.3f}; retransmits {f.retransmits}; rtt p50 {f.rtt_p50_ms:.1f} ms")
+    assert f.goodput_bps >= 0.9 * rate
+    assert f.cc == "cubic"
+    assert res.runs.backend[0] == "kernel" and res.runs.kernel_version[0] == env.kernel_version()
+
+
+@needs_kernel
+def test_p99_lateness_at_50mbit(cubic_run):
+    _, _, keep = cubic_run
+    for d in keep["link"]["directions"]:
+        lat = d["lateness_us"]
+        print(f"{d['name']}: {lat['count']} packets, lateness p50 {lat['p50']} p99 {lat['p99']} "
+              f"max {lat['max']:.0f} µs")
+        assert lat["count"] > 1000
+        assert lat["p99"] <= 200
+
+
+@needs_kernel
+def test_series_has_tcp_info_and_queue(cubic_run):
+    _, res, _ = cubic_run
+    s = res.series
+    assert len(s) >= 80
+    late = s[s.t > 2]
+    assert late.cwnd.notna().all() and late.rtt_ms.min() >= 49.5
+    assert late.queue_bytes.notna().all() and late.queue_bytes.max() > 0
+    assert late.goodput_bps.mean() > 40e6
+    assert res.runs.probe_rtt_p50_ms[0] >= 50
+
+
+@needs_kernel
+def test_sim_and_kernel_tables_have_the_same_columns_and_types(cubic_run):
+    from ccbench.backends import sim
+
+    sc, kres, _ = cubic_run
+    try:
+        sres = sim.run(sc.with_overrides({"duration": "2s"}))
+    except Exception as e:  # pragma: no cover
+        pytest.skip(f"the simulator cannot run here yet: {e}")
+    for name in ("flows", "runs", "series"):
+        assert getattr(kres, f"{name}_table").schema == getattr(sres, f"{name}_table").schema, name
+        assert list(getattr(kres, name).columns) == list(getattr(sres, name).columns), name
+    # pandas dtypes, for the columns both backends fill
+    for name in ("flows", "runs"):
+        kd, sd = getattr(kres, name), getattr(sres, name)
+        for col in kd.columns:
+            if kd[col].notna().all() and sd[col].notna().all():
+                assert kd[col].dtype == sd[col].dtype, (name, col)
+
+
+@needs_kernel
+def test_bbr_flow_reports_bbr_info():
+    from ccbench.backends import kernel
+
+    res = kernel.run(scenario(duration="4s", flows=[{"cc": "bbr"}]))
+    assert res.ok, res.error
+    s = res.series[res.series.t > 1.5]
+    assert s.bw_est_bps.notna().all() and (s.bw_est_bps > 10e6).all()
+    assert set(s.cc_state) <= {"startup", "drain", "probe_bw", "probe_rtt"}
+    assert res.flows.goodput_bps[0] > 30e6
+
+
+# ---- clean-up ---------------------------------------------------------------------------------
+
+RUNNER = textwrap.dedent("""
+    import sys
+    from ccbench.backends import kernel
+    from ccbench.scenario import Scenario
+    sc = Scenario.from_dict({"duration": "30s", "bottleneck": {"rate": "50Mbit", "rtt": "50ms"},
+                             "flows": [{"cc": "cubic", "count": 2}], "probe": {"ping": "100ms"}})
+    kernel.run(sc)
+""")
+
+
+def _start_runner():
+    p = subprocess.Popen([sys.executable, "-c", RUNNER], env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    from ccbench.kernel.topology import pids_in_netns
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        nss = our_namespaces(p.pid)
+        if len(nss) == 2:
+            pids = set()
+            for ns in nss:
+                pids |= set(pids_in_netns(ns))
+            if len(pids) >= 5:  # 2 iperf3 servers, 2 clients, ping
+                return p, nss, pids
+        time.sleep(0.1)
+    p.kill()
+    raise AssertionError(f"run did not start: {p.communicate()[1].decode()[-2000:]}")
+
+
+def _link_pids(nss) -> list[int]:
+    from ccbench.kernel.topology import _link_processes
+
+    return [pid for pid, argv in _link_processes() if any(ns in a for ns in nss for a in argv)]
+
+
+def _alive(pid):
+    from ccbench.kernel.topology import _alive as alive
+
+    return alive(pid)
+
+
+@needs_kernel
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_run_leaves_nothing(sig):
+    p, nss, pids = _start_runner()
+    links = _link_pids(nss)
+    assert links, "ccbench-link not found"
+    time.sleep(1.5)
+    p.send_signal(sig)
+    p.wait(timeout=20)
+    assert our_namespaces(p.pid) == []
+    left = [x for x in pids | set(links) if _alive(x)]
+    assert left == [], f"processes left: {left}"
+
+
+@needs_kernel
+def test_cleanup_removes_what_a_killed_run_left():
+    from ccbench.kernel.topology import cleanup_stale
+
+    p, nss, pids = _start_runner()
+    links = _link_pids(nss)
+    p.kill()  # SIGKILL: no finally, no atexit
+    p.wait()
+    time.sleep(0.3)
+    assert our_namespaces(p.pid) == nss  # left behind
+    done = cleanup_stale()
+    assert sorted(done["namespaces"]) == sorted(nss)
+    assert our_namespaces(p.pid) == []
+    left = [x for x in pids | set(links) if _alive(x)]
+    assert left == [], f"processes left: {left}"
+
+
+@needs_kernel
+def test_cleanup_keeps_runs_in_progress():
+    from ccbench.kernel.topology import Topology, cleanup_stale
+
+    with Topology(link_cfg()) as t:
+        done = cleanup_stale()
+        assert t.ns_s not in done["namespaces"] and t.ns_s in done["kept"]
+        assert t.ns_s in our_namespaces()
