@@ -91,9 +91,10 @@ def _print_plan(specs) -> None:
 def query_command(
     dir: Path = typer.Argument(..., help="Store directory written by ccbench sweep.", exists=True,
                                file_okay=False),
-    sql: str = typer.Argument(..., help='SQL over the views runs, flows, series, e.g. '
+    sql: Optional[str] = typer.Argument(None, help='SQL over the views runs, flows, series, e.g. '
                                         '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc". '
-                                        'Quote swept columns: "bottleneck.loss".'),
+                                        'Quote swept columns: "bottleneck.loss". '
+                                        'Without SQL: list the views and their columns.'),
     csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table."),
     limit: int = typer.Option(200, "--limit", help="Rows shown in the table (0 = all; --csv prints all)."),
 ) -> None:
@@ -106,6 +107,20 @@ def query_command(
     from ccbench.store import query
 
     err = Console(stderr=True)
+    if sql is None:
+        from ccbench.store import connect
+
+        con = connect(dir)
+        t = Table(title=f"{dir}: views")
+        for c in ("view", "rows", "columns"):
+            t.add_column(c)
+        for view in ("runs", "flows", "series"):
+            n = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+            cols = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
+            t.add_row(view, str(n), ", ".join(f'"{c}"' if "." in c else c for c in cols))
+        con.close()
+        Console().print(t)
+        return
     try:
         df = query(dir, sql)
     except Exception as e:  # duckdb errors: show the message, not a traceback
