@@ -127,6 +127,10 @@ def test_empty_store(tmp_path):
     assert "goodput_bps" in r.flows.columns
     df = query(tmp_path, "SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc")
     assert len(df) == 0
+    from ccbench.cli_sweep import app
+
+    res = CliRunner().invoke(app, ["query", str(tmp_path)])  # no SQL: the views and columns
+    assert res.exit_code == 0 and "goodput_bps" in res.stdout and "series" in res.stdout
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "nope")
 
