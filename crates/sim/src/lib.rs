@@ -4,9 +4,16 @@
 //! `run_json` for the Python package.
 pub mod cc;
 pub mod config;
+pub mod event;
+pub mod link;
+pub mod metrics;
+pub mod queue;
 pub mod report;
 pub mod rng;
+pub mod sim;
 pub mod tcp;
+pub mod time;
+pub mod topology;
 
 pub use config::SimConfig;
 pub use report::SimReport;
@@ -14,7 +21,7 @@ pub use report::SimReport;
 /// Run a scenario.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
     cfg.validate()?;
-    Err("simulator core not implemented yet".into())
+    Ok(sim::World::new(cfg).run())
 }
 
 /// JSON in, JSON out (the contract used by the Python bindings).

@@ -1,0 +1,453 @@
+//! The event loop: hosts, links and timers of one run, and the report at the end.
+use crate::cc;
+use crate::config::SimConfig;
+use crate::event::EventQueue;
+use crate::link::Fate;
+use crate::metrics::Histogram;
+use crate::report::{FlowSummary, LinkCounters, RunSummary, Series, SimReport};
+use crate::rng::stream_seed;
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Sender, SenderParams};
+use crate::tcp::{Pkt, PktKind, MSS};
+use crate::time::{secs, Nanos};
+use crate::topology::{Dest, Dumbbell, BN_FWD, PING_FLOW};
+use std::collections::VecDeque;
+
+/// ICMP echo of 56 data bytes, as `ping` sends by default: 84 IP bytes.
+const PING_BYTES: u32 = 84;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// The head packet of a FIFO link's delivery pipe arrives at the far end.
+    PipeHead(u32),
+    /// A packet leaving a non-FIFO (reordering) link arrives at the far end.
+    Arrive { link: u32, pkt: Pkt },
+    Start(u32),
+    SenderTimer(u32),
+    PacingWake(u32),
+    DelackTimer(u32),
+    Sample,
+    PingSend,
+}
+
+struct FlowState {
+    sender: Sender,
+    receiver: Receiver,
+    start: Nanos,
+    started: bool,
+    timer_at: Option<Nanos>,
+    pace_at: Option<Nanos>,
+    delack_at: Option<Nanos>,
+    dropped: u64,
+    last_sample_bytes: u64,
+}
+
+pub struct World<'a> {
+    cfg: &'a SimConfig,
+    q: EventQueue<Ev>,
+    net: Dumbbell,
+    pipes: Vec<VecDeque<(Nanos, Pkt)>>,
+    flows: Vec<FlowState>,
+    now: Nanos,
+    end: Nanos,
+    buf: Vec<Pkt>,
+    ping_hist: Histogram,
+    series: Series,
+}
+
+impl<'a> World<'a> {
+    pub fn new(cfg: &'a SimConfig) -> Self {
+        let net = Dumbbell::build(cfg);
+        let pipes = (0..net.links.len()).map(|_| VecDeque::new()).collect();
+        let flows = cfg
+            .flows
+            .iter()
+            .map(|f| {
+                let total_segs = f.size_bytes.map(|b| b.div_ceil(MSS as u64).max(1));
+                let algo = cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id)))
+                    .expect("validated algorithm");
+                FlowState {
+                    sender: Sender::new(
+                        SenderParams {
+                            flow: f.id,
+                            total_segs,
+                            rwnd_segs: f.rwnd_bytes / MSS as u64,
+                            pacing: f.pacing,
+                        },
+                        algo,
+                    ),
+                    receiver: Receiver::new(f.id, total_segs),
+                    start: f.start_ns,
+                    started: false,
+                    timer_at: None,
+                    pace_at: None,
+                    delack_at: None,
+                    dropped: 0,
+                    last_sample_bytes: 0,
+                }
+            })
+            .collect();
+        World {
+            cfg,
+            q: EventQueue::new(),
+            net,
+            pipes,
+            flows,
+            now: 0,
+            end: cfg.duration_ns,
+            buf: Vec::with_capacity(64),
+            ping_hist: Histogram::default(),
+            series: Series::default(),
+        }
+    }
+
+    pub fn run(mut self) -> SimReport {
+        for f in 0..self.flows.len() {
+            let s = self.flows[f].start;
+            if s < self.end {
+                self.q.push(s, Ev::Start(f as u32));
+            }
+        }
+        if self.cfg.sample_interval_ns > 0 {
+            self.q.push(self.cfg.sample_interval_ns.min(self.end), Ev::Sample);
+        }
+        if self.cfg.probe.ping_interval_ns > 0 {
+            self.q.push(0, Ev::PingSend);
+        }
+        while let Some(t) = self.q.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (t, ev) = self.q.pop().unwrap();
+            self.now = t;
+            self.handle(ev);
+        }
+        self.now = self.end;
+        self.report()
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::PipeHead(l) => {
+                let now = self.now;
+                while let Some(&(at, pkt)) = self.pipes[l as usize].front() {
+                    if at > now {
+                        self.q.push(at, Ev::PipeHead(l));
+                        break;
+                    }
+                    self.pipes[l as usize].pop_front();
+                    self.net.links[l as usize].departed += 1;
+                    let dest = self.net.next(l, &pkt);
+                    self.dispatch(dest, pkt);
+                }
+            }
+            Ev::Arrive { link, pkt } => {
+                self.net.links[link as usize].departed += 1;
+                let dest = self.net.next(link, &pkt);
+                self.dispatch(dest, pkt);
+            }
+            Ev::Start(f) => {
+                let fi = f as usize;
+                self.flows[fi].started = true;
+                let now = self.now;
+                let out = self.flows[fi].sender.start(now);
+                self.buf.clear();
+                self.buf.extend_from_slice(out);
+                self.send_fwd_buf();
+                self.sync_flow(fi);
+            }
+            Ev::SenderTimer(f) => {
+                let fi = f as usize;
+                if self.flows[fi].timer_at != Some(self.now) {
+                    return; // superseded
+                }
+                self.flows[fi].timer_at = None;
+                let now = self.now;
+                let out = self.flows[fi].sender.on_timer(now);
+                self.buf.clear();
+                self.buf.extend_from_slice(out);
+                self.send_fwd_buf();
+                self.sync_flow(fi);
+            }
+            Ev::PacingWake(f) => {
+                let fi = f as usize;
+                if self.flows[fi].pace_at != Some(self.now) {
+                    return;
+                }
+                self.flows[fi].pace_at = None;
+                let now = self.now;
+                let out = self.flows[fi].sender.transmit(now);
+                self.buf.clear();
+                self.buf.extend_from_slice(out);
+                self.send_fwd_buf();
+                self.sync_flow(fi);
+            }
+            Ev::DelackTimer(f) => {
+                let fi = f as usize;
+                if self.flows[fi].delack_at != Some(self.now) {
+                    return;
+                }
+                self.flows[fi].delack_at = None;
+                let now = self.now;
+                if let Some(ack) = self.flows[fi].receiver.on_delack_timer(now) {
+                    self.send_rev(ack);
+                }
+                self.sync_flow(fi);
+            }
+            Ev::Sample => self.sample(),
+            Ev::PingSend => {
+                let pkt = Pkt {
+                    flow: PING_FLOW,
+                    kind: PktKind::PingReq,
+                    bytes: PING_BYTES,
+                    seq: 0,
+                    ts: self.now,
+                    sack: [(0, 0); 3],
+                    nsack: 0,
+                    dsack: false,
+                    delayed: false,
+                };
+                self.send_fwd(pkt);
+                self.q.push(self.now + self.cfg.probe.ping_interval_ns, Ev::PingSend);
+            }
+        }
+    }
+
+    /// A packet arrives at `dest` at the current time.
+    fn dispatch(&mut self, dest: Dest, pkt: Pkt) {
+        match dest {
+            Dest::Link(l) => self.offer(l, self.now, pkt),
+            Dest::Receiver => match pkt.kind {
+                PktKind::Data => {
+                    let fi = pkt.flow as usize;
+                    let now = self.now;
+                    if let Some(ack) = self.flows[fi].receiver.on_data(now, &pkt) {
+                        self.send_rev(ack);
+                    }
+                    self.sync_flow(fi);
+                }
+                PktKind::PingReq => {
+                    let mut resp = pkt;
+                    resp.kind = PktKind::PingResp;
+                    self.send_rev(resp);
+                }
+                _ => unreachable!("only data and ping requests travel forward"),
+            },
+            Dest::Sender => match pkt.kind {
+                PktKind::Ack => {
+                    let fi = pkt.flow as usize;
+                    let now = self.now;
+                    let out = self.flows[fi].sender.on_ack(now, &pkt);
+                    self.buf.clear();
+                    self.buf.extend_from_slice(out);
+                    self.send_fwd_buf();
+                    self.sync_flow(fi);
+                }
+                PktKind::PingResp => {
+                    self.ping_hist.record((self.now - pkt.ts) / 1000);
+                }
+                _ => unreachable!("only ACKs and ping replies travel backward"),
+            },
+        }
+    }
+
+    fn send_fwd_buf(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        for &p in &buf {
+            self.send_fwd(p);
+        }
+        self.buf = buf;
+    }
+
+    fn send_fwd(&mut self, pkt: Pkt) {
+        let (l, d) = self.net.fwd_entry(&pkt);
+        self.offer(l, self.now + d, pkt);
+    }
+
+    fn send_rev(&mut self, pkt: Pkt) {
+        let (l, d) = self.net.rev_entry(&pkt);
+        self.offer(l, self.now + d, pkt);
+    }
+
+    /// Offer a packet to link `l`, arriving at time `at`.
+    fn offer(&mut self, l: u32, at: Nanos, pkt: Pkt) {
+        let link = &mut self.net.links[l as usize];
+        match link.offer(at, pkt.bytes) {
+            Fate::Deliver(t) => {
+                if link.is_fifo() {
+                    let pipe = &mut self.pipes[l as usize];
+                    if pipe.is_empty() {
+                        self.q.push(t, Ev::PipeHead(l));
+                    }
+                    pipe.push_back((t, pkt));
+                } else {
+                    self.q.push(t, Ev::Arrive { link: l, pkt });
+                }
+            }
+            Fate::QueueDrop | Fate::Lost => {
+                if pkt.kind == PktKind::Data {
+                    self.flows[pkt.flow as usize].dropped += 1;
+                }
+            }
+        }
+    }
+
+    /// Make sure the event queue holds the flow's next timer, pacing and delayed-ACK events.
+    fn sync_flow(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if let Some((deadline, _)) = f.sender.timer {
+            if f.timer_at.is_none_or(|t| deadline < t) {
+                let at = deadline.max(now);
+                f.timer_at = Some(at);
+                self.q.push(at, Ev::SenderTimer(fi as u32));
+            }
+        }
+        if let Some(w) = f.sender.pacing_wakeup(now) {
+            if f.pace_at.is_none_or(|t| w < t) {
+                f.pace_at = Some(w);
+                self.q.push(w, Ev::PacingWake(fi as u32));
+            }
+        }
+        if let Some(d) = f.receiver.delack_deadline {
+            if f.delack_at.is_none_or(|t| d < t) {
+                f.delack_at = Some(d);
+                self.q.push(d, Ev::DelackTimer(fi as u32));
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        let now = self.now;
+        let dt = self.cfg.sample_interval_ns;
+        let queue = self.net.links[BN_FWD as usize].queued_bytes(now);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            if !f.started {
+                continue;
+            }
+            let bytes = f.receiver.bytes_delivered();
+            let s = &mut self.series;
+            s.flow_id.push(i as u32);
+            s.t.push(secs(now));
+            s.goodput_bps.push((bytes - f.last_sample_bytes) as f64 * 8.0 / secs(dt));
+            f.last_sample_bytes = bytes;
+            s.cwnd.push(f.sender.sk.cwnd);
+            s.rtt_ms.push(f.sender.srtt_ms());
+            s.pacing_bps.push(f.sender.pacing_bps());
+            s.inflight.push(f.sender.in_flight());
+            s.queue_bytes.push(queue);
+            let label = f.sender.cc.state_label();
+            s.cc_state.push(if label.is_empty() {
+                format!("{:?}", f.sender.sk.ca_state)
+            } else {
+                label.to_string()
+            });
+            s.bw_est_bps.push(f.sender.cc.bw_estimate_bps());
+            s.min_rtt_ms.push(f.sender.cc.min_rtt_estimate_us().map(|u| u as f64 / 1000.0));
+        }
+        if now + dt <= self.end {
+            self.q.push(now + dt, Ev::Sample);
+        }
+    }
+
+    fn report(mut self) -> SimReport {
+        let end = self.end;
+        // Packets still inside the network, per flow and per link, found by looking.
+        let mut in_net = vec![0u64; self.flows.len()];
+        let mut held = vec![0u64; self.net.links.len()];
+        for (l, pipe) in self.pipes.iter().enumerate() {
+            held[l] += pipe.len() as u64;
+            for (_, p) in pipe {
+                if p.kind == PktKind::Data {
+                    in_net[p.flow as usize] += 1;
+                }
+            }
+        }
+        for ev in self.q.pending() {
+            if let Ev::Arrive { link, pkt } = ev {
+                held[*link as usize] += 1;
+                if pkt.kind == PktKind::Data {
+                    in_net[pkt.flow as usize] += 1;
+                }
+            }
+        }
+
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut total_goodput = 0.0;
+        for (i, f) in self.flows.iter().enumerate() {
+            let fc = &self.cfg.flows[i];
+            let start = f.start.min(end);
+            let done_at = f.receiver.completed_at;
+            let stop = done_at.unwrap_or(end);
+            let mut bytes = f.receiver.bytes_delivered();
+            if let Some(size) = fc.size_bytes {
+                bytes = bytes.min(size);
+            }
+            let dur = secs(stop.saturating_sub(start));
+            let goodput = if dur > 0.0 { bytes as f64 * 8.0 / dur } else { 0.0 };
+            total_goodput += if end > start { bytes as f64 * 8.0 / secs(end - start) } else { 0.0 };
+            let h = &f.sender.rtt_hist;
+            let to_ms = |v: f64| v / 1000.0;
+            flows.push(FlowSummary {
+                flow_id: fc.id,
+                group: fc.group,
+                cc: fc.cc.clone(),
+                goodput_bps: goodput,
+                bytes_acked: f.sender.bytes_acked().min(fc.size_bytes.unwrap_or(u64::MAX)),
+                retransmits: f.sender.retransmits,
+                loss_events: f.sender.loss_events,
+                rtt_min_ms: h.min().map(|v| to_ms(v as f64)),
+                rtt_mean_ms: h.mean().map(to_ms),
+                rtt_p50_ms: h.quantile(0.50).map(to_ms),
+                rtt_p95_ms: h.quantile(0.95).map(to_ms),
+                rtt_p99_ms: h.quantile(0.99).map(to_ms),
+                cwnd_mean: f.sender.cwnd_avg.mean_until(stop),
+                start_s: secs(start),
+                end_s: secs(stop),
+                fct_s: done_at.map(|t| secs(t - f.start)),
+                completed: done_at.is_some(),
+                data_sent: f.sender.data_sent,
+                data_received: f.receiver.data_received,
+                data_dropped: f.dropped,
+                data_in_network: in_net[i],
+            });
+        }
+
+        let bn = &mut self.net.links[BN_FWD as usize];
+        let rate = bn.rate_bps().unwrap_or(1) as f64;
+        let capacity_bytes = rate * secs(end) / 8.0;
+        // Bytes whose transmission was scheduled but had not happened by the end.
+        let pending_bytes = bn.queued_bytes(end) as f64;
+        let util = ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0);
+        let drops = self.net.links.iter().map(|l| l.dropped_queue).sum::<u64>();
+        let losses = self.net.links.iter().map(|l| l.dropped_loss).sum::<u64>();
+        let ping = &self.ping_hist;
+        let run = RunSummary {
+            link_utilisation: util,
+            drops,
+            random_losses: losses,
+            aggregate_goodput_bps: total_goodput,
+            probe_rtt_p50_ms: ping.quantile(0.50).map(|v| v / 1000.0),
+            probe_rtt_p95_ms: ping.quantile(0.95).map(|v| v / 1000.0),
+            probe_rtt_p99_ms: ping.quantile(0.99).map(|v| v / 1000.0),
+            duration_s: secs(end),
+            events: self.q.processed(),
+            data_packets: self.flows.iter().map(|f| f.sender.data_sent).sum(),
+        };
+        let links = self
+            .net
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkCounters {
+                name: l.name.clone(),
+                arrived: l.arrived,
+                departed: l.departed,
+                dropped_queue: l.dropped_queue,
+                dropped_loss: l.dropped_loss,
+                held: held[i],
+            })
+            .collect();
+        SimReport { flows, run, series: self.series, links }
+    }
+}

@@ -1,0 +1,257 @@
+//! The receiving side of one connection: in-order delivery, out-of-order ranges, SACK and
+//! D-SACK blocks, the timestamp echo and Linux's delayed-ACK policy.
+//!
+//! Delayed ACKs follow Linux `__tcp_ack_snd_check` / `tcp_event_data_recv`:
+//! * the first `QUICKACKS` segments are acknowledged one by one (quick-ACK mode at start);
+//! * otherwise an ACK goes out as soon as more than one full segment is unacknowledged
+//!   ("ACK every second segment");
+//! * out-of-order data, a segment that fills a hole, and duplicates are ACKed at once;
+//! * otherwise the delayed-ACK timer (TCP_ATO_MIN = 40 ms) sends it.
+//! Simplifications: the ACK timeout does not adapt (Linux's `ato` can grow above 40 ms for
+//! interactive flows; a bulk receiver stays at the minimum); the window advertised is the
+//! configured `rwnd` throughout (no receive-buffer autotuning ramp).
+use super::{Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
+use crate::time::{Nanos, NS_PER_MS};
+
+/// TCP_MAX_QUICKACKS.
+pub const QUICKACKS: u32 = 16;
+/// TCP_ATO_MIN / TCP_DELACK_MIN (HZ/25 = 40 ms).
+pub const DELACK_NS: Nanos = 40 * NS_PER_MS;
+
+pub struct Receiver {
+    pub flow: u32,
+    /// Next segment expected in order.
+    pub rcv_nxt: u64,
+    /// `rcv_wup`: rcv_nxt when the last ACK was sent (Last.ACK.sent of RFC 7323).
+    rcv_wup: u64,
+    /// Received ranges above rcv_nxt, sorted, disjoint, non-adjacent.
+    ooo: Vec<SackBlock>,
+    /// Blocks reported in the last ACK, most recent first (RFC 2018 repeats them).
+    last_sacks: Vec<SackBlock>,
+    ts_recent: u64,
+    quick_left: u32,
+    /// Segments received and not yet acknowledged (delayed-ACK accounting).
+    unacked: u32,
+    /// Deadline of the pending delayed ACK.
+    pub delack_deadline: Option<Nanos>,
+    /// Segment count of a fixed-size transfer, for the completion time.
+    pub total_segs: Option<u64>,
+    pub completed_at: Option<Nanos>,
+    /// Conservation and goodput counters.
+    pub data_received: u64,
+    pub dup_received: u64,
+}
+
+impl Receiver {
+    pub fn new(flow: u32, total_segs: Option<u64>) -> Self {
+        Receiver {
+            flow,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            ooo: Vec::new(),
+            last_sacks: Vec::new(),
+            ts_recent: 0,
+            quick_left: QUICKACKS,
+            unacked: 0,
+            delack_deadline: None,
+            total_segs,
+            completed_at: None,
+            data_received: 0,
+            dup_received: 0,
+        }
+    }
+
+    /// Payload bytes delivered in order to the application.
+    pub fn bytes_delivered(&self) -> u64 {
+        self.rcv_nxt * MSS as u64
+    }
+
+    /// Process one data segment; returns the ACK to send now, if any. A delayed ACK is
+    /// signalled through `delack_deadline` instead.
+    pub fn on_data(&mut self, now: Nanos, pkt: &Pkt) -> Option<Pkt> {
+        self.data_received += 1;
+        let seq = pkt.seq;
+        // RFC 7323 §4.3: remember the TSval of a segment at or left of Last.ACK.sent.
+        if seq <= self.rcv_wup {
+            self.ts_recent = pkt.ts;
+        }
+        if seq < self.rcv_nxt || self.ooo.iter().any(|&(s, e)| seq >= s && seq < e) {
+            // Duplicate: D-SACK it at once (RFC 2883).
+            self.dup_received += 1;
+            return Some(self.make_ack(Some((seq, seq + 1)), false));
+        }
+        if seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            let had_holes = !self.ooo.is_empty();
+            // Pull in a range that is now contiguous.
+            if let Some(&(s, e)) = self.ooo.first() {
+                if s == self.rcv_nxt {
+                    self.rcv_nxt = e;
+                    self.ooo.remove(0);
+                }
+            }
+            self.check_complete(now);
+            self.unacked += 1;
+            if had_holes || self.quick_left > 0 || self.unacked >= 2 {
+                self.quick_left = self.quick_left.saturating_sub(1);
+                return Some(self.make_ack(None, false));
+            }
+            if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + DELACK_NS);
+            }
+            return None;
+        }
+        // Out of order: insert into the ranges, ACK at once with SACK.
+        self.insert_ooo(seq);
+        Some(self.make_ack(None, false))
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delack_timer(&mut self, now: Nanos) -> Option<Pkt> {
+        match self.delack_deadline {
+            Some(d) if d <= now => {
+                self.delack_deadline = None;
+                if self.unacked > 0 {
+                    Some(self.make_ack(None, true))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn check_complete(&mut self, now: Nanos) {
+        if let (Some(total), None) = (self.total_segs, self.completed_at) {
+            if self.rcv_nxt >= total {
+                self.completed_at = Some(now);
+            }
+        }
+    }
+
+    fn insert_ooo(&mut self, seq: u64) {
+        let i = self.ooo.partition_point(|&(s, _)| s <= seq);
+        // Merge with the block on the left (ends at seq) and/or on the right (starts at seq+1).
+        let left = i > 0 && self.ooo[i - 1].1 == seq;
+        let right = i < self.ooo.len() && self.ooo[i].0 == seq + 1;
+        match (left, right) {
+            (true, true) => {
+                self.ooo[i - 1].1 = self.ooo[i].1;
+                self.ooo.remove(i);
+            }
+            (true, false) => self.ooo[i - 1].1 = seq + 1,
+            (false, true) => self.ooo[i].0 = seq,
+            (false, false) => self.ooo.insert(i, (seq, seq + 1)),
+        }
+        // The block now holding seq becomes the most recent one.
+        let blk = *self.ooo.iter().find(|&&(s, e)| seq >= s && seq < e).unwrap();
+        let mut order = vec![blk];
+        for &(s, _) in &self.last_sacks {
+            if let Some(&b) = self.ooo.iter().find(|&&(bs, be)| s >= bs && s < be) {
+                if !order.contains(&b) {
+                    order.push(b);
+                }
+            }
+        }
+        for &b in self.ooo.iter().rev() {
+            if !order.contains(&b) {
+                order.push(b);
+            }
+        }
+        order.truncate(3);
+        self.last_sacks = order;
+    }
+
+    fn make_ack(&mut self, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
+        self.rcv_wup = self.rcv_nxt;
+        self.unacked = 0;
+        self.delack_deadline = None;
+        // Drop blocks that are now below rcv_nxt.
+        let nxt = self.rcv_nxt;
+        self.last_sacks.retain(|&(s, _)| s >= nxt);
+        if self.last_sacks.is_empty() && !self.ooo.is_empty() {
+            self.last_sacks.extend(self.ooo.iter().rev().take(3));
+        }
+        let mut pkt = Pkt {
+            flow: self.flow,
+            kind: PktKind::Ack,
+            bytes: ACK_PKT_BYTES,
+            seq: self.rcv_nxt,
+            ts: self.ts_recent,
+            sack: [(0, 0); 3],
+            nsack: 0,
+            dsack: dsack.is_some(),
+            delayed,
+        };
+        let mut n = 0;
+        if let Some(d) = dsack {
+            pkt.sack[0] = d;
+            n = 1;
+        }
+        for &b in &self.last_sacks {
+            if n == 3 {
+                break;
+            }
+            pkt.sack[n] = b;
+            n += 1;
+        }
+        pkt.nsack = n as u8;
+        pkt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u64) -> Pkt {
+        Pkt::data(0, seq, seq * 10)
+    }
+
+    #[test]
+    fn quickack_then_every_second_segment() {
+        let mut r = Receiver::new(0, None);
+        let mut acks = 0;
+        for s in 0..QUICKACKS as u64 {
+            acks += r.on_data(0, &seg(s)).is_some() as u32;
+        }
+        assert_eq!(acks, QUICKACKS);
+        // After quick-ACK mode: one ACK per two segments, the odd one waits on the timer.
+        assert!(r.on_data(0, &seg(16)).is_none());
+        assert_eq!(r.delack_deadline, Some(DELACK_NS));
+        let a = r.on_data(0, &seg(17)).expect("second segment is ACKed");
+        assert_eq!(a.seq, 18);
+        assert!(r.on_data(5, &seg(18)).is_none());
+        let a = r.on_delack_timer(5 + DELACK_NS).expect("timer ACK");
+        assert!(a.delayed && a.seq == 19);
+    }
+
+    #[test]
+    fn sack_blocks_and_dsack() {
+        let mut r = Receiver::new(0, None);
+        r.on_data(0, &seg(0));
+        let a = r.on_data(0, &seg(2)).unwrap();
+        assert_eq!((a.seq, a.sacks()), (1, &[(2, 3)][..]));
+        let a = r.on_data(0, &seg(5)).unwrap();
+        assert_eq!(a.sacks(), &[(5, 6), (2, 3)][..]);
+        let a = r.on_data(0, &seg(3)).unwrap();
+        assert_eq!(a.sacks(), &[(2, 4), (5, 6)][..]);
+        // Filling the hole at 1 pulls in 2..4 and is ACKed at once.
+        let a = r.on_data(0, &seg(1)).unwrap();
+        assert_eq!((a.seq, a.sacks()), (4, &[(5, 6)][..]));
+        // A duplicate is D-SACKed.
+        let a = r.on_data(0, &seg(2)).unwrap();
+        assert!(a.dsack);
+        assert_eq!(a.sacks()[0], (2, 3));
+    }
+
+    #[test]
+    fn timestamp_echo_follows_rfc7323() {
+        let mut r = Receiver::new(0, None);
+        r.on_data(0, &seg(0)); // ts 0, ACK sent, rcv_wup = 1
+        let a = r.on_data(0, &seg(2)).unwrap(); // out of order: ts_recent unchanged
+        assert_eq!(a.ts, 0);
+        let a = r.on_data(0, &seg(1)).unwrap(); // at Last.ACK.sent: echoed
+        assert_eq!(a.ts, 10);
+    }
+}

@@ -1,0 +1,145 @@
+//! The dumbbell: N senders, a bottleneck link in each direction, N receivers, and optionally
+//! one access link per host and direction.
+//!
+//! Link indices: 0 = bottleneck forward (data), 1 = bottleneck reverse (ACKs). With an access
+//! rate, flow f also has 2+4f sender uplink, 3+4f receiver downlink, 4+4f receiver uplink,
+//! 5+4f sender downlink. Without an access rate the access links are pure delays, which are
+//! folded exactly into the bottleneck: a packet enters the bottleneck queue `access.delay`
+//! after it leaves its host, and the bottleneck's delay line includes the far access delay.
+use crate::config::{BufferConfig, Impair, SimConfig};
+use crate::link::jitter::Jitter;
+use crate::link::loss::LossModel;
+use crate::link::{Link, LinkSpec};
+use crate::tcp::Pkt;
+use crate::time::Nanos;
+
+pub const BN_FWD: u32 = 0;
+pub const BN_REV: u32 = 1;
+
+/// The flow id used by the latency probe (ping) packets.
+pub const PING_FLOW: u32 = u32::MAX;
+
+/// Where a packet goes when it leaves a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    Link(u32),
+    Receiver,
+    Sender,
+}
+
+pub struct Dumbbell {
+    pub links: Vec<Link>,
+    /// Access links exist (access rate set).
+    pub access: bool,
+    /// Delay before a packet reaches the bottleneck queue when access links are folded.
+    pub pre_delay: Nanos,
+}
+
+/// Access buffer: a host's transmit queue (Linux txqueuelen default).
+const ACCESS_QUEUE_PKTS: u64 = 1000;
+
+impl Dumbbell {
+    pub fn build(cfg: &SimConfig) -> Self {
+        let b = &cfg.bottleneck;
+        let a = &cfg.access;
+        let access = a.rate_bps.is_some();
+        let half = b.rtt_ns / 2;
+        let fold = if access { 0 } else { a.delay_ns };
+        let jitter = Jitter { dist: b.jitter_dist, jitter_ns: b.jitter_ns };
+        let loss = LossModel::from_config(&b.loss);
+        let on_data = matches!(b.impair, Impair::Data | Impair::Both);
+        let on_ack = matches!(b.impair, Impair::Ack | Impair::Both);
+        let mut links = vec![
+            Link::new(
+                LinkSpec {
+                    name: "bottleneck/fwd".into(),
+                    rate_bps: Some(b.rate_bps),
+                    buffer: b.buffer,
+                    delay_ns: half + fold,
+                    jitter: on_data.then(|| jitter.clone()),
+                    reorder: b.reorder,
+                    loss: if on_data { loss.clone() } else { LossModel::None },
+                },
+                cfg.seed,
+            ),
+            Link::new(
+                LinkSpec {
+                    name: "bottleneck/rev".into(),
+                    rate_bps: Some(b.rate_bps),
+                    buffer: b.buffer,
+                    delay_ns: b.rtt_ns - half + fold,
+                    jitter: on_ack.then(|| jitter.clone()),
+                    reorder: b.reorder,
+                    loss: if on_ack { loss } else { LossModel::None },
+                },
+                cfg.seed,
+            ),
+        ];
+        if let Some(rate) = a.rate_bps {
+            for f in &cfg.flows {
+                for side in ["snd-up", "rcv-down", "rcv-up", "snd-down"] {
+                    links.push(Link::new(
+                        LinkSpec {
+                            name: format!("access/{}/{side}", f.id),
+                            rate_bps: Some(rate),
+                            buffer: BufferConfig::Packets(ACCESS_QUEUE_PKTS),
+                            delay_ns: a.delay_ns,
+                            jitter: None,
+                            reorder: false,
+                            loss: LossModel::None,
+                        },
+                        cfg.seed,
+                    ));
+                }
+            }
+        }
+        Dumbbell { links, access, pre_delay: fold }
+    }
+
+    #[inline]
+    fn host(pkt: &Pkt) -> u32 {
+        if pkt.flow == PING_FLOW {
+            0
+        } else {
+            pkt.flow
+        }
+    }
+
+    /// First link of the data direction for a packet leaving its sender.
+    #[inline]
+    pub fn fwd_entry(&self, pkt: &Pkt) -> (u32, Nanos) {
+        if self.access {
+            (2 + 4 * Self::host(pkt), 0)
+        } else {
+            (BN_FWD, self.pre_delay)
+        }
+    }
+
+    /// First link of the reverse direction for a packet leaving its receiver.
+    #[inline]
+    pub fn rev_entry(&self, pkt: &Pkt) -> (u32, Nanos) {
+        if self.access {
+            (4 + 4 * Self::host(pkt), 0)
+        } else {
+            (BN_REV, self.pre_delay)
+        }
+    }
+
+    /// Where a packet leaving `link` goes next.
+    #[inline]
+    pub fn next(&self, link: u32, pkt: &Pkt) -> Dest {
+        let h = Self::host(pkt);
+        match link {
+            BN_FWD if self.access => Dest::Link(3 + 4 * h),
+            BN_FWD => Dest::Receiver,
+            BN_REV if self.access => Dest::Link(5 + 4 * h),
+            BN_REV => Dest::Sender,
+            l => match (l - 2) % 4 {
+                0 => Dest::Link(BN_FWD),
+                1 => Dest::Receiver,
+                2 => Dest::Link(BN_REV),
+                _ => Dest::Sender,
+            },
+        }
+    }
+}
