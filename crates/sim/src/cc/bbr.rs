@@ -830,6 +830,8 @@ pub(crate) mod testpath {
     use std::cmp::Reverse;
     use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
+    const DELACK_NS: u64 = 40_000_000;
+
     #[derive(Debug, Clone, Copy)]
     struct TxInfo {
         sent_ns: u64,
@@ -873,7 +875,13 @@ pub(crate) mod testpath {
         link_free_at: u64,
         queue: VecDeque<u64>,
         out: BTreeMap<u64, TxInfo>,
-        acks: BinaryHeap<Reverse<(u64, u64)>>,
+        /// (arrival time, first seq, last seq, delayed): one ACK for one or two packets.
+        acks: BinaryHeap<Reverse<(u64, u64, u64, bool)>>,
+        /// Receiver with delayed ACKs: an ACK for every second packet, or 40 ms after the
+        /// first unacknowledged one (Linux TCP_DELACK_MIN), instead of one per packet.
+        pub delack: bool,
+        /// The packet waiting for a partner (seq, time its ACK would arrive if sent at once).
+        pending: Option<(u64, u64)>,
         last_ack_at: u64,
         first_tx_ns: u64,
         pub drops: u64,
@@ -903,6 +911,8 @@ pub(crate) mod testpath {
                 queue: VecDeque::new(),
                 out: BTreeMap::new(),
                 acks: BinaryHeap::new(),
+                delack: false,
+                pending: None,
                 last_ack_at: 0,
                 first_tx_ns: 0,
                 drops: 0,
@@ -967,7 +977,21 @@ pub(crate) mod testpath {
                 // ACKs stay in order (FIFO path).
                 let at = (dep + rtt).max(self.last_ack_at);
                 self.last_ack_at = at;
-                self.acks.push(Reverse((at, seq)));
+                if !self.delack {
+                    self.acks.push(Reverse((at, seq, seq, false)));
+                } else {
+                    match self.pending.take() {
+                        Some((ps, pa)) if at <= pa + DELACK_NS => {
+                            self.acks.push(Reverse((at, ps, seq, false)));
+                        }
+                        Some((ps, pa)) => {
+                            self.acks.push(Reverse((pa + DELACK_NS, ps, ps, true)));
+                            self.last_ack_at = at.max(pa + DELACK_NS);
+                            self.pending = Some((seq, self.last_ack_at));
+                        }
+                        None => self.pending = Some((seq, at)),
+                    }
+                }
             }
             self.out.insert(seq, info);
             if self.sk.pacing_enabled && self.sk.pacing_rate > 0 {
@@ -980,16 +1004,24 @@ pub(crate) mod testpath {
             self.sk.in_flight = self.in_flight();
         }
 
-        fn ack(&mut self, seq: u64) {
+        fn ack(&mut self, lo: u64, seq: u64, delayed: bool) {
+            // `seq` is the newest packet this ACK covers; `lo` an older one it also covers.
+            let prior_in_flight = self.out.len() as u32;
+            let mut acked = 1u32;
+            let mut older: Option<TxInfo> = None;
+            if lo != seq {
+                older = self.out.remove(&lo);
+                acked += older.is_some() as u32;
+            }
             let info = self.out.remove(&seq).expect("acked packet outstanding");
-            let prior_in_flight = self.out.len() as u32 + 1;
             // Earlier dropped packets are now known lost (a RACK-like shortcut).
             let lost: Vec<u64> = self.out.range(..seq).filter(|(_, i)| i.dropped).map(|(s, _)| *s).collect();
             for s in &lost {
                 self.out.remove(s);
             }
             self.sk.lost += lost.len() as u64;
-            self.sk.delivered += 1;
+            self.sk.delivered += acked as u64;
+            let _ = older;
             self.sk.delivered_mstamp_ns = self.now;
             self.sk.snd_una = self.out.keys().next().copied().unwrap_or(self.sk.snd_nxt);
             let rtt_us = ((self.now - info.sent_ns) / 1000) as i64;
@@ -1018,22 +1050,22 @@ pub(crate) mod testpath {
                 rcv_interval_us: ack_us,
                 rtt_us,
                 losses: lost.len() as u32,
-                acked_sacked: 1,
+                acked_sacked: acked,
                 prior_in_flight,
                 is_app_limited: info.app_limited,
                 is_retrans: false,
-                is_ack_delayed: false,
+                is_ack_delayed: delayed,
             };
             self.sk.in_flight = self.in_flight();
             self.cc.pkts_acked(
                 &mut self.sk,
-                &AckSample { pkts_acked: 1, rtt_us, in_flight: prior_in_flight },
+                &AckSample { pkts_acked: acked, rtt_us, in_flight: prior_in_flight },
             );
             if self.cc.has_cong_control() {
                 self.cc.cong_control(&mut self.sk, &rs);
             } else {
                 let una = self.sk.snd_una;
-                self.cc.cong_avoid(&mut self.sk, una, 1);
+                self.cc.cong_avoid(&mut self.sk, una, acked);
             }
             let q = self.queue_len();
             self.rows.push(Row {
@@ -1054,6 +1086,21 @@ pub(crate) mod testpath {
         /// Run until `t_end_ns`.
         pub fn run_until(&mut self, t_end_ns: u64) {
             loop {
+                if let Some((ps, pa)) = self.pending {
+                    // The delayed-ACK timer of a lone packet, if nothing pairs it sooner.
+                    let next_ack = self.acks.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
+                    let t_send = if self.in_flight() < self.sk.cwnd {
+                        self.now.max(self.next_send_ns)
+                    } else {
+                        u64::MAX
+                    };
+                    let t_timer = pa + DELACK_NS;
+                    if t_timer < next_ack && t_timer < t_send {
+                        self.pending = None;
+                        self.last_ack_at = self.last_ack_at.max(t_timer);
+                        self.acks.push(Reverse((t_timer, ps, ps, true)));
+                    }
+                }
                 let next_ack = self.acks.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
                 let t_send = if self.in_flight() < self.sk.cwnd {
                     self.now.max(self.next_send_ns)
@@ -1068,8 +1115,8 @@ pub(crate) mod testpath {
                 self.now = t;
                 self.sk.now_ns = t;
                 if next_ack <= t_send {
-                    let Reverse((_, seq)) = self.acks.pop().unwrap();
-                    self.ack(seq);
+                    let Reverse((_, lo, seq, delayed)) = self.acks.pop().unwrap();
+                    self.ack(lo, seq, delayed);
                 } else {
                     self.send();
                 }

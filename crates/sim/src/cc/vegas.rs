@@ -309,4 +309,24 @@ mod tests {
         assert!(util > 0.97, "utilisation {util}");
         assert_eq!(p.drops, 0);
     }
+
+    #[test]
+    fn closed_loop_deep_buffer_slow_start_overshoot_drains_one_packet_per_rtt() {
+        // 50 Mbit/s, 50 ms (BDP 208 packets), ACK every second packet. Slow start only checks
+        // gamma once per round against the round's *minimum* RTT, so it overshoots to about
+        // 3 BDP; congestion avoidance then removes one packet per RTT (as Linux does), which
+        // takes about a minute here, and finally holds 4-5 packets queued.
+        let mut p = Path::new(Vegas::new(), 50e6 / 12_000.0, 50.0, 2000);
+        p.delack = true;
+        p.run_until(80_000_000_000);
+        let at = |s: u64| p.rows.iter().find(|r| r.t_ns >= s * 1_000_000_000).unwrap().clone();
+        let (r2, r30, r75) = (at(2), at(30), at(75));
+        println!("queue/cwnd at 2 s {}/{}, 30 s {}/{}, 75 s {}/{}", r2.queue_pkts, r2.cwnd, r30.queue_pkts, r30.cwnd, r75.queue_pkts, r75.cwnd);
+        assert!(r2.cwnd > 2 * 208 && r2.queue_pkts > 208, "overshoot: cwnd {}", r2.cwnd);
+        // One packet per round: from 2 s to 30 s about 28 s / ~90 ms rounds.
+        let fell = r2.cwnd - r30.cwnd;
+        assert!((150..=350).contains(&fell), "cwnd fell by {fell}");
+        assert!((1..=6).contains(&r75.queue_pkts), "steady queue {}", r75.queue_pkts);
+        assert!((209..=216).contains(&r75.cwnd), "steady cwnd {}", r75.cwnd);
+    }
 }
