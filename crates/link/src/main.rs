@@ -38,7 +38,9 @@ const USAGE: &str = "usage: ccbench-link --config FILE|JSON [options]
   --config FILE|-|JSON   normalised scenario JSON (crates/sim/src/config.rs) or its bottleneck object
   --netns-a NS --tun-a NAME   sender side: namespace (name under /var/run/netns or a path) and TUN name
   --netns-b NS --tun-b NAME   receiver side
-  --spin-us N            spin this long before each deadline instead of sleeping (default 80)
+  --spin-us N            spin this long before each deadline instead of sleeping (default 40)
+  --max-busy-us N        after this long without sleeping, sleep 50 µs so that normal tasks get
+                         the CPU and the kernel never has to throttle the real-time thread (default 1000)
   --rt-prio N            SCHED_FIFO priority of the forwarding threads, 0 = off (default 10)
   --duration-s S         stop by itself after S seconds (default: run until SIGTERM/SIGINT/stdin EOF)
   --ignore-stdin         do not stop when stdin reaches end of file
@@ -50,6 +52,7 @@ struct Args {
     netns: [Option<String>; 2],
     tun: [String; 2],
     spin_us: u64,
+    max_busy_us: u64,
     rt_prio: i32,
     duration_s: Option<f64>,
     ignore_stdin: bool,
@@ -61,7 +64,8 @@ fn parse_args() -> Result<Args, String> {
         config: String::new(),
         netns: [None, None],
         tun: ["ccbla".into(), "ccblb".into()],
-        spin_us: 80,
+        spin_us: 40,
+        max_busy_us: 1000,
         rt_prio: 10,
         duration_s: None,
         ignore_stdin: false,
@@ -81,6 +85,7 @@ fn parse_args() -> Result<Args, String> {
             "--tun-a" => a.tun[0] = val(&mut i)?,
             "--tun-b" => a.tun[1] = val(&mut i)?,
             "--spin-us" => a.spin_us = val(&mut i)?.parse().map_err(|e| format!("--spin-us: {e}"))?,
+            "--max-busy-us" => a.max_busy_us = val(&mut i)?.parse().map_err(|e| format!("--max-busy-us: {e}"))?,
             "--rt-prio" => a.rt_prio = val(&mut i)?.parse().map_err(|e| format!("--rt-prio: {e}"))?,
             "--duration-s" => {
                 a.duration_s = Some(val(&mut i)?.parse().map_err(|e| format!("--duration-s: {e}"))?)
@@ -126,6 +131,7 @@ struct DirReport {
     cpu_user_s: f64,
     cpu_sys_s: f64,
     rt: bool,
+    forced_rests: u64,
 }
 
 const SLOT: usize = 2048;
@@ -146,7 +152,17 @@ fn set_rt(prio: i32) -> bool {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
 }
 
-fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, spin_ns: u64, rt_prio: i32, deadline: Option<u64>) -> DirReport {
+struct Timing {
+    spin_ns: u64,
+    max_busy_ns: u64,
+    rt_prio: i32,
+    deadline: Option<u64>,
+}
+
+fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> DirReport {
+    let Timing { spin_ns, max_busy_ns, rt_prio, deadline } = tm;
+    let mut last_rest = now_ns();
+    let mut forced_rests = 0u64;
     let rt = set_rt(rt_prio);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let mut model = PathModel::new(&cfg);
@@ -234,6 +250,15 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, spin_ns: u64, r
                 break;
             }
         }
+        // A real-time thread that never sleeps starves everything else on its CPU until the
+        // kernel throttles it for tens of ms; rest briefly instead, at a time we choose.
+        if now - last_rest > max_busy_ns {
+            let ts = libc::timespec { tv_sec: 0, tv_nsec: 50_000 };
+            unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+            last_rest = now_ns();
+            forced_rests += 1;
+            continue;
+        }
         if got > 0 {
             continue;
         }
@@ -248,6 +273,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, spin_ns: u64, r
         let sleep = wake - now - spin_ns;
         let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as _, tv_nsec: (sleep % 1_000_000_000) as _ };
         unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        last_rest = now_ns();
     }
     let (u, s) = thread_cpu();
     DirReport {
@@ -261,6 +287,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, spin_ns: u64, r
         cpu_user_s: u,
         cpu_sys_s: s,
         rt,
+        forced_rests,
     }
 }
 
@@ -301,6 +328,7 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "cpu_user_s": r.cpu_user_s,
         "cpu_sys_s": r.cpu_sys_s,
         "realtime": r.rt,
+        "forced_rests": r.forced_rests,
     })
 }
 
@@ -344,16 +372,21 @@ fn run() -> Result<(), String> {
         });
     }
     let deadline = args.duration_s.map(|s| t0 + (s * 1e9) as u64);
-    let spin = args.spin_us * 1000;
+    let tm = |_: ()| Timing {
+        spin_ns: args.spin_us * 1000,
+        max_busy_ns: args.max_busy_us * 1000,
+        rt_prio: args.rt_prio,
+        deadline,
+    };
+    let (tm0, tm1) = (tm(()), tm(()));
     let [d0, d1] = dirs;
-    let prio = args.rt_prio;
     let h0 = std::thread::Builder::new()
         .name("data".into())
-        .spawn(move || forward(d0, fd_a, fd_b, t0, spin, prio, deadline))
+        .spawn(move || forward(d0, fd_a, fd_b, t0, tm0))
         .map_err(|e| e.to_string())?;
     let h1 = std::thread::Builder::new()
         .name("ack".into())
-        .spawn(move || forward(d1, fd_b, fd_a, t0, spin, prio, deadline))
+        .spawn(move || forward(d1, fd_b, fd_a, t0, tm1))
         .map_err(|e| e.to_string())?;
     while !STOP.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
