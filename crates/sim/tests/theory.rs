@@ -1,0 +1,304 @@
+//! The simulator against theory: link utilisation, queueing delay = queue bytes / rate, the
+//! Mathis formula for Reno, CUBIC's response function (RFC 9438 §5), packet conservation,
+//! determinism and fairness. Each expected value is derived from the formula named next to it.
+use ccbench_sim::config::*;
+use ccbench_sim::rng::Rng;
+use ccbench_sim::{run, SimReport};
+
+const MSS_BITS: f64 = 1448.0 * 8.0;
+
+fn scenario(cc: &str, rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, secs: u64) -> SimConfig {
+    let bdp = rate_bps as f64 * rtt_ms as f64 / 1e3 / 8.0;
+    SimConfig {
+        name: "theory".into(),
+        duration_ns: secs * 1_000_000_000,
+        seed: 1,
+        sample_interval_ns: 100_000_000,
+        bottleneck: BottleneckConfig {
+            rate_bps,
+            rtt_ns: rtt_ms * 1_000_000,
+            jitter_ns: 0,
+            jitter_dist: JitterDist::Uniform,
+            reorder: true,
+            loss: if loss > 0.0 { LossConfig::Bernoulli { p: loss } } else { LossConfig::None },
+            impair: Impair::Data,
+            buffer: BufferConfig::Bytes(((buffer_bdp * bdp) as u64).max(1500)),
+            aqm: "droptail".into(),
+        },
+        access: AccessConfig::default(),
+        flows: vec![flow(0, cc)],
+        probe: ProbeConfig::default(),
+    }
+}
+
+fn flow(id: u32, cc: &str) -> FlowConfig {
+    FlowConfig {
+        id,
+        group: 0,
+        cc: cc.into(),
+        start_ns: 0,
+        rwnd_bytes: 32 << 20,
+        size_bytes: None,
+        pacing: false,
+    }
+}
+
+fn jain(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    s * s / (xs.len() as f64 * s2)
+}
+
+/// Steady-state goodput: the mean of the sampled goodput after `warmup_s`, over a few seeds.
+/// The response functions describe the long-run average; the first seconds after slow start
+/// (cwnd far above its equilibrium, a large W_max remembered by CUBIC) would bias a short run
+/// upwards — a 60 s CUBIC run at 0.1 % is 35 % above its long-run mean for that reason alone.
+fn steady_goodput(cfg: &SimConfig, seeds: &[u64], warmup_s: f64) -> f64 {
+    let sum: f64 = seeds
+        .iter()
+        .map(|&s| {
+            let mut c = cfg.clone();
+            c.seed = s;
+            let r = run(&c).unwrap();
+            let xs: Vec<f64> = (0..r.series.t.len())
+                .filter(|&i| r.series.t[i] > warmup_s)
+                .map(|i| r.series.goodput_bps[i])
+                .collect();
+            xs.iter().sum::<f64>() / xs.len() as f64
+        })
+        .sum();
+    sum / seeds.len() as f64
+}
+
+#[test]
+fn reno_fills_the_link_and_rtt_is_base_plus_queue_over_rate() {
+    let cfg = scenario("reno", 50_000_000, 50, 1.0, 0.0, 30);
+    let r = run(&cfg).unwrap();
+    // With a 1-BDP buffer, Reno's halved window still fills the pipe: utilisation ~100 %.
+    assert!(r.run.link_utilisation >= 0.95, "utilisation {}", r.run.link_utilisation);
+    // Goodput cannot exceed rate × MSS / packet size.
+    let ceiling = 50e6 * 1448.0 / 1500.0;
+    assert!(r.flows[0].goodput_bps <= ceiling * 1.001);
+    assert!(r.flows[0].goodput_bps >= 0.95 * ceiling);
+    // Queueing delay = queue bytes / rate: compare the sampled smoothed RTT with
+    // base RTT + queue × 8 / rate (+ one packet's serialisation and ≤ 1 delayed-ACK gap).
+    let s = &r.series;
+    let mut checked = 0;
+    let mut off = 0;
+    for i in 0..s.t.len() {
+        if s.t[i] < 2.0 {
+            continue; // slow start: srtt lags a fast-moving queue
+        }
+        let model = 50.0 + s.queue_bytes[i] as f64 * 8.0 / 50e6 * 1e3 + 0.24;
+        let srtt = s.rtt_ms[i].unwrap();
+        checked += 1;
+        if (srtt - model).abs() > 1.0 + 0.02 * model {
+            off += 1;
+        }
+    }
+    assert!(checked > 250);
+    // Samples right after a loss (queue drains while srtt still remembers it) may differ.
+    assert!((off as f64) < 0.05 * checked as f64, "{off} of {checked} samples off the model");
+}
+
+#[test]
+fn reno_matches_mathis_under_random_loss() {
+    for p in [0.001, 0.01] {
+        let cfg = scenario("reno", 50_000_000, 50, 4.0, p, 120);
+        let got = steady_goodput(&cfg, &[1, 2, 3], 20.0);
+        // Mathis et al. 1997: MSS/RTT · sqrt(3/(2p)). Linux grows cwnd per acked segment, so
+        // delayed ACKs do not halve the growth and the constant is sqrt(3/2).
+        let mathis = MSS_BITS / 0.050 * (1.5 / p).sqrt();
+        let ratio = got / mathis;
+        eprintln!("reno p={p}: {:.2} Mbit/s, Mathis {:.2}, ratio {ratio:.2}", got / 1e6, mathis / 1e6);
+        assert!((0.65..=1.35).contains(&ratio), "p={p}: {:.2} Mbit/s vs Mathis {:.2} ({ratio:.2})", got / 1e6, mathis / 1e6);
+    }
+}
+
+/// RFC 9438 §5: average CUBIC window = max(cubic region, Reno-friendly region), in packets:
+/// cubic: (C·(3+β)/(4·(1−β)))^¼ · RTT^¾ / p^¾, Reno-friendly: sqrt(3/(2p)) (AIMD with
+/// α = 3(1−β)/(1+β) has Reno's response).
+fn cubic_response_bps(p: f64, rtt_s: f64) -> (f64, &'static str) {
+    let (c, beta): (f64, f64) = (0.4, 0.7);
+    let cubic = (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * rtt_s.powf(0.75) / p.powf(0.75);
+    let reno = (1.5 / p).sqrt();
+    if cubic >= reno {
+        (cubic * MSS_BITS / rtt_s, "cubic")
+    } else {
+        (reno * MSS_BITS / rtt_s, "reno-friendly")
+    }
+}
+
+#[test]
+fn cubic_matches_its_response_function() {
+    // At 100 ms RTT and p = 0.1 % / 1 % the Reno-friendly region applies (W_reno > W_cubic);
+    // at p = 0.01 % and 200 ms the cubic region applies. The issue asks for 100 ms at
+    // 0.1 % and 1 %; the third case checks the cubic region itself.
+    let cases = [
+        (0.001, 100, 50_000_000u64, 200u64, "reno-friendly"),
+        (0.01, 100, 50_000_000, 120, "reno-friendly"),
+        (0.0001, 200, 200_000_000, 300, "cubic"),
+    ];
+    for (p, rtt_ms, rate, secs, region) in cases {
+        let cfg = scenario("cubic", rate, rtt_ms, 4.0, p, secs);
+        let got = steady_goodput(&cfg, &[1, 2, 3], 30.0);
+        let (expect, which) = cubic_response_bps(p, rtt_ms as f64 / 1e3);
+        assert_eq!(which, region, "p={p} rtt={rtt_ms}");
+        let ratio = got / expect;
+        eprintln!("cubic p={p} rtt={rtt_ms}ms ({which}): {:.2} Mbit/s vs {:.2}, ratio {ratio:.2}", got / 1e6, expect / 1e6);
+        assert!(
+            (0.65..=1.35).contains(&ratio),
+            "p={p} rtt={rtt_ms}ms ({which}): {:.2} Mbit/s vs {:.2} ({ratio:.2})",
+            got / 1e6,
+            expect / 1e6
+        );
+    }
+}
+
+fn check_conservation(r: &SimReport, what: &str) {
+    for f in &r.flows {
+        assert_eq!(
+            f.data_sent,
+            f.data_received + f.data_dropped + f.data_in_network,
+            "{what}: flow {} sent {} != received {} + dropped {} + in network {}",
+            f.flow_id,
+            f.data_sent,
+            f.data_received,
+            f.data_dropped,
+            f.data_in_network
+        );
+    }
+    for l in &r.links {
+        assert_eq!(
+            l.arrived,
+            l.departed + l.dropped_queue + l.dropped_loss + l.held,
+            "{what}: link {} does not conserve packets: {:?}",
+            l.name,
+            l
+        );
+    }
+}
+
+#[test]
+fn packet_conservation_in_random_scenarios() {
+    let mut rng = Rng::new(2024);
+    let algos = ["reno", "cubic", "bbr", "vegas"];
+    for case in 0..40 {
+        let rate = [1_000_000u64, 10_000_000, 50_000_000, 200_000_000][rng.below(4) as usize];
+        let rtt = [1u64, 10, 50, 120][rng.below(4) as usize];
+        let mut cfg = scenario("reno", rate, rtt, [0.1, 0.5, 1.0, 4.0][rng.below(4) as usize], 0.0, 1 + rng.below(4));
+        cfg.seed = rng.next_u64();
+        cfg.bottleneck.loss = match rng.below(3) {
+            0 => LossConfig::None,
+            1 => LossConfig::Bernoulli { p: rng.next_f64() * 0.08 },
+            _ => LossConfig::Gilbert { p: 0.01, r: 0.3, h: 0.0, k: 1.0 },
+        };
+        cfg.bottleneck.impair = [Impair::Data, Impair::Ack, Impair::Both][rng.below(3) as usize];
+        if rng.chance(0.5) {
+            cfg.bottleneck.jitter_ns = rng.below(rtt * 1_000_000 / 2 + 1);
+            cfg.bottleneck.jitter_dist = [JitterDist::Uniform, JitterDist::Normal, JitterDist::Pareto][rng.below(3) as usize];
+            cfg.bottleneck.reorder = rng.chance(0.5);
+        }
+        if rng.chance(0.3) {
+            cfg.bottleneck.buffer = BufferConfig::Packets(1 + rng.below(200));
+        }
+        if rng.chance(0.4) {
+            cfg.access = AccessConfig { rate_bps: Some(rate * (1 + rng.below(20))), delay_ns: rng.below(2_000_000) };
+        } else if rng.chance(0.5) {
+            cfg.access.delay_ns = rng.below(5_000_000);
+        }
+        let n = 1 + rng.below(5) as u32;
+        cfg.flows = (0..n)
+            .map(|i| {
+                let mut f = flow(i, algos[rng.below(4) as usize]);
+                f.start_ns = rng.below(500_000_000);
+                if rng.chance(0.3) {
+                    f.size_bytes = Some(1 + rng.below(3_000_000));
+                }
+                f.pacing = rng.chance(0.2);
+                f
+            })
+            .collect();
+        if rng.chance(0.3) {
+            cfg.probe.ping_interval_ns = 10_000_000;
+        }
+        let r = run(&cfg).unwrap();
+        check_conservation(&r, &format!("case {case}: {cfg:?}"));
+    }
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_differs() {
+    let mut cfg = scenario("cubic", 20_000_000, 40, 1.0, 0.01, 10);
+    cfg.bottleneck.jitter_ns = 3_000_000;
+    cfg.flows.push(flow(1, "bbr"));
+    let a = serde_json::to_string(&run(&cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&cfg).unwrap()).unwrap();
+    assert_eq!(a, b, "same scenario and seed must give identical output");
+    cfg.seed = 2;
+    let c = serde_json::to_string(&run(&cfg).unwrap()).unwrap();
+    assert_ne!(a, c, "another seed under random loss must change the result");
+}
+
+#[test]
+fn adding_a_flow_does_not_change_the_loss_draws_of_a_link_stream() {
+    // RNG streams are per component: the bottleneck's loss stream is the same sequence
+    // whatever the flows are (the draws are consumed in arrival order).
+    let a = Rng::stream(7, "bottleneck/fwd/loss").next_u64();
+    let b = Rng::stream(7, "bottleneck/fwd/loss").next_u64();
+    let c = Rng::stream(7, "cc/1").next_u64();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn two_cubic_flows_share_fairly() {
+    let mut cfg = scenario("cubic", 50_000_000, 50, 1.0, 0.0, 60);
+    cfg.flows.push(flow(1, "cubic"));
+    let r = run(&cfg).unwrap();
+    let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    let j = jain(&g);
+    assert!(j >= 0.95, "Jain {j:.3} for {g:?}");
+    assert!(r.run.link_utilisation > 0.95);
+}
+
+#[test]
+fn fixed_size_transfer_completes_with_plausible_fct() {
+    // 1 MB over 50 Mbit/s, 50 ms: slow start from IW10 needs ~4 RTTs plus serialisation.
+    let mut cfg = scenario("cubic", 50_000_000, 50, 1.0, 0.0, 5);
+    cfg.flows[0].size_bytes = Some(1_000_000);
+    let r = run(&cfg).unwrap();
+    let f = &r.flows[0];
+    assert!(f.completed);
+    let fct = f.fct_s.unwrap();
+    // Lower bound: 1 MB / 48.27 Mbit/s + one RTT; IW10 doubling: 10+20+40+80+160 ≥ 691 segs
+    // after 5 rounds, so at most ~6 RTTs (0.3 s) plus queueing.
+    assert!(fct > 0.05 + 8e6 / 48.27e6 && fct < 0.45, "fct {fct}");
+    assert_eq!(f.bytes_acked, 1_000_000);
+}
+
+#[test]
+fn rwnd_caps_throughput_at_window_over_rtt() {
+    // rwnd 64 KiB at 100 ms RTT: at most 45 segments per RTT = 45·1448·8/0.1 ≈ 5.2 Mbit/s.
+    let mut cfg = scenario("cubic", 50_000_000, 100, 1.0, 0.0, 20);
+    cfg.flows[0].rwnd_bytes = 65536;
+    let r = run(&cfg).unwrap();
+    let cap = (65536 / 1448) as f64 * MSS_BITS / 0.1;
+    let g = r.flows[0].goodput_bps;
+    assert!(g <= cap * 1.01 && g >= cap * 0.9, "goodput {g} vs cap {cap}");
+}
+
+#[test]
+fn jitter_with_reordering_reorders_and_order_kept_does_not_lose_throughput() {
+    // ±8 ms uniform jitter at 50 ms: with reorder=true packets overtake each other, so the
+    // receiver sees out-of-order data and the sender retransmits spuriously; with order kept
+    // there is no reordering at all, so no retransmissions beyond buffer overflow.
+    let mut cfg = scenario("cubic", 50_000_000, 50, 1.0, 0.0, 20);
+    cfg.bottleneck.jitter_ns = 8_000_000;
+    cfg.bottleneck.reorder = false;
+    let kept = run(&cfg).unwrap();
+    cfg.bottleneck.reorder = true;
+    let reord = run(&cfg).unwrap();
+    assert!(reord.flows[0].retransmits > kept.flows[0].retransmits);
+    assert!(kept.flows[0].goodput_bps > 0.9 * 50e6 * 1448.0 / 1500.0, "order-kept jitter keeps the link full");
+}
