@@ -146,3 +146,19 @@ def test_demo_render_table_and_mathis_line():
     render(losses, algs, cells, con)
     text = con.export_text()
     assert "failed" in text and "boom" in text
+
+
+def test_demo_render_narrow_terminal_splits_by_metric():
+    from rich.console import Console
+
+    from ccbench.demo import render
+
+    losses, algs = ["0%", "5%"], ["cubic", "reno", "bbr", "vegas"]
+    cells = [{"loss": l, "cc": c, "status": "ok", "error": None, "base_rtt_s": 0.05, "goodput_bps": 12.345e6,
+              "rtt_mean_ms": 51.25, "rtt_p95_ms": 60.0, "retransmits": 7} for l in losses for c in algs]
+    con = Console(record=True, width=80)
+    render(losses, algs, cells, con)
+    text = con.export_text()
+    assert max(len(line) for line in text.splitlines() if "│" in line) <= 80
+    assert "goodput, Mbit/s" in text and "retransmits" in text and "12.35" in text and "51.2 / 60.0" in text
+    assert "…" not in text  # nothing truncated

@@ -74,28 +74,42 @@ def _fmt(v: Optional[float], spec: str) -> str:
 
 def render(losses: Sequence[str], algs: Sequence[str], cells: Sequence[dict], console, title: str = "") -> None:
     """The table (rows = loss; per algorithm goodput, RTT mean / p95, retransmits) + Mathis line."""
+    from rich.measure import Measurement
     from rich.table import Table
 
     by = {(c["loss"], c["cc"]): c for c in cells}
-    table = Table(title=title or None, title_justify="left")
-    table.add_column("loss", justify="right")
-    for cc in algs:
-        table.add_column(f"{cc}\nMbit/s", justify="right")
-        table.add_column(f"{cc}\nRTT ms\nmean / p95", justify="right")
-        table.add_column(f"{cc}\nretx", justify="right")
-    for loss in losses:
-        row = [loss]
-        for cc in algs:
-            c = by.get((loss, cc), {})
-            if c.get("status") != "ok":
-                row += ["failed", "", ""]
-                continue
+
+    def cell(loss: str, cc: str, metric: str) -> str:
+        c = by.get((loss, cc), {})
+        if c.get("status") != "ok":
+            return "failed" if metric == "goodput" else ""
+        if metric == "goodput":
             gp = c.get("goodput_bps")
-            row.append(_fmt(None if gp is None else gp / 1e6, ".2f"))
-            row.append(f"{_fmt(c.get('rtt_mean_ms'), '.1f')} / {_fmt(c.get('rtt_p95_ms'), '.1f')}")
-            row.append(_fmt(c.get("retransmits"), "d"))
-        table.add_row(*row)
-    console.print(table)
+            return _fmt(None if gp is None else gp / 1e6, ".2f")
+        if metric == "rtt":
+            return f"{_fmt(c.get('rtt_mean_ms'), '.1f')} / {_fmt(c.get('rtt_p95_ms'), '.1f')}"
+        return _fmt(c.get("retransmits"), "d")
+
+    metrics = [("goodput", "Mbit/s"), ("rtt", "RTT ms\nmean / p95"), ("retx", "retx")]
+    wide = Table(title=title or None, title_justify="left")
+    wide.add_column("loss", justify="right")
+    for cc in algs:
+        for _, label in metrics:
+            wide.add_column(f"{cc}\n{label}", justify="right")
+    for loss in losses:
+        wide.add_row(loss, *[cell(loss, cc, m) for cc in algs for m, _ in metrics])
+    if Measurement.get(console, console.options.update_width(10_000), wide).maximum <= console.width:
+        console.print(wide)
+    else:  # too wide for the terminal: one table per metric, same rows and columns
+        names = {"goodput": "goodput, Mbit/s", "rtt": "RTT mean / p95, ms", "retx": "retransmits"}
+        for m, _ in metrics:
+            t = Table(title=names[m], title_justify="left")
+            t.add_column("loss", justify="right")
+            for cc in algs:
+                t.add_column(cc, justify="right")
+            for loss in losses:
+                t.add_row(loss, *[cell(loss, cc, m) for cc in algs])
+            console.print(t)
     rtt = next((c["base_rtt_s"] for c in cells if c.get("base_rtt_s")), None)
     if rtt:
         refs = []
