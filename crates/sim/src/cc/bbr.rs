@@ -312,7 +312,7 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        ((((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128) as u32
+        ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128) as u32
     }
 
     /// Add room for TSO bursts at both ends, round up to even, and make sure the 5/4 phase
@@ -354,7 +354,7 @@ impl Bbr {
             return 0;
         }
         let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128) as u64;
-        let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked_max() as u64) >> BBR_SCALE) as u64;
+        let aggr = (EXTRA_ACKED_GAIN as u64 * self.extra_acked_max() as u64) >> BBR_SCALE;
         aggr.min(max_aggr) as u32
     }
 
@@ -605,7 +605,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = (self.full_bw as u128 * FULL_BW_THRESH as u128 >> BBR_SCALE) as u64;
+        let thresh = ((self.full_bw as u128 * FULL_BW_THRESH as u128) >> BBR_SCALE) as u64;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
