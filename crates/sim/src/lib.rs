@@ -2,6 +2,7 @@
 //!
 //! Pure Rust, no Python: `run(&SimConfig) -> SimReport`. The PyO3 crate (`crates/py`) wraps
 //! `run_json` for the Python package.
+pub mod bench_scenarios;
 pub mod cc;
 pub mod config;
 pub mod event;

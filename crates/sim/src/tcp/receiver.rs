@@ -49,7 +49,7 @@ impl Receiver {
             rcv_nxt: 0,
             rcv_wup: 0,
             ooo: Vec::new(),
-            last_sacks: Vec::new(),
+            last_sacks: Vec::with_capacity(3),
             ts_recent: 0,
             quick_left: QUICKACKS,
             unacked: 0,
@@ -75,7 +75,7 @@ impl Receiver {
         if seq <= self.rcv_wup {
             self.ts_recent = pkt.ts;
         }
-        if seq < self.rcv_nxt || self.ooo.iter().any(|&(s, e)| seq >= s && seq < e) {
+        if seq < self.rcv_nxt || self.ooo_contains(seq) {
             // Duplicate: D-SACK it at once (RFC 2883).
             self.dup_received += 1;
             return Some(self.make_ack(Some((seq, seq + 1)), false));
@@ -129,6 +129,16 @@ impl Receiver {
         }
     }
 
+    /// Index of the out-of-order range holding `seq`, if any (binary search).
+    fn ooo_index(&self, seq: u64) -> Option<usize> {
+        let i = self.ooo.partition_point(|&(s, _)| s <= seq);
+        (i > 0 && seq < self.ooo[i - 1].1).then(|| i - 1)
+    }
+
+    fn ooo_contains(&self, seq: u64) -> bool {
+        self.ooo_index(seq).is_some()
+    }
+
     fn insert_ooo(&mut self, seq: u64) {
         let i = self.ooo.partition_point(|&(s, _)| s <= seq);
         // Merge with the block on the left (ends at seq) and/or on the right (starts at seq+1).
@@ -143,23 +153,31 @@ impl Receiver {
             (false, true) => self.ooo[i].0 = seq,
             (false, false) => self.ooo.insert(i, (seq, seq + 1)),
         }
-        // The block now holding seq becomes the most recent one.
-        let blk = *self.ooo.iter().find(|&&(s, e)| seq >= s && seq < e).unwrap();
-        let mut order = vec![blk];
+        // The block now holding seq becomes the most recent one; then the blocks reported
+        // last time (RFC 2018 §4), then the highest others. At most 3, no allocation.
+        let blk = self.ooo[self.ooo_index(seq).expect("just inserted")];
+        let mut order: [SackBlock; 3] = [(0, 0); 3];
+        let mut n = 0;
+        let push = |b: SackBlock, order: &mut [SackBlock; 3], n: &mut usize| {
+            if *n < 3 && !order[..*n].contains(&b) {
+                order[*n] = b;
+                *n += 1;
+            }
+        };
+        push(blk, &mut order, &mut n);
         for &(s, _) in &self.last_sacks {
-            if let Some(&b) = self.ooo.iter().find(|&&(bs, be)| s >= bs && s < be) {
-                if !order.contains(&b) {
-                    order.push(b);
-                }
+            if let Some(j) = self.ooo_index(s) {
+                push(self.ooo[j], &mut order, &mut n);
             }
         }
         for &b in self.ooo.iter().rev() {
-            if !order.contains(&b) {
-                order.push(b);
+            if n == 3 {
+                break;
             }
+            push(b, &mut order, &mut n);
         }
-        order.truncate(3);
-        self.last_sacks = order;
+        self.last_sacks.clear();
+        self.last_sacks.extend_from_slice(&order[..n]);
     }
 
     fn make_ack(&mut self, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
