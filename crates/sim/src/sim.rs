@@ -9,7 +9,7 @@ use crate::rng::stream_seed;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderParams};
 use crate::tcp::{Pkt, PktKind, MSS};
-use crate::time::{secs, Nanos};
+use crate::time::{secs, tx_time, Nanos};
 use crate::topology::{Dest, Dumbbell, BN_FWD, PING_FLOW};
 use std::collections::VecDeque;
 
@@ -40,6 +40,20 @@ struct FlowState {
     delack_at: Option<Nanos>,
     dropped: u64,
     last_sample_bytes: u64,
+}
+
+/// SYN and SYN-ACK with options: 20 IP + 40 TCP bytes.
+const SYN_BYTES: u32 = 60;
+
+/// Base RTT plus the serialisation of a SYN forward and a SYN-ACK back on every rate-limited
+/// link of the path. Jitter is not applied (the handshake sees the base path).
+fn handshake_rtt_ns(cfg: &SimConfig) -> Nanos {
+    let base = cfg.bottleneck.rtt_ns + 4 * cfg.access.delay_ns;
+    let mut ser = 2 * tx_time(SYN_BYTES, cfg.bottleneck.rate_bps);
+    if let Some(r) = cfg.access.rate_bps {
+        ser += 4 * tx_time(SYN_BYTES, r);
+    }
+    base + ser
 }
 
 pub struct World<'a> {
@@ -73,6 +87,7 @@ impl<'a> World<'a> {
                             total_segs,
                             rwnd_segs: f.rwnd_bytes / MSS as u64,
                             pacing: f.pacing,
+                            handshake_rtt_us: Some(handshake_rtt_ns(cfg) / 1000),
                         },
                         algo,
                     ),

@@ -171,7 +171,6 @@ fn assert_probe_rtt_every_10s(eps: &[(f64, f64)]) {
 // of jitter (below) or at 10 Mbit/s (where the 3 × TSO-goal budget keeps a small standing
 // queue) PROBE_RTT comes every ~10.4 s. Evidence for the lead in the issue 3 report.
 #[test]
-#[ignore = "sender: no handshake RTT sample, jitter-free min RTT is re-matched (see comment)"]
 fn c_probe_rtt_every_10s() {
     assert_probe_rtt_every_10s(&probe_rtt_run(0));
 }

@@ -641,7 +641,8 @@ impl Bbr {
         let now = jiffies(sk);
         let filter_expired = now > self.min_rtt_stamp + MIN_RTT_WIN_SEC * 1_000;
         if rs.rtt_us >= 0
-            && (rs.rtt_us as u64 <= self.min_rtt_us as u64 || (filter_expired && !rs.is_ack_delayed))
+            // Strictly lower, as Linux: an equal sample does not refresh the 10 s window.
+            && ((rs.rtt_us as u64) < self.min_rtt_us as u64 || (filter_expired && !rs.is_ack_delayed))
         {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64) as u32;
             self.min_rtt_stamp = now;
@@ -1277,13 +1278,16 @@ mod tests {
         let mut p = path(10.0, 40.0, 1000, 3);
         p.rtt_step = Some((1_000_000_000, 45_000_000));
         p.run_until(14_000_000_000);
-        let last_min = p
-            .rows
-            .iter()
-            .filter(|r| r.rtt_us <= 41_200)
-            .last()
-            .expect("samples at the old minimum")
-            .t_ns;
+        // The window restarts only on a strictly lower sample (Linux bbr_update_min_rtt).
+        let mut running = u64::MAX;
+        let mut last_min = 0;
+        for r in &p.rows {
+            if (r.rtt_us as u64) < running {
+                running = r.rtt_us as u64;
+                last_min = r.t_ns;
+            }
+        }
+        assert!(running <= 41_200, "samples at the old minimum");
         let enter = p.rows.iter().position(|r| r.label == "PROBE_RTT").expect("PROBE_RTT");
         let exit = enter + p.rows[enter..].iter().position(|r| r.label != "PROBE_RTT").unwrap();
         let (t_in, t_out) = (p.rows[enter].t_ns, p.rows[exit].t_ns);

@@ -78,6 +78,11 @@ pub struct SenderParams {
     pub rwnd_segs: u64,
     /// Pace even if the algorithm does not (model a host with the fq qdisc).
     pub pacing: bool,
+    /// RTT of the SYN / SYN-ACK exchange (µs), which Linux feeds to the RTT estimator and the
+    /// min-RTT filter before data flows (tcp_synack_rtt_meas / tcp_ack_update_rtt). The
+    /// handshake itself is not simulated; its packets are small, so this is the base RTT plus
+    /// the serialisation of two 60-byte packets — lower than any data packet can measure.
+    pub handshake_rtt_us: Option<u64>,
 }
 
 pub struct Sender {
@@ -91,6 +96,7 @@ pub struct Sender {
     total_segs: Option<u64>,
     rwnd_segs: u64,
     force_pacing: bool,
+    handshake_rtt_us: Option<u64>,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -155,6 +161,7 @@ impl Sender {
             total_segs: p.total_segs,
             rwnd_segs: p.rwnd_segs.max(2),
             force_pacing: p.pacing,
+            handshake_rtt_us: p.handshake_rtt_us,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -308,6 +315,10 @@ impl Sender {
     /// the flow's start time with the initial window).
     pub fn start(&mut self, now: Nanos) -> &[Pkt] {
         self.started = true;
+        if let Some(rtt) = self.handshake_rtt_us {
+            self.rtt.sample(rtt, 0, 0);
+            self.rtt.update_min(rtt);
+        }
         self.refresh_sk(now);
         self.cc.init(&mut self.sk);
         self.wstamp = now;
