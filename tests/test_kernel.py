@@ -367,3 +367,41 @@ def test_cleanup_keeps_runs_in_progress():
         done = cleanup_stale()
         assert t.ns_s not in done["namespaces"] and t.ns_s in done["kept"]
         assert t.ns_s in our_namespaces()
+
+
+@needs_kernel
+def test_sock_diag_reads_tcp_info_and_bbr_info():
+    """Our own sock_diag implementation against a loopback connection inside a fresh namespace."""
+    from pyroute2 import netns
+
+    from ccbench.kernel.diag import DiagSocket
+    from ccbench.kernel.nsutil import netns_socket
+    from ccbench.kernel.topology import _iproute_in, new_tag
+
+    ns = new_tag() + "-s"
+    netns.create(ns)
+    try:
+        with _iproute_in(ns) as ipr:
+            ipr.link("set", index=ipr.link_lookup(ifname="lo")[0], state="up")
+        srv = netns_socket(ns, socket.AF_INET, socket.SOCK_STREAM)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        cli = netns_socket(ns, socket.AF_INET, socket.SOCK_STREAM)
+        cli.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"bbr")
+        cli.connect(srv.getsockname())
+        conn, _ = srv.accept()
+        cli.sendall(b"x" * 200_000)
+        conn.recv(65536)
+        with DiagSocket(ns) as d:
+            socks = d.dump()
+            assert srv.getsockname()[1] in d.listening_ports()
+        mine = [s for s in socks if s.sport == cli.getsockname()[1]]
+        assert len(mine) == 1
+        s = mine[0]
+        assert s.cc == "bbr" and s.bbr is not None and s.bbr["pacing_gain"] > 0
+        assert s.info["snd_cwnd"] >= 4 and s.info["snd_mss"] > 0 and s.info["bytes_acked"] > 0
+        assert s.info["state"] == 1  # ESTABLISHED
+        for x in (cli, conn, srv):
+            x.close()
+    finally:
+        netns.remove(ns)

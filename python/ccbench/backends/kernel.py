@@ -284,6 +284,10 @@ def _assemble(scenario, fps, sampler, report, rtts, t0, wall0) -> RunResult:
                 elif tk > ts[-1]:
                     break
                 k += 1
+    started = {fp.id for fp in fps}
+    for f in scenario.expanded_flows():  # flows whose start is at or after the end never ran
+        if f.id not in started:
+            flow_rows.append({"flow_id": f.id, "start_s": f.start_s, "completed": False if f.size_bytes else None})
     extra: dict[str, Any] = {
         "link_utilisation": _utilisation(q_t, qs.get("departed_bytes") or [], dur, scenario.bottleneck.rate_bps),
         "drops": sum(d.get("dropped", 0) for d in dirs) if report else None,

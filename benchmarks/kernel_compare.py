@@ -1,0 +1,106 @@
+"""sim vs kernel on the loss grid of `make demo` (studies/demo-loss.toml): one flow per run,
+50 Mbit/s, 50 ms RTT, 1 BDP drop-tail buffer, Bernoulli loss 0 / 0.1 / 1 / 5 %; CUBIC and Reno on
+both backends, BBR on the kernel (and on the simulator when it lists it). Writes
+benchmarks/kernel_compare.md.
+
+    sudo .venv/bin/python benchmarks/kernel_compare.py [--duration 30s] [--algorithms cubic,reno,bbr]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+from ccbench.backends import kernel, sim  # noqa: E402
+from ccbench.demo import STUDY  # noqa: E402
+from ccbench.scenario import load_scenario  # noqa: E402
+
+
+def cell(backend, loss: str, cc: str, duration: str | None) -> dict:
+    ov = {"bottleneck.loss": loss, "flows.0.cc": cc}
+    if duration:
+        ov["duration"] = duration
+    sc = load_scenario(STUDY, ov)
+    t = time.perf_counter()
+    try:
+        backend.check(sc)
+        res = backend.run(sc)
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
+    if not res.ok or not res.flows_table.num_rows:
+        return {"error": res.error}
+    f = res.flows_table.to_pylist()[0]
+    r = res.runs_table.to_pylist()[0]
+    return {"goodput": f["goodput_bps"], "retx": f["retransmits"], "rtt": f["rtt_mean_ms"],
+            "events": f["loss_events"], "losses": r["random_losses"], "wall": time.perf_counter() - t}
+
+
+def fmt_mbit(x):
+    return "–" if x is None else f"{x / 1e6:.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", default=None, help="override the study's duration (default: the study's 30s)")
+    ap.add_argument("--algorithms", default="cubic,reno,bbr")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "kernel_compare.md"))
+    a = ap.parse_args()
+    sc0 = load_scenario(STUDY)
+    losses = list((sc0.sweep or {}).get("bottleneck.loss", ["0%"]))
+    algs = a.algorithms.split(",")
+    sim_algs = {x["name"] for x in sim.algorithms()}
+    rows = []
+    for loss in losses:
+        for cc in algs:
+            s = cell(sim, loss, cc, a.duration) if cc in sim_algs else {"error": "not in the simulator"}
+            k = cell(kernel, loss, cc, a.duration)
+            rows.append((loss, cc, s, k))
+            print(loss, cc, "sim", fmt_mbit(s.get("goodput")), "kernel", fmt_mbit(k.get("goodput")),
+                  s.get("error") or "", k.get("error") or "", file=sys.stderr, flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cmd = "sudo .venv/bin/python benchmarks/kernel_compare.py" + "".join(
+        f" {x}" for x in sys.argv[1:])
+    dur = a.duration or f"{sc0.duration_s:g}s"
+    lines = [
+        "# sim vs kernel on the demo loss grid",
+        "",
+        f"Scenario: `python/ccbench/studies/demo-loss.toml` — one flow, 50 Mbit/s, 50 ms RTT, 1 BDP drop-tail "
+        f"buffer, Bernoulli loss on data packets, {dur} per run, seed {sc0.seed}. Goodput in Mbit/s "
+        f"(ideal ceiling 50 × 1448/1500 = 48.27). Kernel: Linux TCP through ccbench-link (iperf3 receiver "
+        f"goodput); sim: the embedded simulator.",
+        "",
+        f"- command: `{cmd}`",
+        f"- commit: {commit}{' (with uncommitted changes)' if dirty else ''}",
+        f"- machine: {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        "",
+        "| loss | cc | sim goodput | kernel goodput | kernel / sim | sim retransmits | kernel retransmits | "
+        "sim RTT mean ms | kernel RTT mean ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for loss, cc, s, k in rows:
+        ratio = (f"{k['goodput'] / s['goodput']:.2f}" if s.get("goodput") and k.get("goodput") else "–")
+        def g(d, key, f="{:.0f}"):
+            v = d.get(key)
+            return "–" if v is None else f.format(v)
+        lines.append(f"| {loss} | {cc} | {fmt_mbit(s.get('goodput')) if not s.get('error') else 'n/a: ' + s['error'][:60]} | "
+                     f"{fmt_mbit(k.get('goodput')) if not k.get('error') else 'n/a: ' + k['error'][:60]} | {ratio} | "
+                     f"{g(s, 'retx')} | {g(k, 'retx')} | {g(s, 'rtt', '{:.1f}')} | {g(k, 'rtt', '{:.1f}')} |")
+    lines += ["", "Kernel RTT is the sender's smoothed RTT (tcpi_rtt) sampled every 10 ms; "
+                  "sim RTT as the simulator defines it (see docs)."]
+    Path(a.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""ccbench-link as a program: configuration handling (no root needed) and, as root, the jitter
+distribution end to end. The path model itself is unit-tested in Rust (`cargo test -p ccbench-link`)."""
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import subprocess
+import threading
+import time
+
+import pytest
+
+from ccbench.kernel import env
+from ccbench.scenario import Scenario
+
+BIN = env.link_binary()
+needs_bin = pytest.mark.skipif(BIN is None, reason="ccbench-link not built (make build)")
+
+
+def cfg(**b) -> dict:
+    base = {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp"}
+    base.update(b)
+    return Scenario.from_dict({"duration": "5s", "bottleneck": base, "flows": [{"cc": "cubic"}]}).sim_config()
+
+
+@needs_bin
+def test_reads_the_simulator_json_and_splits_impairments():
+    c = cfg(loss="1%", jitter="5ms", impair="both")
+    r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("Bernoulli") == 2 and "jitter_ns: 5000000" in r.stdout
+    c = cfg(loss="1%", impair="data")
+    r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
+    assert r.stdout.count("Bernoulli") == 1
+
+
+@needs_bin
+@pytest.mark.parametrize("bad,needle", [
+    ({"aqm": "codel"}, "aqm"),
+    ({"bogus": 1}, "bogus"),
+    ({"loss": {"model": "bernoulli", "p": 2.0}}, "loss.p"),
+])
+def test_refuses_bad_config(bad, needle):
+    c = cfg()
+    c["bottleneck"].update(bad)
+    r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
+    assert r.returncode == 2 and needle in r.stderr
+
+
+@needs_bin
+def test_refuses_access_rate():
+    c = cfg()
+    c["access"] = {"rate_bps": 1_000_000_000, "delay_ns": 0}
+    r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
+    assert r.returncode == 2 and "access.rate_bps" in r.stderr
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(not env.is_root() or BIN is None, reason="needs root and ccbench-link")
+def test_uniform_jitter_std_and_reordering_end_to_end():
+    """±8 ms uniform jitter on data: one-way delay std ≈ 8/√3 = 4.62 ms, many datagrams reordered."""
+    from ccbench.kernel.nsutil import netns_socket
+    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+
+    n = 4000
+    with Topology(cfg(jitter="8ms")) as t:
+        rx = netns_socket(t.ns_r, socket.AF_INET, socket.SOCK_DGRAM)
+        rx.bind((RECEIVER_ADDR, 9001))
+        rx.settimeout(0.5)
+        arrivals: list[tuple[int, float]] = []
+
+        def reader():
+            while True:
+                try:
+                    d = rx.recv(256)
+                except socket.timeout:
+                    return
+                arrivals.append((int.from_bytes(d[:4], "big"), time.monotonic()))
+
+        th = threading.Thread(target=reader)
+        th.start()
+        tx = netns_socket(t.ns_s, socket.AF_INET, socket.SOCK_DGRAM)
+        sent = {}
+        t0 = time.monotonic()
+        for i in range(n):
+            while time.monotonic() < t0 + i * 0.001:
+                pass
+            sent[i] = time.monotonic()
+            tx.sendto(i.to_bytes(4, "big") + b"\0" * 60, (RECEIVER_ADDR, 9001))
+        th.join(timeout=10)
+        rx.close()
+        tx.close()
+    delays = [(at - sent[i]) * 1e3 for i, at in arrivals]
+    seq = [i for i, _ in arrivals]
+    reordered = sum(1 for a, b in zip(seq, seq[1:]) if b < a) / len(seq)
+    sd, mean = statistics.pstdev(delays), statistics.fmean(delays)
+    print(f"jitter: mean {mean:.2f} ms, std {sd:.2f} ms, reordered {reordered:.1%}")
+    assert len(delays) == n
+    assert abs(mean - 25.0) < 0.5
+    assert abs(sd - 8 / 3 ** 0.5) < 0.3
+    assert reordered > 0.2
