@@ -61,13 +61,13 @@ def sweep_command(
                                workers=workers, dask=dask, retry_failed=retry_failed,
                                overrides=set_, progress=not quiet, console=err)
     except ValueError as e:  # SweepError, ScenarioError
-        err.print(f"[red]error:[/] {e}", highlight=False)
+        err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except KeyboardInterrupt:
         raise typer.Exit(130)
     if not quiet:
         err.print(f"results: {out}   (ccbench query {out} \"SELECT ...\", or ccbench.load({str(out)!r}))",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
     if not summary.all_ok:
         raise typer.Exit(1)
 

@@ -120,7 +120,7 @@ class Store:
         d = self.root / "runs"
         if not d.is_dir():
             return out
-        for p in d.glob("*.parquet"):
+        for p in _parquet_files(d):
             try:
                 tab = pq.ParquetFile(p).read(columns=["status"])
                 status = tab.column("status")[0].as_py() if tab.num_rows else None
@@ -170,7 +170,8 @@ class Store:
 
     def _write_atomic(self, tab: pa.Table, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.parent / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-{target.name}"
+        # hidden, and not matching *.parquet (readers and DuckDB globs never see it)
+        tmp = target.parent / f"{_TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-{target.name}.part"
         try:
             _write_table(tab, tmp)
             os.replace(tmp, target)
@@ -186,6 +187,13 @@ def _write_table(tab: pa.Table, path: Path) -> None:
     series = path.parent.name == "series"
     pq.write_table(tab.replace_schema_metadata(None), str(path),
                    compression="zstd" if series else "none", write_statistics=series)
+
+
+def _parquet_files(d: Path) -> list[Path]:
+    """The committed files of a table directory (temporary files are hidden: skipped)."""
+    if not d.is_dir():
+        return []
+    return sorted(p for p in d.glob("*.parquet") if not p.name.startswith("."))
 
 
 def _tmp_pid(name: str) -> int | None:
@@ -235,7 +243,7 @@ def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
     from concurrent.futures import ThreadPoolExecutor
 
     d = root / table
-    files = sorted(d.glob("*.parquet")) if d.is_dir() else []
+    files = _parquet_files(d)
     # orphans (a flows/series file whose run has no runs file: writer killed before the commit)
     files = [p for p in files if keep is None or p.stem in keep]
     if len(files) > 16:  # Parquet reads release the GIL
@@ -298,7 +306,7 @@ def connect(dir: str | os.PathLike, con=None):
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such store directory")
     con = con or duckdb.connect()
-    have = {t: any((root / t).glob("*.parquet")) for t in TABLES}
+    have = {t: bool(_parquet_files(root / t)) for t in TABLES}
     if not have["runs"]:  # nothing committed: flows/series files would all be orphans
         have = dict.fromkeys(TABLES, False)
     for t in TABLES:

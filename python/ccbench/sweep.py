@@ -684,7 +684,8 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
         if progress:
             print_summary(summary, console, notes)
             console.print(f"[yellow]interrupted[/]: {summary.cached + summary.executed} of "
-                          f"{summary.total} runs are stored; run the same command again to finish.")
+                          f"{summary.total} runs are stored; run the same command again to finish.",
+                          soft_wrap=True)
         raise
     finally:
         if bar:
@@ -791,7 +792,7 @@ class _Progress:
         self.step = max(1, total // 20)
 
     def start(self):
-        self.console.print(self.header, highlight=False)
+        self.console.print(self.header, highlight=False, soft_wrap=True)
         for note in self.notes:
             self.console.print(f"[yellow]{note}[/]")
         self.t0 = self.last_line = time.monotonic()
@@ -810,7 +811,8 @@ class _Progress:
             rate = self.done / el if el > 0 else 0.0
             eta = (self.total - self.done) / rate if rate > 0 else float("nan")
             self.console.print(f"{self.done}/{self.total} ok {s.ok} failed {s.failed} cached "
-                               f"{s.cached}  {rate:.1f} runs/s  ETA {eta:.0f} s", highlight=False)
+                               f"{s.cached}  {rate:.1f} runs/s  ETA {eta:.0f} s", highlight=False,
+                               soft_wrap=True)
 
     def stop(self):
         if self.live:
@@ -838,7 +840,7 @@ def print_summary(summary: SweepSummary, console=None, notes: Sequence[str] = ()
     for note in notes:
         console.print(f"[yellow]{note}[/]")
     for msg, n in summary.errors.most_common(5):
-        console.print(f"[red]failed ×{n}:[/] {msg}")
+        console.print(f"[red]failed ×{n}:[/] {msg}", highlight=False, soft_wrap=True)
     if len(summary.errors) > 5:
         console.print(f"[red]... and {len(summary.errors) - 5} more distinct errors[/] "
                       f"(see the runs table: status = 'failed')")
