@@ -313,3 +313,31 @@ fn jitter_with_reordering_reorders_and_order_kept_does_not_lose_throughput() {
     assert!(reord.flows[0].retransmits > kept.flows[0].retransmits);
     assert!(kept.flows[0].goodput_bps > 0.9 * 50e6 * 1448.0 / 1500.0, "order-kept jitter keeps the link full");
 }
+
+#[test]
+fn pacing_flag_paces_cubic_the_linux_way() {
+    // tcp_update_pacing_rate: rate = ratio × cwnd × MSS / srtt with ratio 200 % while
+    // cwnd < ssthresh/2 and 120 % otherwise. The series' pacing rate must sit on one of the two.
+    let mut cfg = scenario("cubic", 50_000_000, 50, 2.0, 0.0, 20);
+    cfg.flows[0].pacing = true;
+    let r = run(&cfg).unwrap();
+    let s = &r.series;
+    let mut on_ratio = 0;
+    for i in 0..s.t.len() {
+        let pacing = s.pacing_bps[i].expect("a paced flow reports its pacing rate");
+        let cwnd_rate = s.cwnd[i] as f64 * MSS_BITS / (s.rtt_ms[i].unwrap() / 1e3);
+        let ratio = pacing / cwnd_rate;
+        // srtt in the series is the value at the sampling instant; the rate was computed at
+        // the last ACK, one packet time earlier, so allow 3 %.
+        if (ratio - 1.2).abs() < 0.036 || (ratio - 2.0).abs() < 0.06 {
+            on_ratio += 1;
+        }
+    }
+    assert!(on_ratio as f64 >= 0.95 * s.t.len() as f64, "{on_ratio} of {} samples at 1.2x or 2x", s.t.len());
+    // A paced flow still fills the link.
+    assert!(r.run.link_utilisation > 0.95);
+    // Unpaced CUBIC (the default, a host without fq) reports no pacing rate.
+    cfg.flows[0].pacing = false;
+    let r = run(&cfg).unwrap();
+    assert!(r.series.pacing_bps.iter().all(|p| p.is_none()));
+}
