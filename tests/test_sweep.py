@@ -318,3 +318,47 @@ def _toml(path: Path) -> dict:
     import tomllib
 
     return tomllib.loads(path.read_text())
+
+
+def test_kernel_backend_runs_one_at_a_time(tmp_path):
+    """--backend kernel forces one local worker and says so; refused runs are failed, not fatal.
+    (pie is refused by the kernel backend's check, so no namespace is ever created here.)"""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    sc = scenario({"bottleneck.loss": ["0%", "1%"]}, bottleneck={"rate": "10Mbit", "rtt": "20ms",
+                                                                  "aqm": "pie"})
+    s = run_sweep(sc, tmp_path / "k", backend="kernel", workers=4, progress=True,
+                  console=Console(file=buf, width=200))
+    out = buf.getvalue()
+    assert "kernel backend: one run at a time per machine" in out and "--workers 4 ignored" in out
+    assert s.executor == "1 local process" and (s.ok, s.failed) == (0, 2)
+    assert all("bottleneck.aqm" in e or "backend" in e for e in load(tmp_path / "k").runs["error"])
+
+
+def _hold_lock(path, log, i):
+    from ccbench import sweep
+
+    sweep.KERNEL_LOCK_PATH = path
+    with sweep._machine_lock("kernel"):
+        with open(log, "a") as f:
+            f.write(f"start {i} {time.monotonic()}\n")
+        time.sleep(0.2)
+        with open(log, "a") as f:
+            f.write(f"end {i} {time.monotonic()}\n")
+
+
+def test_kernel_lock_serialises_processes(tmp_path):
+    import multiprocessing as mp
+
+    log = tmp_path / "log"
+    procs = [mp.get_context("fork").Process(target=_hold_lock, args=(tmp_path / "lock", log, i))
+             for i in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(10)
+    events = [line.split()[0] for line in log.read_text().splitlines()]
+    assert events == ["start", "end"] * 3  # never two holders at once
