@@ -117,7 +117,7 @@ def test_sweep_on_dask_cluster_equals_local(tmp_path, sim_core):
             client.close()
 
         out_dask = tmp_path / "dask"
-        r = subprocess.run([sys.executable, "-m", "ccbench.cli_sweep", "sweep", str(study),
+        r = subprocess.run([sys.executable, "-m", "ccbench.cli", "sweep", str(study),
                             "--dask", addr, "--out", str(out_dask)],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert r.returncode == 0, r.stderr

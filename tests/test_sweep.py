@@ -270,7 +270,7 @@ def write_then_die(tab, path):
     real(tab, path)
 
 store._write_table = write_then_die
-from ccbench.cli_sweep import app
+from ccbench.cli import app
 sys.argv = ["ccbench", *sys.argv[1:]]
 app()
 """
