@@ -503,7 +503,11 @@ class _DaskExecutor:
             self.client = distributed.Client(self.cluster)
             self.description = f"Dask LocalCluster, {n} worker processes"
         else:
-            self.client = distributed.Client(address, timeout="30s")
+            try:
+                self.client = distributed.Client(address, timeout="10s")
+            except (OSError, TimeoutError) as e:
+                raise SweepError(f"--dask {address}: cannot reach the Dask scheduler ({e}); start "
+                                 f"one with `dask scheduler` (see docs/sweeps.md)") from None
             self.description = f"Dask scheduler {address}"
         threads = sum(self.client.nthreads().values()) or 1
         self.workers = threads
@@ -593,7 +597,6 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
     g = grid_from_scenario(base, grid, zips, repeat)
     specs = plan(base, g, backend)
     store = Store(out)
-    store.prepare()
 
     notes = []
     if backend in SERIAL_BACKENDS:
@@ -631,6 +634,11 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
             raise SweepError(f"--workers {n}: expected at least 1")
         executor = _LocalExecutor(min(n, len(todo)))
     summary.executor = executor.description
+    try:
+        store.prepare()  # after the executor exists: a sweep that cannot start leaves no directory
+    except BaseException:
+        executor.close()
+        raise
 
     bar = _Progress(console, len(todo), summary, executor.description, notes) if progress else None
     pending = deque(todo)
