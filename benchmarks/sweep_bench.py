@@ -87,6 +87,7 @@ def main() -> int:
     grid = Grid(values={"bottleneck.jitter": JITTERS, "flows.0.cc": algos}, repeat=args.repeats,
                 source="sweep_bench")
 
+    load_avg = os.getloadavg()[0]
     tmp = None
     out = args.out
     if out is None:
@@ -124,7 +125,8 @@ def main() -> int:
         "",
         f"Command: `{cmd}`  ",
         f"Commit: {git_commit()}; {os.cpu_count()} CPUs (nproc), {cpu_model()}; "
-        f"Python {platform.python_version()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"Python {platform.python_version()}; load average {load_avg:.2f} at start; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
         f"Grid: jitter {', '.join(JITTERS)} x cc {', '.join(algos)} x {args.repeats} repeats = "
         f"{n_runs} runs; 1 flow, 50 Mbit/s, 50 ms RTT, {args.duration} simulated each; sim backend, "
