@@ -121,8 +121,8 @@ class Grid:
         grid.axes()  # validate now
         return grid
 
-    def _set_axis(self, key: str, vals: Any) -> None:
-        where = f"{self.source}: sweep.{key}"
+    def _set_axis(self, key: str, vals: Any, where: str | None = None) -> None:
+        where = where or f"{self.source}: sweep.{key}"
         if not key or any(not part for part in key.split(".")):
             raise SweepError(f"{where}: not a key path (expected dotted names like \"bottleneck.loss\")")
         if isinstance(vals, (str, bytes)) or not isinstance(vals, (list, tuple)):
@@ -140,8 +140,7 @@ class Grid:
         new = Grid(dict(self.values), list(self.zips), self.repeat, self.source)
         for opt in grid:
             key, vals = parse_grid_option(opt)
-            new.source = "--grid" if not self.values else self.source
-            new._set_axis(key, vals)
+            new._set_axis(key, vals, where=f"--grid {key}")
         for opt in zips:
             group = parse_zip_option(opt)
             new.zips.append(group)
