@@ -153,19 +153,26 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     dur = scenario.duration_s
     with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap) as topo:
         tr.start_servers(topo, len(flows))
-        t0 = time.monotonic() + LEAD_S
+        # iperf3's data connection opens ~3 RTTs (control connection) plus a process start after
+        # launch: launch that much early; the flow's measured start is what the tables record.
+        setup = 3 * scenario.base_rtt_s + 0.07
+        t0 = time.monotonic() + max(LEAD_S, setup + 0.1)
         fps = [
             tr.FlowProc(id=f.id, cc=f.cc, start_s=f.start_s, port=tr.BASE_PORT + f.id, cport=tr.BASE_CPORT + f.id,
-                        argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]))
+                        argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]),
+                        setup_lead_s=setup)
             for f in flows if f.start_s < dur
         ]
-        sampler = tr.DiagSampler(topo.ns_s, {fp.cport: fp.id for fp in fps}, t0, FAST_SAMPLE_S)
+        ports = {fp.cport: fp.id for fp in fps}
+        sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender")
+        rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver")
         sampler.start()
+        rsampler.start()
         launcher = tr.FlowLauncher(topo, fps, t0)
+        launcher.start()
         while time.monotonic() < t0 - 0.01:
             time.sleep(0.005)
         ping = tr.start_ping(topo, scenario.probe.ping_s, dur) if scenario.probe.ping_s > 0 else None
-        launcher.start()
         end = t0 + dur
         try:
             while time.monotonic() < end:
@@ -174,18 +181,28 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             launcher.stop.set()
             launcher.join(timeout=5)
         launcher.collect(deadline=end + 5.0)
-        sampler.stop.set()
-        sampler.join(timeout=5)
+        for smp in (sampler, rsampler):
+            smp.stop.set()
+            smp.join(timeout=5)
         rtts = tr.finish_ping(ping, end + 3.0) if ping is not None else []
         tun = topo.tun_stats()
         report = topo.stop_link() or {}
     if keep is not None:
-        keep.update({"link": report, "tun": tun, "samples": sampler.samples, "iperf3": {f.id: f.result for f in fps},
+        keep.update({"link": report, "tun": tun, "samples": sampler.samples, "receiver_samples": rsampler.samples,
+                     "sample_fields": tr.SENDER_FIELDS, "iperf3": {f.id: f.result for f in fps},
                      "t0": t0, "ping_rtts_ms": rtts, "rwnd_plan": plan})
-    return _assemble(scenario, fps, sampler, report, rtts, t0, wall0)
+    return _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0)
 
 
-def _assemble(scenario, fps, sampler, report, rtts, t0, wall0) -> RunResult:
+def _at(ts: list[float], t: float) -> int:
+    """Index of the last sample at or before t (-1 if none)."""
+    import bisect
+
+    return bisect.bisect_right(ts, t + 1e-9) - 1
+
+
+def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunResult:
+    from ..kernel.traffic import SENDER_FIELDS as F
     dur = scenario.duration_s
     interval = scenario.sample_interval_s
     dirs = report.get("directions") or [{}, {}]
@@ -206,47 +223,59 @@ def _assemble(scenario, fps, sampler, report, rtts, t0, wall0) -> RunResult:
 
     flow_rows, series = [], []
     errors = []
+    ix = {name: i for i, name in enumerate(F)}
     for fp in fps:
         fs = sampler.samples.get(fp.id)
-        infos = fs.infos if fs else []
-        ts = fs.t if fs else []
+        rs = rsampler.samples.get(fp.id)
+        rows, ts = (fs.rows, fs.t) if fs else ([], [])
+        rrows, rts = (rs.rows, rs.t) if rs else ([], [])
         res = fp.result or {}
         endj = res.get("end") or {}
-        recv = endj.get("sum_received") or {}
         sent = endj.get("sum_sent") or {}
-        goodput = None
-        if recv.get("seconds"):
-            goodput = recv["bytes"] * 8.0 / recv["seconds"]
+        recv = endj.get("sum_received") or {}
         if fp.error and fp.result is None:
             errors.append(f"flow {fp.id}: {fp.error}")
-        rtt = [i.info["rtt"] / 1000.0 for i in infos if i.info.get("rtt")]
-        cw = [i.info["snd_cwnd"] for i in infos]
+        # The flow starts when its data connection first shows up (iperf3 needs a process start
+        # and its control connection first); goodput counts the bytes that reached the receiving
+        # socket between then and the end of the run (or the last byte of a sized flow).
+        start_s = min(x[0] for x in (ts, rts) if x) if (ts or rts) else None
+        if start_s is None and fp.started_at:
+            start_s = fp.started_at - t0
+        size = next((f.size_bytes for f in scenario.expanded_flows() if f.id == fp.id), None)
+        goodput = fct = completed = None
+        end_s = dur
+        if rrows and start_s is not None:
+            j = _at(rts, dur)
+            got = rrows[j][0] if j >= 0 else 0
+            if size:
+                done = next((k for k, r in enumerate(rrows) if r[0] >= size), None)
+                completed = done is not None and rts[done] <= dur
+                if completed:
+                    fct = rts[done] - start_s
+                    end_s = rts[done]
+                    got = size
+            if end_s > start_s:
+                goodput = got * 8.0 / (end_s - start_s)
+        elif recv.get("seconds"):  # no receiver samples: iperf3's own receiver-side figure
+            goodput = recv["bytes"] * 8.0 / recv["seconds"]
+        live = [r for t, r in zip(ts, rows) if t <= end_s]
+        rtt = [r[ix["rtt"]] / 1000.0 for r in live if r[ix["rtt"]]]
+        cw = [r[ix["snd_cwnd"]] for r in live]
         events, prev = 0, 0
-        for i in infos:
-            st = i.info["ca_state"]
+        for r in live:
+            st = r[ix["ca_state"]]
             if st >= 3 and prev < 3:
                 events += 1
             prev = st
-        last = infos[-1].info if infos else {}
-        size = None
-        start_s = (fp.started_at - t0) if fp.started_at else None
-        end_s = min(dur, fp.ended_at - t0) if fp.ended_at else None
-        completed, fct = None, None
-        spec_size = next((f.size_bytes for f in scenario.expanded_flows() if f.id == fp.id), None)
-        if spec_size:
-            size = spec_size
-            completed = bool(recv.get("bytes", 0) >= spec_size and not fp.error)
-            fct = recv.get("seconds") if completed else None
-            if completed and start_s is not None:
-                end_s = start_s + fct
+        last = rows[-1] if rows else None
         flow_rows.append({
             "flow_id": fp.id,
-            "cc": (infos[-1].cc if infos and infos[-1].cc else fp.cc),
+            "cc": (fs.cc if fs and fs.cc else fp.cc),
             "goodput_bps": goodput,
-            "bytes_acked": last.get("bytes_acked", sent.get("bytes")),
-            "retransmits": sent.get("retransmits", last.get("total_retrans")),
-            "loss_events": events if infos else None,
-            "rtt_min_ms": (last["min_rtt"] / 1000.0) if last.get("min_rtt") else (min(rtt) if rtt else None),
+            "bytes_acked": last[ix["bytes_acked"]] if last else sent.get("bytes"),
+            "retransmits": sent.get("retransmits", last[ix["total_retrans"]] if last else None),
+            "loss_events": events if live else None,
+            "rtt_min_ms": (last[ix["min_rtt"]] / 1000.0) if last and last[ix["min_rtt"]] else (min(rtt) if rtt else None),
             "rtt_mean_ms": (sum(rtt) / len(rtt)) if rtt else None,
             "rtt_p50_ms": _pct(rtt, 50),
             "rtt_p95_ms": _pct(rtt, 95),
@@ -257,33 +286,35 @@ def _assemble(scenario, fps, sampler, report, rtts, t0, wall0) -> RunResult:
             "fct_s": fct,
             "completed": completed,
             "size_bytes": size,
-            "data_sent": last.get("data_segs_out"),
+            "data_sent": last[ix["data_segs_out"]] if last else None,
         })
         # series at the scenario's interval: the latest fast sample at or before each tick
-        if interval > 0 and infos:
-            j, prev_acked, prev_t = 0, 0, (fp.started_at - t0) if fp.started_at else 0.0
+        if interval > 0 and rows:
+            prev_b, prev_t = 0, start_s if start_s is not None else 0.0
             k = 1
             while k * interval <= dur + 1e-9:
                 tk = k * interval
-                while j + 1 < len(ts) and ts[j + 1] <= tk:
-                    j += 1
-                if ts[j] <= tk and tk - ts[j] <= interval:
-                    s = infos[j]
-                    i = s.info
-                    acked = i["bytes_acked"]
-                    gp = (acked - prev_acked) * 8.0 / (tk - prev_t) if tk > prev_t else None
-                    prev_acked, prev_t = acked, tk
-                    state = bbr_mode(s.bbr["pacing_gain"], i["snd_cwnd"]) if s.bbr else CA_STATES.get(i["ca_state"])
-                    series.append({
-                        "flow_id": fp.id, "t": round(tk, 9), "goodput_bps": gp, "cwnd": i["snd_cwnd"],
-                        "rtt_ms": i["rtt"] / 1000.0, "pacing_bps": i["pacing_rate"] * 8.0 if i["pacing_rate"] < (1 << 62) else None,
-                        "inflight": s.inflight, "queue_bytes": queue_at(tk), "cc_state": state,
-                        "bw_est_bps": float(s.bbr["bw_bps"]) if s.bbr else None,
-                        "min_rtt_ms": (i["min_rtt"] / 1000.0) if i.get("min_rtt") else None,
-                    })
-                elif tk > ts[-1]:
-                    break
                 k += 1
+                j = _at(ts, tk)
+                if j < 0 or tk - ts[j] > interval:
+                    continue
+                r = rows[j]
+                jr = _at(rts, tk)
+                gp = None
+                if jr >= 0 and tk > prev_t:
+                    b = rrows[jr][0]
+                    gp = (b - prev_b) * 8.0 / (tk - prev_t)
+                    prev_b, prev_t = b, tk
+                pg = r[ix["bbr_pacing_gain"]]
+                state = bbr_mode(pg, r[ix["snd_cwnd"]]) if pg is not None else CA_STATES.get(r[ix["ca_state"]])
+                pr = r[ix["pacing_rate"]]
+                series.append({
+                    "flow_id": fp.id, "t": round(tk, 9), "goodput_bps": gp, "cwnd": r[ix["snd_cwnd"]],
+                    "rtt_ms": r[ix["rtt"]] / 1000.0, "pacing_bps": pr * 8.0 if pr < (1 << 62) else None,
+                    "inflight": r[ix["inflight"]], "queue_bytes": queue_at(tk), "cc_state": state,
+                    "bw_est_bps": float(r[ix["bbr_bw_bps"]]) if r[ix["bbr_bw_bps"]] is not None else None,
+                    "min_rtt_ms": (r[ix["min_rtt"]] / 1000.0) if r[ix["min_rtt"]] else None,
+                })
     started = {fp.id for fp in fps}
     for f in scenario.expanded_flows():  # flows whose start is at or after the end never ran
         if f.id not in started:
@@ -302,7 +333,7 @@ def _assemble(scenario, fps, sampler, report, rtts, t0, wall0) -> RunResult:
         status, error = "failed", "ccbench-link gave no report"
     elif errors and len(errors) == len(fps):
         status, error = "failed", "; ".join(errors)[:2000]
-    elif sampler.error:
-        error = sampler.error
+    elif sampler.error or rsampler.error:
+        error = sampler.error or rsampler.error
     res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status, error=error)
     return res

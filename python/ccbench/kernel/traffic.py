@@ -40,6 +40,9 @@ class FlowProc:
     ended_at: Optional[float] = None
     result: Optional[dict] = None  # iperf3 -J output
     error: Optional[str] = None
+    #: Seconds before start_s to launch the client, so that its data connection (which iperf3
+    #: opens after a process start and a control-connection exchange) starts near start_s.
+    setup_lead_s: float = 0.0
 
 
 def start_servers(topo: Topology, n: int, timeout: float = 10.0) -> list[subprocess.Popen]:
@@ -86,8 +89,8 @@ class FlowLauncher(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        for f in sorted(self.flows, key=lambda f: f.start_s):
-            delay = self.t0 + f.start_s - time.monotonic()
+        for f in sorted(self.flows, key=lambda f: f.start_s - f.setup_lead_s):
+            delay = self.t0 + f.start_s - f.setup_lead_s - time.monotonic()
             if delay > 0 and self.stop.wait(delay):
                 return
             f.started_at = time.monotonic()
@@ -121,37 +124,63 @@ class FlowLauncher(threading.Thread):
                 f.error = f.error or f"iperf3 gave no JSON: {err.decode(errors='replace').strip()[:300]}"
 
 
+#: What is kept of each sender-side sample (compact: a 120 s run of 20 flows at 100 Hz is 240 k samples).
+SENDER_FIELDS = ("ca_state", "rtt", "snd_cwnd", "min_rtt", "bytes_acked", "pacing_rate", "delivery_rate",
+                 "total_retrans", "data_segs_out", "inflight", "bbr_bw_bps", "bbr_min_rtt_us", "bbr_pacing_gain")
+RECEIVER_FIELDS = ("bytes_received",)
+_TCP_STATES_OF_A_CONNECTION = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 11)
+
+
 @dataclass
 class FlowSamples:
     t: list[float] = field(default_factory=list)
-    infos: list[SockInfo] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)  # one tuple per sample, fields as SENDER_/RECEIVER_FIELDS
+    cc: Optional[str] = None
+
+    def col(self, name: str, fields=SENDER_FIELDS) -> list:
+        i = fields.index(name)
+        return [r[i] for r in self.rows]
+
+
+def _sender_row(s: SockInfo) -> tuple:
+    i, b = s.info, s.bbr
+    return (i["ca_state"], i["rtt"], i["snd_cwnd"], i["min_rtt"], i["bytes_acked"], i["pacing_rate"],
+            i["delivery_rate"], i["total_retrans"], i["data_segs_out"], s.inflight,
+            b["bw_bps"] if b else None, b["min_rtt_us"] if b else None, b["pacing_gain"] if b else None)
 
 
 class DiagSampler(threading.Thread):
-    """Dumps tcp_info of every socket in the sender namespace every ``fast_s`` seconds and keeps
-    the samples of each flow's data connection (matched by client port). Congestion events are
-    counted from these fast samples (entries into Recovery/Loss); the series is taken from them
-    at the scenario's sample interval afterwards."""
+    """Dumps tcp_info of every TCP socket in namespace ``ns`` every ``fast_s`` seconds and keeps
+    the samples of each flow's data connection, matched by the client port (``sport`` on the
+    sender side, ``dport`` on the receiver side). Congestion events are counted from these fast
+    samples (entries into Recovery/Loss); the series is taken from them at the scenario's sample
+    interval afterwards."""
 
-    def __init__(self, ns: str, cports: dict[int, int], t0: float, fast_s: float = 0.01):
-        super().__init__(daemon=True, name="ccb-diag")
-        self.ns, self.cports, self.t0, self.fast_s = ns, cports, t0, fast_s
+    def __init__(self, ns: str, cports: dict[int, int], t0: float, fast_s: float = 0.01, side: str = "sender"):
+        super().__init__(daemon=True, name=f"ccb-diag-{side}")
+        self.ns, self.cports, self.t0, self.fast_s, self.side = ns, cports, t0, fast_s, side
         self.samples: dict[int, FlowSamples] = {fid: FlowSamples() for fid in cports.values()}
         self.stop = threading.Event()
         self.error: Optional[str] = None
 
     def run(self) -> None:
+        sender = self.side == "sender"
         try:
             with DiagSocket(self.ns) as d:
                 nxt = time.monotonic()
                 while not self.stop.is_set():
                     now = time.monotonic()
-                    for s in d.dump(states=(1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 11)):
-                        fid = self.cports.get(s.sport)
-                        if fid is not None and s.info and s.dst == RECEIVER_ADDR:
-                            fs = self.samples[fid]
-                            fs.t.append(now - self.t0)
-                            fs.infos.append(s)
+                    for s in d.dump(states=_TCP_STATES_OF_A_CONNECTION):
+                        fid = self.cports.get(s.sport if sender else s.dport)
+                        if fid is None or not s.info:
+                            continue
+                        fs = self.samples[fid]
+                        fs.t.append(now - self.t0)
+                        if sender:
+                            fs.rows.append(_sender_row(s))
+                            fs.cc = fs.cc or s.cc
+                        else:
+                            fs.rows.append((s.info["bytes_received"],))
                     nxt += self.fast_s
                     wait = nxt - time.monotonic()
                     if wait < 0:
@@ -159,7 +188,7 @@ class DiagSampler(threading.Thread):
                         wait = 0
                     self.stop.wait(wait)
         except Exception as e:  # pragma: no cover
-            self.error = f"sock_diag sampler: {e}"
+            self.error = f"sock_diag sampler ({self.side}): {e}"
 
 
 _PING_RE = re.compile(rb"time=([0-9.]+) ms")
