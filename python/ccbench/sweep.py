@@ -298,7 +298,11 @@ class RunSpec:
 
 def _cell_seed(scenario: Any, cell: Mapping[str, Any]) -> int:
     if "seed" in cell:
-        return int(cell["seed"])
+        v = cell["seed"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise SweepError(f"sweep.seed: {v!r} is not a seed (expected non-negative integers, "
+                             f"e.g. \"seed\" = [1, 100, 200])")
+        return v
     return int(getattr(scenario, "seed", 0) or 0)
 
 
