@@ -300,17 +300,13 @@ fn rwnd_caps_throughput_at_window_over_rtt() {
 }
 
 #[test]
-fn jitter_with_reordering_reorders_and_order_kept_does_not_lose_throughput() {
-    // ±8 ms uniform jitter at 50 ms: with reorder=true packets overtake each other, so the
-    // receiver sees out-of-order data and the sender retransmits spuriously; with order kept
-    // there is no reordering at all, so no retransmissions beyond buffer overflow.
+fn order_kept_jitter_keeps_the_link_full() {
+    // ±8 ms uniform jitter at 50 ms with reorder = false: no packet overtakes another, so TCP
+    // sees no reordering and only a slightly longer path; CUBIC still fills the link.
     let mut cfg = scenario("cubic", 50_000_000, 50, 1.0, 0.0, 20);
     cfg.bottleneck.jitter_ns = 8_000_000;
     cfg.bottleneck.reorder = false;
     let kept = run(&cfg).unwrap();
-    cfg.bottleneck.reorder = true;
-    let reord = run(&cfg).unwrap();
-    assert!(reord.flows[0].retransmits > kept.flows[0].retransmits);
     assert!(kept.flows[0].goodput_bps > 0.9 * 50e6 * 1448.0 / 1500.0, "order-kept jitter keeps the link full");
 }
 

@@ -3,11 +3,13 @@
 //!
 //! * a SACK scoreboard over the segments in flight (`sacked_out`, `lost_out`, `retrans_out`,
 //!   in-flight = packets_out − sacked − lost + retrans, exactly as `tcp_packets_in_flight`);
-//! * RACK-TLP loss detection (tcp_recovery.c): a segment is lost once a segment sent after it
-//!   has been delivered and RACK.rtt + reo_wnd has elapsed since it was sent; the reordering
-//!   window is max(min_rtt/4, 1 ms) while no loss is outstanding or once reordering was seen,
-//!   1 ms otherwise; a reorder timer re-checks pending segments; a tail loss probe fires after
-//!   2·srtt (+2 ms, or +200 ms with a single segment out) in Open state;
+//! * RACK-TLP loss detection (tcp_recovery.c, Linux ≥ 4.18): a segment is lost once a segment
+//!   sent after it has been delivered and RACK.rtt + reo_wnd has elapsed since it was sent.
+//!   Before any reordering is seen, reo_wnd is 0 in Recovery or with ≥ 3 SACKed segments
+//!   (dupthresh-like); otherwise min(min_rtt/4 × steps, srtt), where `steps` grows by one per
+//!   round in which D-SACKs arrive and falls back to 1 after 16 recoveries without them
+//!   (tcp_rack_update_reo_wnd). A reorder timer re-checks pending segments; a tail loss probe
+//!   fires after 2·srtt (+2 ms, or +200 ms with a single segment out) in Open state;
 //! * Recovery with Proportional Rate Reduction (RFC 6937, `tcp_cwnd_reduction`), cwnd set to
 //!   ssthresh when recovery ends;
 //! * RTO (rtt.rs) with exponential backoff, entering Loss state (cwnd 1, all un-SACKed
@@ -39,6 +41,11 @@ const F_RETRANS: u8 = 4;
 const F_EVER_RETRANS: u8 = 8;
 
 const NIL: u64 = u64::MAX;
+
+/// `tp->reordering` default (sysctl tcp_reordering): RACK's dupthresh before reordering is seen.
+const DUPTHRESH: u32 = 3;
+/// TCP_RACK_RECOVERY_THRESH: recoveries a widened reorder window persists without D-SACKs.
+const RACK_RECOVERY_THRESH: u32 = 16;
 
 /// Linux TCP_TIMEOUT_MIN (2 jiffies), added to the RACK reorder timer.
 const TIMEOUT_MIN_NS: Nanos = 2 * NS_PER_JIFFY;
@@ -114,7 +121,14 @@ pub struct Sender {
     rack_end_seq: u64,
     rack_rtt_us: u64,
     rack_advanced: bool,
-    rack_reord: bool,
+    /// Reordering was observed (Linux `tp->reord_seen`).
+    reord_seen: bool,
+    /// A D-SACK arrived since the last reo_wnd adjustment.
+    dsack_seen: bool,
+    reo_wnd_steps: u32,
+    reo_wnd_persist: u32,
+    /// `tp->delivered` at the last reo_wnd adjustment.
+    rack_last_delivered: u64,
     // tcp_rate.c
     first_tx_mstamp: Nanos,
     // Recovery / undo
@@ -175,7 +189,11 @@ impl Sender {
             rack_end_seq: 0,
             rack_rtt_us: 0,
             rack_advanced: false,
-            rack_reord: false,
+            reord_seen: false,
+            dsack_seen: false,
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            rack_last_delivered: 0,
             first_tx_mstamp: 0,
             high_seq: 0,
             prior_cwnd: 0,
@@ -688,7 +706,7 @@ impl Sender {
         if ack.dsack && !blocks.is_empty() {
             sack_start = 1;
             let (ds, _) = blocks[0];
-            self.rack_reord = true;
+            self.dsack_seen = true;
             if let Some(m) = self.undo_marker {
                 if ds >= m && self.undo_retrans > 0 {
                     self.undo_retrans -= 1;
@@ -788,7 +806,10 @@ impl Sender {
         self.snd_una = cum;
         self.fack = self.fack.max(cum);
         if reord_seen {
-            self.rack_reord = true;
+            self.reord_seen = true;
+        }
+        if have_prior {
+            self.update_reo_wnd(rs.prior_delivered);
         }
         let una_advanced = cum > prior_snd_una;
         if una_advanced {
@@ -952,12 +973,36 @@ impl Sender {
         false
     }
 
+    /// `tcp_rack_reo_wnd`.
+    fn reo_wnd_us(&self) -> u64 {
+        if !self.reord_seen && (self.sk.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH) {
+            return 0;
+        }
+        if self.rtt.min_rtt_us == u32::MAX {
+            return 0;
+        }
+        (self.rtt.min_rtt_us as u64 / 4 * self.reo_wnd_steps as u64).min(self.rtt.srtt_us())
+    }
+
+    /// `tcp_rack_update_reo_wnd`: widen the window by a step per round with D-SACKs.
+    fn update_reo_wnd(&mut self, prior_delivered: u64) {
+        if prior_delivered < self.rack_last_delivered {
+            // Less than a round since the last adjustment: ignore this D-SACK.
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(0xFF);
+            self.dsack_seen = false;
+            self.rack_last_delivered = self.sk.delivered;
+            self.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+
     /// `tcp_rack_detect_loss`; returns the reorder timeout (µs) if segments are pending.
     fn rack_detect_loss(&mut self, now: Nanos) -> Option<u64> {
-        let mut reo_wnd: u64 = 1000;
-        if (self.rack_reord || self.lost_out == 0) && self.rtt.min_rtt_us != u32::MAX {
-            reo_wnd = reo_wnd.max(self.rtt.min_rtt_us as u64 / 4);
-        }
+        let reo_wnd = self.reo_wnd_us();
         let mut timeout: u64 = 0;
         let mut seq = self.tsorted_head;
         while seq != NIL {
@@ -974,7 +1019,7 @@ impl Sender {
             }
             let elapsed = now.saturating_sub(s.xmit) / NS_PER_US;
             let remaining = self.rack_rtt_us as i64 + reo_wnd as i64 - elapsed as i64;
-            if remaining < 0 {
+            if remaining <= 0 {
                 self.mark_lost(seq);
                 self.ts_unlink(seq);
             } else {
@@ -1094,15 +1139,16 @@ impl Sender {
     fn try_undo_recovery(&mut self, tsecr: u64) -> bool {
         if self.may_undo(tsecr) {
             self.undo_cwnd_reduction(false);
-            self.rack_reord = true;
             return true;
         }
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
         false
     }
 
     fn try_undo_partial(&mut self, tsecr: u64) -> bool {
         if self.undo_marker.is_some() && self.packet_delayed(tsecr) {
-            self.rack_reord = true;
+            // tcp_check_sack_reordering: the hole was filled by the original, late segment.
+            self.reord_seen = true;
             if self.retrans_out > 0 {
                 return true;
             }
@@ -1115,6 +1161,7 @@ impl Sender {
 
     fn try_undo_dsack(&mut self) -> bool {
         if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
             self.undo_cwnd_reduction(false);
             return true;
         }
