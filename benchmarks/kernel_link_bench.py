@@ -64,6 +64,7 @@ def udp_run(offered_mbit: float, seconds: float, link_mbit: float, loss: str, sp
         "late_max_us": d["lateness_us"]["max"], "frac_over_1ms": d["lateness_us"]["frac_over_1ms"],
         "cpu_cores": (c1 - c0) / (w1 - w0),
         "cpu_data_thread_s": d["cpu_user_s"] + d["cpu_sys_s"],
+        "spin_cores": sum(x.get("spin_s", 0) for x in rep["directions"]) / (w1 - w0),
     }
 
 
@@ -83,12 +84,12 @@ def main() -> None:
     print(f"kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}); link rate = 1.05 x offered, 50 ms RTT, "
           f"loss {a.loss}, 1 BDP buffer, UDP 1500-byte IP packets, {a.seconds:g} s each\n")
     print("| offered Mbit/s | emulator out Mbit/s | iperf3 received Mbit/s | link in pkt/s | emu lost | queue drops | TUN ring drops | "
-          "lateness p50/p99/max µs | >1 ms late | emulator CPU (cores) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "lateness p50/p99/max µs | >1 ms late | emulator CPU (cores) | of which spinning |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rows:
         print(f"| {x['offered_mbit']:.0f} | {x['link_out_mbit']:.1f} | {x['received_mbit']:.1f} | {x['link_in_pps']:.0f} | {x['emu_lost']} | "
               f"{x['emu_dropped']} | {x['tun_tx_dropped']} | {x['late_p50_us']}/{x['late_p99_us']}/{x['late_max_us']:.0f} | "
-              f"{x['frac_over_1ms']:.2%} | {x['cpu_cores']:.2f} |")
+              f"{x['frac_over_1ms']:.2%} | {x['cpu_cores']:.2f} | {x['spin_cores']:.2f} |")
 
 
 if __name__ == "__main__":

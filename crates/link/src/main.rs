@@ -39,8 +39,9 @@ const USAGE: &str = "usage: ccbench-link --config FILE|JSON [options]
   --netns-a NS --tun-a NAME   sender side: namespace (name under /var/run/netns or a path) and TUN name
   --netns-b NS --tun-b NAME   receiver side
   --spin-us N            spin this long before each deadline instead of sleeping (default 40)
-  --max-busy-us N        after this long without sleeping, sleep 50 µs so that normal tasks get
-                         the CPU and the kernel never has to throttle the real-time thread (default 1000)
+  --max-busy-us N        after this long without sleeping, rest (sleep) so that normal tasks (the
+  --rest-us N            TCP applications) get the CPU and the kernel never has to throttle the
+                         real-time thread for tens of ms (defaults 1000 and 100)
   --rt-prio N            SCHED_FIFO priority of the forwarding threads, 0 = off (default 10)
   --duration-s S         stop by itself after S seconds (default: run until SIGTERM/SIGINT/stdin EOF)
   --ignore-stdin         do not stop when stdin reaches end of file
@@ -53,6 +54,7 @@ struct Args {
     tun: [String; 2],
     spin_us: u64,
     max_busy_us: u64,
+    rest_us: u64,
     rt_prio: i32,
     duration_s: Option<f64>,
     ignore_stdin: bool,
@@ -66,6 +68,7 @@ fn parse_args() -> Result<Args, String> {
         tun: ["ccbla".into(), "ccblb".into()],
         spin_us: 40,
         max_busy_us: 1000,
+        rest_us: 100,
         rt_prio: 10,
         duration_s: None,
         ignore_stdin: false,
@@ -85,6 +88,7 @@ fn parse_args() -> Result<Args, String> {
             "--tun-a" => a.tun[0] = val(&mut i)?,
             "--tun-b" => a.tun[1] = val(&mut i)?,
             "--spin-us" => a.spin_us = val(&mut i)?.parse().map_err(|e| format!("--spin-us: {e}"))?,
+            "--rest-us" => a.rest_us = val(&mut i)?.parse().map_err(|e| format!("--rest-us: {e}"))?,
             "--max-busy-us" => a.max_busy_us = val(&mut i)?.parse().map_err(|e| format!("--max-busy-us: {e}"))?,
             "--rt-prio" => a.rt_prio = val(&mut i)?.parse().map_err(|e| format!("--rt-prio: {e}"))?,
             "--duration-s" => {
@@ -132,6 +136,7 @@ struct DirReport {
     cpu_sys_s: f64,
     rt: bool,
     forced_rests: u64,
+    spin_s: f64,
 }
 
 const SLOT: usize = 2048;
@@ -155,14 +160,16 @@ fn set_rt(prio: i32) -> bool {
 struct Timing {
     spin_ns: u64,
     max_busy_ns: u64,
+    rest_ns: u64,
     rt_prio: i32,
     deadline: Option<u64>,
 }
 
 fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> DirReport {
-    let Timing { spin_ns, max_busy_ns, rt_prio, deadline } = tm;
+    let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline } = tm;
     let mut last_rest = now_ns();
     let mut forced_rests = 0u64;
+    let mut spin_total = 0u64;
     let rt = set_rt(rt_prio);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let mut model = PathModel::new(&cfg);
@@ -253,7 +260,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         // A real-time thread that never sleeps starves everything else on its CPU until the
         // kernel throttles it for tens of ms; rest briefly instead, at a time we choose.
         if now - last_rest > max_busy_ns {
-            let ts = libc::timespec { tv_sec: 0, tv_nsec: 50_000 };
+            let ts = libc::timespec { tv_sec: 0, tv_nsec: rest_ns as _ };
             unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
             last_rest = now_ns();
             forced_rests += 1;
@@ -268,7 +275,16 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
             wake = wake.min(next_sample);
         }
         if wake <= now + spin_ns {
-            continue; // spin: loop re-reads and re-checks the clock
+            // Spin on the clock until the deadline, looking for arrivals every few µs (a read
+            // is a system call; arrivals seen during a spin are timestamped at most 4 µs late).
+            let until = wake.min(now + 4_000);
+            let mut t = now;
+            while t < until {
+                std::hint::spin_loop();
+                t = now_ns();
+            }
+            spin_total += t - now;
+            continue;
         }
         let sleep = wake - now - spin_ns;
         let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as _, tv_nsec: (sleep % 1_000_000_000) as _ };
@@ -288,6 +304,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         cpu_sys_s: s,
         rt,
         forced_rests,
+        spin_s: spin_total as f64 / 1e9,
     }
 }
 
@@ -329,6 +346,7 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "cpu_sys_s": r.cpu_sys_s,
         "realtime": r.rt,
         "forced_rests": r.forced_rests,
+        "spin_s": r.spin_s,
     })
 }
 
@@ -375,6 +393,7 @@ fn run() -> Result<(), String> {
     let tm = |_: ()| Timing {
         spin_ns: args.spin_us * 1000,
         max_busy_ns: args.max_busy_us * 1000,
+        rest_ns: args.rest_us * 1000,
         rt_prio: args.rt_prio,
         deadline,
     };
