@@ -74,14 +74,15 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--loss", default="0.1%")
     ap.add_argument("--spin-us", type=int, default=None)
+    ap.add_argument("--link-factor", type=float, default=1.05, help="link rate = this x the offered rate")
     a = ap.parse_args()
     rows = []
     for r in [float(x) for x in a.rates.split(",")]:
-        row = udp_run(r, a.seconds, max(r * 1.05, 50), a.loss, a.spin_us)
+        row = udp_run(r, a.seconds, max(r * a.link_factor, 50), a.loss, a.spin_us)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}); link rate = 1.05 x offered, 50 ms RTT, "
+    print(f"kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}); link rate = {a.link_factor:g} x offered, 50 ms RTT, "
           f"loss {a.loss}, 1 BDP buffer, UDP 1500-byte IP packets, {a.seconds:g} s each\n")
     print("| offered Mbit/s | emulator out Mbit/s | iperf3 received Mbit/s | link in pkt/s | emu lost | queue drops | TUN ring drops | "
           "lateness p50/p99/max µs | >1 ms late | emulator CPU (cores) | of which spinning |")
