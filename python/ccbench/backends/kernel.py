@@ -152,7 +152,6 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     link_cfg = scenario.sim_config()
     dur = scenario.duration_s
     with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap) as topo:
-        tr.start_servers(topo, len(flows))
         # iperf3's data connection opens ~3 RTTs (control connection) plus a process start after
         # launch: launch that much early; the flow's measured start is what the tables record.
         setup = 3 * scenario.base_rtt_s + 0.07
@@ -160,9 +159,11 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
         fps = [
             tr.FlowProc(id=f.id, cc=f.cc, start_s=f.start_s, port=tr.BASE_PORT + f.id, cport=tr.BASE_CPORT + f.id,
                         argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]),
-                        setup_lead_s=setup)
+                        setup_lead_s=0.0 if f.size_bytes else setup, size_bytes=f.size_bytes,
+                        rwnd_bytes=f.rwnd_bytes, rwnd_mode=plan[f.id], pacing=f.pacing)
             for f in flows if f.start_s < dur
         ]
+        tr.start_servers(topo, fps)
         ports = {fp.cport: fp.id for fp in fps}
         sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender")
         rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver")
@@ -248,12 +249,18 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
             j = _at(rts, dur)
             got = rrows[j][0] if j >= 0 else 0
             if size:
-                done = next((k for k, r in enumerate(rrows) if r[0] >= size), None)
-                completed = done is not None and rts[done] <= dur
+                # our own receiver timestamps the last byte; the flow starts at connect()
+                rcv = fp.receiver
+                if fp.connect_at is not None:
+                    start_s = fp.connect_at - t0
+                last_at = rcv.last_at if rcv else None
+                completed = bool(rcv and rcv.bytes >= size and last_at is not None and last_at - t0 <= dur)
                 if completed:
-                    fct = rts[done] - start_s
-                    end_s = rts[done]
+                    fct = last_at - fp.connect_at
+                    end_s = start_s + fct
                     got = size
+                elif rcv is not None:
+                    got = rcv.bytes
             if end_s > start_s:
                 goodput = got * 8.0 / (end_s - start_s)
         elif recv.get("seconds"):  # no receiver samples: iperf3's own receiver-side figure
@@ -272,7 +279,7 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
             "flow_id": fp.id,
             "cc": (fs.cc if fs and fs.cc else fp.cc),
             "goodput_bps": goodput,
-            "bytes_acked": last[ix["bytes_acked"]] if last else sent.get("bytes"),
+            "bytes_acked": size if completed else (last[ix["bytes_acked"]] if last else sent.get("bytes")),
             "retransmits": sent.get("retransmits", last[ix["total_retrans"]] if last else None),
             "loss_events": events if live else None,
             "rtt_min_ms": (last[ix["min_rtt"]] / 1000.0) if last and last[ix["min_rtt"]] else (min(rtt) if rtt else None),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import struct
 import subprocess
 import threading
 import time
@@ -11,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .diag import DiagSocket, SockInfo
-from .topology import RECEIVER_ADDR, Topology
+from .nsutil import netns_socket
+from .topology import RECEIVER_ADDR, SENDER_ADDR, Topology
 
 BASE_PORT = 5201
 BASE_CPORT = 40001
@@ -43,14 +46,29 @@ class FlowProc:
     #: Seconds before start_s to launch the client, so that its data connection (which iperf3
     #: opens after a process start and a control-connection exchange) starts near start_s.
     setup_lead_s: float = 0.0
+    #: Fixed-size flows use our own small sender/receiver (see SizedReceiver), not iperf3.
+    size_bytes: Optional[int] = None
+    rwnd_bytes: int = 0
+    rwnd_mode: str = "autotune"
+    pacing: bool = False
+    receiver: Optional["SizedReceiver"] = None
+    sender: Optional[threading.Thread] = None
+    connect_at: Optional[float] = None  # monotonic, just before connect() (sized flows)
+    sent_bytes: int = 0
 
 
-def start_servers(topo: Topology, n: int, timeout: float = 10.0) -> list[subprocess.Popen]:
+def start_servers(topo: Topology, flows: list[FlowProc], timeout: float = 10.0) -> list[subprocess.Popen]:
+    """An iperf3 server per bulk flow, our own receiver per sized flow; wait until all listen."""
     procs = []
-    for i in range(n):
+    for f in flows:
+        if f.size_bytes:
+            f.receiver = SizedReceiver(topo, f)
+            f.receiver.start()
+            continue
+        i = f.id
         procs.append(topo.popen("r", ["iperf3", "-s", "-1", "-B", RECEIVER_ADDR, "-p", str(BASE_PORT + i)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-    want = {BASE_PORT + i for i in range(n)}
+    want = {f.port for f in flows}
     with DiagSocket(topo.ns_r) as d:
         deadline = time.monotonic() + timeout
         while True:
@@ -95,12 +113,23 @@ class FlowLauncher(threading.Thread):
                 return
             f.started_at = time.monotonic()
             try:
-                f.proc = self.topo.popen("s", f.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                if f.size_bytes:
+                    f.sender = threading.Thread(target=_sized_send, args=(self.topo, f, self.stop), daemon=True)
+                    f.sender.start()
+                else:
+                    f.proc = self.topo.popen("s", f.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             except Exception as e:  # pragma: no cover
                 f.error = str(e)
 
     def collect(self, deadline: float) -> None:
         for f in self.flows:
+            if f.size_bytes:
+                if f.sender is not None:
+                    f.sender.join(timeout=max(0.1, deadline - time.monotonic()))
+                if f.receiver is not None:
+                    f.receiver.stop.set()
+                    f.receiver.join(timeout=3)
+                continue
             p = f.proc
             if p is None:
                 f.error = f.error or "not started"
@@ -122,6 +151,94 @@ class FlowLauncher(threading.Thread):
                     f.error = f"iperf3: {f.result['error']}"
             except ValueError:
                 f.error = f.error or f"iperf3 gave no JSON: {err.decode(errors='replace').strip()[:300]}"
+
+
+SO_MAX_PACING_RATE = 47
+
+
+def _buffers(sock: socket.socket, f: FlowProc) -> None:
+    if f.rwnd_mode == "setsockopt":  # as iperf3 -w: both buffers on both ends
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, f.rwnd_bytes)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, f.rwnd_bytes)
+
+
+class SizedReceiver(threading.Thread):
+    """Receiver of a fixed-size flow: accepts one connection, reads to EOF, records the time of
+    the last byte. (iperf3 -n cannot give a flow completion time: it ends the test when the
+    sender has *written* n bytes and the server stops reading then.)"""
+
+    def __init__(self, topo: Topology, f: FlowProc):
+        super().__init__(daemon=True, name=f"ccb-recv-{f.id}")
+        self.sock = netns_socket(topo.ns_r, socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        _buffers(self.sock, f)
+        self.sock.bind((RECEIVER_ADDR, f.port))
+        self.sock.listen(1)
+        self.stop = threading.Event()
+        self.bytes = 0
+        self.last_at: Optional[float] = None
+
+    def run(self) -> None:
+        self.sock.settimeout(0.2)
+        conn = None
+        try:
+            while conn is None and not self.stop.is_set():
+                try:
+                    conn, _ = self.sock.accept()
+                except socket.timeout:
+                    continue
+            if conn is None:
+                return
+            conn.settimeout(0.2)
+            while True:
+                try:
+                    data = conn.recv(1 << 20)
+                except socket.timeout:
+                    if self.stop.is_set():
+                        break
+                    continue
+                if not data:
+                    break
+                self.bytes += len(data)
+                self.last_at = time.monotonic()
+        except OSError:
+            pass
+        finally:
+            if conn is not None:
+                conn.close()
+            self.sock.close()
+
+
+def _sized_send(topo: Topology, f: FlowProc, stop: threading.Event) -> None:
+    try:
+        s = netns_socket(topo.ns_s, socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f.cc.encode())
+        _buffers(s, f)
+        if f.pacing and f.cc != "bbr":  # internal pacing, as iperf3 --fq-rate (see client_argv)
+            s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", 30_000_000_000 // 8))
+        s.bind((SENDER_ADDR, f.cport))
+        s.settimeout(0.5)
+        f.connect_at = time.monotonic()
+        s.connect((RECEIVER_ADDR, f.port))
+        chunk = memoryview(bytes(1 << 16))
+        left = f.size_bytes
+        while left > 0 and not stop.is_set():
+            try:
+                n = s.send(chunk[: min(left, len(chunk))])
+            except socket.timeout:
+                continue
+            left -= n
+            f.sent_bytes += n
+        s.shutdown(socket.SHUT_WR)
+        while not stop.is_set():  # the receiver closes after reading everything
+            try:
+                if not s.recv(4096):
+                    break
+            except socket.timeout:
+                continue
+        s.close()
+    except OSError as e:
+        f.error = f"sized flow sender: {e}"
 
 
 #: What is kept of each sender-side sample (compact: a 120 s run of 20 flows at 100 Hz is 240 k samples).
