@@ -405,3 +405,21 @@ def test_sock_diag_reads_tcp_info_and_bbr_info():
             x.close()
     finally:
         netns.remove(ns)
+
+
+@needs_kernel
+def test_fixed_size_flows_complete_with_fct_and_stagger():
+    from ccbench.backends import kernel
+
+    sc = scenario(duration="5s", bottleneck={"rate": "20Mbit", "rtt": "40ms"},
+                  flows=[{"cc": "cubic", "count": 2, "start": "0s+1s", "size": "2MB"}, {"cc": "reno", "start": "6s"}])
+    res = kernel.run(sc)
+    assert res.ok, res.error
+    f = res.flows.set_index("flow_id")
+    for i, start in ((0, 0.0), (1, 1.0)):
+        assert bool(f.completed[i]) and f.bytes_acked[i] == 2_000_000
+        assert abs(f.start_s[i] - start) < 0.05
+        # 2 MB at 20 Mbit/s: 0.8 s at line rate + slow start; goodput = size / fct
+        assert 0.8 < f.fct_s[i] < 2.0
+        assert abs(f.goodput_bps[i] - 2_000_000 * 8 / f.fct_s[i]) < 1
+    assert f.goodput_bps.isna()[2]  # starts after the end: a row, no made-up numbers
