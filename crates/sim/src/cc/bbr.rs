@@ -5,7 +5,8 @@
 //!
 //! * bandwidth in packets per µs scaled by 2^24 (`BW_UNIT`),
 //! * gains scaled by 256 (`BBR_UNIT`): 2/ln2 = 739, drain = 88, 5/4 = 320, 3/4 = 192,
-//! * `min_rtt_stamp` / `probe_rtt_done_stamp` in jiffies of 1 ms (HZ = 1000),
+//! * `min_rtt_stamp` / `probe_rtt_done_stamp` in jiffies of 4 ms (HZ = 250, as the referee
+//!   kernel's CONFIG_HZ; see crate::time::HZ),
 //! * cycle and ACK-epoch stamps in µs, taken from `delivered_mstamp` as the kernel does.
 //!
 //! How it maps onto the simulator:
@@ -164,9 +165,16 @@ fn us(ns: u64) -> u64 {
     ns / 1_000
 }
 
+/// Linux tcp_jiffies32 at the modelled HZ (crate::time::HZ = 250, as the referee kernel).
 #[inline]
 fn jiffies(sk: &CcSock) -> u64 {
-    sk.now_ns / 1_000_000
+    crate::time::jiffies(sk.now_ns)
+}
+
+/// msecs_to_jiffies (rounds up, as Linux).
+#[inline]
+fn msecs_to_jiffies(ms: u64) -> u64 {
+    (ms * crate::time::HZ).div_ceil(1000)
 }
 
 impl Bbr {
@@ -639,7 +647,7 @@ impl Bbr {
 
     fn update_min_rtt(&mut self, sk: &mut CcSock, rs: &RateSample) {
         let now = jiffies(sk);
-        let filter_expired = now > self.min_rtt_stamp + MIN_RTT_WIN_SEC * 1_000;
+        let filter_expired = now > self.min_rtt_stamp + MIN_RTT_WIN_SEC * crate::time::HZ;
         if rs.rtt_us >= 0
             // Strictly lower, as Linux: an equal sample does not refresh the 10 s window.
             && ((rs.rtt_us as u64) < self.min_rtt_us as u64 || (filter_expired && !rs.is_ack_delayed))
@@ -658,7 +666,7 @@ impl Bbr {
             let mark = sk.delivered + sk.in_flight as u64;
             sk.app_limited = if mark == 0 { 1 } else { mark };
             if self.probe_rtt_done_stamp == 0 && sk.in_flight <= CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp = now + PROBE_RTT_MODE_MS;
+                self.probe_rtt_done_stamp = now + msecs_to_jiffies(PROBE_RTT_MODE_MS);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = sk.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -1293,9 +1301,9 @@ mod tests {
         let (t_in, t_out) = (p.rows[enter].t_ns, p.rows[exit].t_ns);
         let waited_ms = (t_in - last_min) as f64 / 1e6;
         println!("last min at {last_min}, PROBE_RTT {t_in}..{t_out}");
-        // Entered on the first ACK more than 10 s (in 1 ms jiffies) after the last min sample;
-        // ACKs come every 1.2 ms.
-        assert!(waited_ms > 10_000.0 && waited_ms < 10_003.0, "waited {waited_ms} ms");
+        // Entered on the first ACK more than 10 s (2500 jiffies of 4 ms) after the jiffy of the
+        // last min sample: between 10 s and 10 s + one jiffy + one ACK gap (1.2 ms).
+        assert!(waited_ms > 10_000.0 && waited_ms < 10_005.3, "waited {waited_ms} ms");
         let cwnd_before = p.rows[enter - 1].cwnd;
         // cwnd capped at 4 packets for the whole mode.
         for r in &p.rows[enter..exit] {
