@@ -163,31 +163,38 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
                         rwnd_bytes=f.rwnd_bytes, rwnd_mode=plan[f.id], pacing=f.pacing)
             for f in flows if f.start_s < dur
         ]
-        tr.start_servers(topo, fps)
-        ports = {fp.cport: fp.id for fp in fps}
-        sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender")
-        rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver")
-        sampler.start()
-        rsampler.start()
-        launcher = tr.FlowLauncher(topo, fps, t0)
-        launcher.start()
-        while time.monotonic() < t0 - 0.01:
-            time.sleep(0.005)
-        ping = tr.start_ping(topo, scenario.probe.ping_s, dur) if scenario.probe.ping_s > 0 else None
-        end = t0 + dur
+        sampler = rsampler = launcher = None
         try:
+            tr.start_servers(topo, fps)
+            ports = {fp.cport: fp.id for fp in fps}
+            sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender")
+            rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver")
+            sampler.start()
+            rsampler.start()
+            launcher = tr.FlowLauncher(topo, fps, t0)
+            launcher.start()
+            while time.monotonic() < t0 - 0.01:
+                time.sleep(0.005)
+            ping = tr.start_ping(topo, scenario.probe.ping_s, dur) if scenario.probe.ping_s > 0 else None
+            end = t0 + dur
             while time.monotonic() < end:
                 time.sleep(min(0.1, max(0.0, end - time.monotonic())))
-        finally:
             launcher.stop.set()
             launcher.join(timeout=5)
-        launcher.collect(deadline=end + 5.0)
-        for smp in (sampler, rsampler):
-            smp.stop.set()
-            smp.join(timeout=5)
-        rtts = tr.finish_ping(ping, end + 3.0) if ping is not None else []
-        tun = topo.tun_stats()
-        report = topo.stop_link() or {}
+            launcher.collect(deadline=end + 5.0)
+            for smp in (sampler, rsampler):
+                smp.stop.set()
+                smp.join(timeout=5)
+            rtts = tr.finish_ping(ping, end + 3.0) if ping is not None else []
+            tun = topo.tun_stats()
+            report = topo.stop_link() or {}
+        finally:  # threads must not outlive the run, whatever happened
+            for th in (launcher, sampler, rsampler):
+                if th is not None:
+                    th.stop.set()
+            for fp in fps:
+                if fp.receiver is not None:
+                    fp.receiver.stop.set()
     if keep is not None:
         keep.update({"link": report, "tun": tun, "samples": sampler.samples, "receiver_samples": rsampler.samples,
                      "sample_fields": tr.SENDER_FIELDS, "iperf3": {f.id: f.result for f in fps},

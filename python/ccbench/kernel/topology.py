@@ -206,13 +206,24 @@ class Topology:
     # ---- tear-down ----------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Tear everything down. Idempotent; a second Ctrl-C/SIGTERM does not interrupt it."""
         if self._closed:
             return
+        with _signals_deferred():
+            self._teardown()
         self._closed = True
+
+    def _teardown(self) -> None:
         for p in self.procs:
-            _terminate(p)
+            try:
+                _terminate(p)
+            except Exception:
+                pass
         for ns in self._made_ns:
-            kill_ns_processes(ns)
+            try:
+                kill_ns_processes(ns)
+            except Exception:
+                pass
         try:
             self.stop_link(timeout=5)
         except Exception:
@@ -228,9 +239,32 @@ class Topology:
             self._link_err.close()
         except Exception:
             pass
-        self._tmp.cleanup()
+        try:
+            self._tmp.cleanup()
+        except Exception:
+            pass
         with _LIVE_LOCK:
             _LIVE.discard(self)
+
+
+@contextmanager
+def _signals_deferred():
+    """Hold SIGINT/SIGTERM/SIGHUP during the body (main thread only) and re-deliver them after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    old = {}
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        old[s] = signal.getsignal(s)
+        signal.signal(s, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        for s in got[:1]:
+            os.kill(os.getpid(), s)
 
 
 def _iproute_in(ns: str):
