@@ -7,6 +7,7 @@
 //! spins (still reading arrivals) so packets leave within a few µs of their due time. At the end
 //! (SIGTERM, SIGINT, stdin closed, or --duration-s) it prints one JSON report to stdout.
 mod config;
+mod gso;
 mod path;
 mod rng;
 mod stats;
@@ -45,6 +46,8 @@ const USAGE: &str = "usage: ccbench-link --config FILE|JSON [options]
   --rt-prio N            SCHED_FIFO priority of the forwarding threads, 0 = off (default 10)
   --duration-s S         stop by itself after S seconds (default: run until SIGTERM/SIGINT/stdin EOF)
   --ignore-stdin         do not stop when stdin reaches end of file
+  --gso                  sender-side TUN with IFF_VNET_HDR + TSO: read TCP super-packets and cut
+                         them into wire packets here (fewer reads; experimental, IPv4 TCP)
   --check-config         parse and validate the config, print the two directions, exit
 Prints {\"ready\": true, ...} on stdout once the devices exist, and the JSON report at the end.";
 
@@ -59,6 +62,7 @@ struct Args {
     duration_s: Option<f64>,
     ignore_stdin: bool,
     check_only: bool,
+    gso: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -73,6 +77,7 @@ fn parse_args() -> Result<Args, String> {
         duration_s: None,
         ignore_stdin: false,
         check_only: false,
+        gso: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -95,6 +100,7 @@ fn parse_args() -> Result<Args, String> {
                 a.duration_s = Some(val(&mut i)?.parse().map_err(|e| format!("--duration-s: {e}"))?)
             }
             "--ignore-stdin" => a.ignore_stdin = true,
+            "--gso" => a.gso = true,
             "--check-config" => a.check_only = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -137,6 +143,8 @@ struct DirReport {
     rt: bool,
     forced_rests: u64,
     spin_s: f64,
+    gso_super: u64,
+    gso_errors: u64,
 }
 
 const SLOT: usize = 2048;
@@ -158,6 +166,8 @@ fn set_rt(prio: i32) -> bool {
 }
 
 struct Timing {
+    vnet_in: bool,
+    vnet_out: bool,
     spin_ns: u64,
     max_busy_ns: u64,
     rest_ns: u64,
@@ -166,7 +176,11 @@ struct Timing {
 }
 
 fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> DirReport {
-    let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline } = tm;
+    let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline, vnet_in, vnet_out } = tm;
+    let zero_hdr = [0u8; tun::VNET_HDR_LEN];
+    let mut big = if vnet_in { vec![0u8; 256 * 1024] } else { Vec::new() };
+    let mut gso_super = 0u64;
+    let mut gso_errors = 0u64;
     let mut last_rest = now_ns();
     let mut forced_rests = 0u64;
     let mut spin_total = 0u64;
@@ -202,7 +216,15 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
             let Some((due, slot, len)) = line.pop_due(now) else { break };
             late.add(now - due);
             let off = slot as usize * SLOT;
-            let r = unsafe { libc::write(fd_out, slab[off..].as_ptr() as *const libc::c_void, len as usize) };
+            let r = if vnet_out {
+                let iov = [
+                    libc::iovec { iov_base: zero_hdr.as_ptr() as *mut libc::c_void, iov_len: tun::VNET_HDR_LEN },
+                    libc::iovec { iov_base: slab[off..].as_ptr() as *mut libc::c_void, iov_len: len as usize },
+                ];
+                unsafe { libc::writev(fd_out, iov.as_ptr(), 2) }
+            } else {
+                unsafe { libc::write(fd_out, slab[off..].as_ptr() as *const libc::c_void, len as usize) }
+            };
             if r < 0 {
                 model.counters.write_errors += 1;
             } else {
@@ -214,6 +236,59 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         // 2. Take in what has arrived (bounded batch so deliveries are not starved).
         let mut got = 0;
         while got < BATCH {
+            if vnet_in {
+                // GSO path: one read may carry a TCP super-packet; cut it into wire packets.
+                let r = unsafe { libc::read(fd_in, big.as_mut_ptr() as *mut libc::c_void, big.len()) };
+                if r < 0 {
+                    let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                    if e != libc::EAGAIN && e != libc::EINTR {
+                        read_errors += 1;
+                    }
+                    break;
+                }
+                if (r as usize) <= tun::VNET_HDR_LEN {
+                    break;
+                }
+                got += 1;
+                let now = now_ns();
+                let h = gso::VnetHdr::parse(&big[..tun::VNET_HDR_LEN]);
+                let pkt = &mut big[tun::VNET_HDR_LEN..r as usize];
+                let mut take = |seg: &[u8]| {
+                    if seg.len() >= SLOT {
+                        oversize += 1;
+                        return;
+                    }
+                    if free.is_empty() {
+                        grow(&mut slab, &mut free, &mut nslots);
+                    }
+                    let slot = *free.last().unwrap();
+                    let off = slot as usize * SLOT;
+                    slab[off..off + seg.len()].copy_from_slice(seg);
+                    if let Verdict::Deliver(t) = model.arrive(now, seg.len() as u32) {
+                        free.pop();
+                        line.push(t, slot, seg.len() as u32);
+                    }
+                };
+                match h.gso_type & !gso::VIRTIO_NET_HDR_GSO_ECN {
+                    gso::VIRTIO_NET_HDR_GSO_NONE => {
+                        if h.flags & gso::VIRTIO_NET_HDR_F_NEEDS_CSUM != 0
+                            && !gso::complete_csum(pkt, h.csum_start as usize, h.csum_offset as usize)
+                        {
+                            gso_errors += 1;
+                            continue;
+                        }
+                        take(pkt);
+                    }
+                    gso::VIRTIO_NET_HDR_GSO_TCPV4 => {
+                        gso_super += 1;
+                        if !gso::segment_tcp4(pkt, h.gso_size as usize, &mut take) {
+                            gso_errors += 1;
+                        }
+                    }
+                    _ => gso_errors += 1,
+                }
+                continue;
+            }
             if free.is_empty() {
                 grow(&mut slab, &mut free, &mut nslots);
             }
@@ -305,6 +380,8 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         rt,
         forced_rests,
         spin_s: spin_total as f64 / 1e9,
+        gso_super,
+        gso_errors,
     }
 }
 
@@ -347,6 +424,8 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "realtime": r.rt,
         "forced_rests": r.forced_rests,
         "spin_s": r.spin_s,
+        "gso_super_packets": r.gso_super,
+        "gso_errors": r.gso_errors,
     })
 }
 
@@ -358,8 +437,8 @@ fn run() -> Result<(), String> {
         println!("{:#?}", dirs);
         return Ok(());
     }
-    let fd_a = tun::create_tun_in(args.netns[0].as_deref(), &args.tun[0]).map_err(|e| e.to_string())?;
-    let fd_b = tun::create_tun_in(args.netns[1].as_deref(), &args.tun[1]).map_err(|e| e.to_string())?;
+    let fd_a = tun::create_tun_in(args.netns[0].as_deref(), &args.tun[0], args.gso).map_err(|e| e.to_string())?;
+    let fd_b = tun::create_tun_in(args.netns[1].as_deref(), &args.tun[1], false).map_err(|e| e.to_string())?;
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
@@ -390,14 +469,16 @@ fn run() -> Result<(), String> {
         });
     }
     let deadline = args.duration_s.map(|s| t0 + (s * 1e9) as u64);
-    let tm = |_: ()| Timing {
+    let tm = |dir: usize| Timing {
+        vnet_in: args.gso && dir == 0,
+        vnet_out: args.gso && dir == 1,
         spin_ns: args.spin_us * 1000,
         max_busy_ns: args.max_busy_us * 1000,
         rest_ns: args.rest_us * 1000,
         rt_prio: args.rt_prio,
         deadline,
     };
-    let (tm0, tm1) = (tm(()), tm(()));
+    let (tm0, tm1) = (tm(0), tm(1));
     let [d0, d1] = dirs;
     let h0 = std::thread::Builder::new()
         .name("data".into())

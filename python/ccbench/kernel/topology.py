@@ -63,7 +63,8 @@ class Topology:
     """Namespaces + ccbench-link. Use as a context manager; ``close()`` is idempotent."""
 
     def __init__(self, link_config: dict, tag: str | None = None, spin_us: int | None = None,
-                 rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20):
+                 rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20,
+                 gso: bool | None = None):
         self.tag = tag or new_tag()
         self.ns_s = f"{self.tag}-s"
         self.ns_r = f"{self.tag}-r"
@@ -72,6 +73,8 @@ class Topology:
         self.rt_prio = rt_prio
         self.tcp_rmem_max = tcp_rmem_max
         self.tcp_wmem_max = tcp_wmem_max
+        #: experimental: sender TUN with TSO, super-packets cut by ccbench-link (CCBENCH_LINK_GSO=1)
+        self.gso = gso if gso is not None else os.environ.get("CCBENCH_LINK_GSO") == "1"
         self.link: Optional[subprocess.Popen] = None
         self.link_ready: dict = {}
         self.link_report: Optional[dict] = None
@@ -124,6 +127,8 @@ class Topology:
                 "--netns-b", ns_path(self.ns_r), "--tun-b", TUN_R, "--rt-prio", str(self.rt_prio)]
         if self.spin_us is not None:
             argv += ["--spin-us", str(self.spin_us)]
+        if self.gso:
+            argv.append("--gso")
         self._link_err = open(self.link_stderr_path, "w")
         self.link = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._link_err,
                                      start_new_session=True)
@@ -151,8 +156,11 @@ class Topology:
             # IFF_VNET_HDR has no TSO; GSO would hand the TUN whole super-packets only to have
             # the kernel split them just before the ring, so turn it off so TCP builds MSS-sized
             # packets itself; GRO off so the receiver sees and ACKs every packet as it arrives.
-            _run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "gro", "off", "tso", "off"],
-                 check=False)
+            if self.gso and ns == self.ns_s:  # TSO super-packets are cut into wire packets by ccbench-link
+                feats = ["gro", "off", "tso", "on", "gso", "on"]
+            else:
+                feats = ["gso", "off", "gro", "off", "tso", "off"]
+            _run(["ip", "netns", "exec", ns, "ethtool", "-K", dev, *feats], check=False)
 
     # ---- processes ----------------------------------------------------------------------------
 
