@@ -17,6 +17,7 @@ use config::{DirConfig, LinkConfig};
 use path::{DelayLine, PathModel, Verdict};
 use serde_json::json;
 use stats::Lateness;
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -145,10 +146,33 @@ struct DirReport {
     spin_s: f64,
     gso_super: u64,
     gso_errors: u64,
+    per_port: HashMap<u16, (u64, u64)>,
 }
 
 const SLOT: usize = 2048;
+
+/// TCP source port of an IPv4 packet (None for anything else).
+#[inline]
+fn tcp_sport(p: &[u8]) -> Option<u16> {
+    if p.len() < 20 || p[0] >> 4 != 4 || p[9] != 6 {
+        return None;
+    }
+    let ihl = (p[0] & 0x0f) as usize * 4;
+    (p.len() >= ihl + 2).then(|| u16::from_be_bytes([p[ihl], p[ihl + 1]]))
+}
 const BATCH: usize = 64;
+
+/// Drops and random losses per TCP source port, so the backend can attribute them to flows.
+fn count_loss(map: &mut HashMap<u16, (u64, u64)>, pkt: &[u8], v: Verdict) {
+    if let Some(port) = tcp_sport(pkt) {
+        let e = map.entry(port).or_insert((0, 0));
+        match v {
+            Verdict::Dropped => e.0 += 1,
+            Verdict::Lost => e.1 += 1,
+            Verdict::Deliver(_) => {}
+        }
+    }
+}
 
 fn thread_cpu() -> (f64, f64) {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -180,6 +204,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
     let zero_hdr = [0u8; tun::VNET_HDR_LEN];
     let mut big = if vnet_in { vec![0u8; 256 * 1024] } else { Vec::new() };
     let mut gso_super = 0u64;
+    let mut per_port: HashMap<u16, (u64, u64)> = HashMap::new();
     let mut gso_errors = 0u64;
     let mut last_rest = now_ns();
     let mut forced_rests = 0u64;
@@ -264,9 +289,12 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                     let slot = *free.last().unwrap();
                     let off = slot as usize * SLOT;
                     slab[off..off + seg.len()].copy_from_slice(seg);
-                    if let Verdict::Deliver(t) = model.arrive(now, seg.len() as u32) {
-                        free.pop();
-                        line.push(t, slot, seg.len() as u32);
+                    match model.arrive(now, seg.len() as u32) {
+                        Verdict::Deliver(t) => {
+                            free.pop();
+                            line.push(t, slot, seg.len() as u32);
+                        }
+                        v => count_loss(&mut per_port, seg, v),
                     }
                 };
                 match h.gso_type & !gso::VIRTIO_NET_HDR_GSO_ECN {
@@ -317,7 +345,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                     free.pop();
                     line.push(t, slot, len);
                 }
-                Verdict::Dropped | Verdict::Lost => {}
+                v => count_loss(&mut per_port, &slab[off..off + len as usize], v),
             }
         }
         let now = now_ns();
@@ -382,6 +410,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         spin_s: spin_total as f64 / 1e9,
         gso_super,
         gso_errors,
+        per_port,
     }
 }
 
@@ -426,6 +455,8 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "spin_s": r.spin_s,
         "gso_super_packets": r.gso_super,
         "gso_errors": r.gso_errors,
+        "tcp_sport_dropped_lost": r.per_port.iter().map(|(k, v)| (k.to_string(), json!([v.0, v.1])))
+            .collect::<serde_json::Map<String, serde_json::Value>>(),
     })
 }
 

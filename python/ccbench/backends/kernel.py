@@ -250,7 +250,8 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
         if start_s is None and fp.started_at:
             start_s = fp.started_at - t0
         size = next((f.size_bytes for f in scenario.expanded_flows() if f.id == fp.id), None)
-        goodput = fct = completed = None
+        goodput = fct = None
+        completed = False  # as the simulator: a bulk flow never completes
         end_s = dur
         if rrows and start_s is not None:
             j = _at(rts, dur)
@@ -281,7 +282,11 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
             if st >= 3 and prev < 3:
                 events += 1
             prev = st
-        last = rows[-1] if rows else None
+        # counters as of the end of the flow's window (the processes run a little past the end)
+        jl = _at(ts, end_s)
+        last = rows[jl] if jl >= 0 else None
+        jr = _at(rts, end_s)
+        dl = (data.get("tcp_sport_dropped_lost") or {}).get(str(fp.cport)) if report else None
         flow_rows.append({
             "flow_id": fp.id,
             "cc": (fs.cc if fs and fs.cc else fp.cc),
@@ -301,6 +306,10 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
             "completed": completed,
             "size_bytes": size,
             "data_sent": last[ix["data_segs_out"]] if last else None,
+            # data segments that reached the receiving socket (tcpi_data_segs_in, duplicates included)
+            "data_received": rrows[jr][1] if jr >= 0 else None,
+            # dropped by the bottleneck queue + removed by the loss model, counted by ccbench-link
+            "data_dropped": (dl[0] + dl[1]) if dl else (0 if report else None),
         })
         # series at the scenario's interval: the latest fast sample at or before each tick
         if interval > 0 and rows:
@@ -332,7 +341,7 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
     started = {fp.id for fp in fps}
     for f in scenario.expanded_flows():  # flows whose start is at or after the end never ran
         if f.id not in started:
-            flow_rows.append({"flow_id": f.id, "start_s": f.start_s, "completed": False if f.size_bytes else None})
+            flow_rows.append({"flow_id": f.id, "start_s": f.start_s, "completed": False})
     extra: dict[str, Any] = {
         "link_utilisation": _utilisation(q_t, qs.get("departed_bytes") or [], dur, scenario.bottleneck.rate_bps),
         "drops": sum(d.get("dropped", 0) for d in dirs) if report else None,

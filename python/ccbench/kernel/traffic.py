@@ -244,7 +244,7 @@ def _sized_send(topo: Topology, f: FlowProc, stop: threading.Event) -> None:
 #: What is kept of each sender-side sample (compact: a 120 s run of 20 flows at 100 Hz is 240 k samples).
 SENDER_FIELDS = ("ca_state", "rtt", "snd_cwnd", "min_rtt", "bytes_acked", "pacing_rate", "delivery_rate",
                  "total_retrans", "data_segs_out", "inflight", "bbr_bw_bps", "bbr_min_rtt_us", "bbr_pacing_gain")
-RECEIVER_FIELDS = ("bytes_received",)
+RECEIVER_FIELDS = ("bytes_received", "data_segs_in")
 _TCP_STATES_OF_A_CONNECTION = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 11)
 
 
@@ -297,7 +297,7 @@ class DiagSampler(threading.Thread):
                             fs.rows.append(_sender_row(s))
                             fs.cc = fs.cc or s.cc
                         else:
-                            fs.rows.append((s.info["bytes_received"],))
+                            fs.rows.append((s.info["bytes_received"], s.info["data_segs_in"]))
                     nxt += self.fast_s
                     wait = nxt - time.monotonic()
                     if wait < 0:
