@@ -59,7 +59,7 @@ def test_write_layout_and_columns(tmp_path):
         assert [p.name for p in (tmp_path / t).iterdir()] == [f"{res.run_id}.parquet"]
     r = load(tmp_path)
     assert list(r.runs["bottleneck.loss"]) == ["1%"] and list(r.flows["bottleneck.loss"]) == ["1%"] * 2
-    assert list(r.flows["repeat"]) == [2, 2] and r.flows["repeat"].dtype == "int64"
+    assert list(r.flows["repeat"]) == [2, 2] and r.flows["repeat"].dtype == "Int64"
     # a swept key that is a standard column keeps the standard column and gets a prefix
     assert list(r.runs["sweep.seed"]) == ["7"] and list(r.runs["seed"]) == [3]
     assert "bottleneck.loss" not in r.series.columns and len(r.series) == 2

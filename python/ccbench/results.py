@@ -233,6 +233,24 @@ def _series_table(run_id: str, series: Any) -> pa.Table:
     return _table(rows, SERIES_SCHEMA)
 
 
+def _nullable_dtype(t: pa.DataType):
+    """pandas dtype for an Arrow type: integers and booleans become pandas' nullable dtypes, so
+    a column a backend leaves null keeps its integer type (instead of turning into float64)
+    and the same column has the same dtype whichever backend filled it."""
+    import pandas as pd
+
+    if pa.types.is_integer(t):
+        return pd.api.types.pandas_dtype(str(t).replace("int", "Int").replace("uInt", "UInt"))
+    if pa.types.is_boolean(t):
+        return pd.BooleanDtype()
+    return None
+
+
+def to_frame(table: pa.Table) -> "pd.DataFrame":
+    """An Arrow table as a DataFrame with the same dtypes for every backend."""
+    return table.to_pandas(types_mapper=_nullable_dtype)
+
+
 class RunResult:
     """One run's three tables. ``flows``/``runs``/``series`` are pandas DataFrames (made on
     first access); ``flows_table``/``runs_table``/``series_table`` the typed pyarrow Tables."""
@@ -247,7 +265,7 @@ class RunResult:
 
     def _frame(self, name: str) -> "pd.DataFrame":
         if name not in self._frames:
-            self._frames[name] = getattr(self, f"{name}_table").to_pandas()
+            self._frames[name] = to_frame(getattr(self, f"{name}_table"))
         return self._frames[name]
 
     @property

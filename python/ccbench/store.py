@@ -29,6 +29,7 @@ from typing import Any, Mapping
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from ccbench.results import to_frame
 
 __all__ = ["TABLES", "Store", "Results", "load", "query", "connect"]
 
@@ -253,9 +254,9 @@ def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
         tables = [t for t in map(_read_one, files) if t is not None]
     if not tables:
         schema = _schema(table)
-        return schema.empty_table().to_pandas() if schema is not None else pd.DataFrame()
+        return to_frame(schema.empty_table()) if schema is not None else pd.DataFrame()
     merged = pa.concat_tables(tables, promote_options="permissive")
-    return merged.to_pandas()
+    return to_frame(merged)
 
 
 class Results:
