@@ -2,76 +2,12 @@
 //! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck` and `access.delay_ns` are
 //! read), or just its `bottleneck` object. Both backends therefore read one format. Fields this
 //! emulator cannot honour (an AQM other than droptail, an access-link rate) are refused.
-use serde::Deserialize;
 use serde_json::Value;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JitterDist {
-    Uniform,
-    Normal,
-    Pareto,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Impair {
-    Data,
-    Ack,
-    Both,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
-pub enum LossConfig {
-    None,
-    Bernoulli { p: f64 },
-    /// p: P(good→bad), r: P(bad→good), h: P(delivery | bad), k: P(delivery | good).
-    Gilbert { p: f64, r: f64, h: f64, k: f64 },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum BufferConfig {
-    Bytes(u64),
-    Packets(u64),
-}
-
-fn default_true() -> bool {
-    true
-}
-fn default_dist() -> JitterDist {
-    JitterDist::Uniform
-}
-fn default_loss() -> LossConfig {
-    LossConfig::None
-}
-fn default_impair() -> Impair {
-    Impair::Data
-}
-fn default_aqm() -> String {
-    "droptail".into()
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Bottleneck {
-    pub rate_bps: u64,
-    pub rtt_ns: u64,
-    #[serde(default)]
-    pub jitter_ns: u64,
-    #[serde(default = "default_dist")]
-    pub jitter_dist: JitterDist,
-    #[serde(default = "default_true")]
-    pub reorder: bool,
-    #[serde(default = "default_loss")]
-    pub loss: LossConfig,
-    #[serde(default = "default_impair")]
-    pub impair: Impair,
-    pub buffer: BufferConfig,
-    #[serde(default = "default_aqm")]
-    pub aqm: String,
-}
+// The scenario's bottleneck types are the simulator's (crates/sim/src/config.rs): one
+// definition, one validation, for both backends.
+pub use ccbench_sim::config::{
+    BottleneckConfig as Bottleneck, BufferConfig, Impair, JitterDist, LossConfig,
+};
 
 /// Everything the emulator needs.
 #[derive(Debug, Clone)]
@@ -127,34 +63,7 @@ impl LinkConfig {
     }
 
     pub fn validate(&self) -> Result<(), String> {
-        let b = &self.bottleneck;
-        if b.rate_bps == 0 {
-            return Err("bottleneck.rate_bps must be > 0".into());
-        }
-        if b.aqm != "droptail" {
-            return Err(format!("bottleneck.aqm: '{}' is not implemented in ccbench-link (droptail)", b.aqm));
-        }
-        let prob = |n: &str, p: f64| {
-            if (0.0..=1.0).contains(&p) {
-                Ok(())
-            } else {
-                Err(format!("bottleneck.loss.{n} must be within [0, 1], got {p}"))
-            }
-        };
-        match b.loss {
-            LossConfig::None => {}
-            LossConfig::Bernoulli { p } => prob("p", p)?,
-            LossConfig::Gilbert { p, r, h, k } => {
-                prob("p", p)?;
-                prob("r", r)?;
-                prob("h", h)?;
-                prob("k", k)?;
-            }
-        }
-        if let BufferConfig::Bytes(0) | BufferConfig::Packets(0) = b.buffer {
-            return Err("bottleneck.buffer must hold at least one packet".into());
-        }
-        Ok(())
+        self.bottleneck.validate()
     }
 
     /// The two directions: 0 = data (sender → receiver), 1 = ACK (receiver → sender).

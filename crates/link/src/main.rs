@@ -9,7 +9,6 @@
 mod config;
 mod gso;
 mod path;
-mod rng;
 mod stats;
 mod tun;
 

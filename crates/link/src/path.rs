@@ -8,14 +8,14 @@
 //! known when it arrives; the queue is therefore kept as a FIFO of (service start, bytes) used
 //! only for the drop-tail decision and the occupancy samples, and the packet goes straight into
 //! the delay line keyed by its delivery time.
-use crate::config::{BufferConfig, DirConfig, JitterDist, LossConfig};
-use crate::rng::Rng;
+use crate::config::{BufferConfig, DirConfig};
+// The loss and jitter models and the RNG are the simulator's own: both backends draw a
+// packet's fate and delay from the same code.
+use ccbench_sim::link::jitter::Jitter;
+use ccbench_sim::link::loss::LossModel;
+use ccbench_sim::rng::Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-
-/// Pareto shape used for `jitter_dist = pareto` (finite variance needs > 2). The samples are
-/// shifted to mean 0 and scaled so their standard deviation is `jitter`.
-pub const PARETO_ALPHA: f64 = 3.0;
 
 #[derive(Debug, Default, Clone)]
 pub struct Counters {
@@ -47,10 +47,9 @@ pub enum Verdict {
 pub struct PathModel {
     rate_bps: u64,
     delay_ns: u64,
-    jitter_ns: u64,
-    dist: JitterDist,
+    jitter: Option<Jitter>,
     reorder: bool,
-    loss: LossConfig,
+    loss: LossModel,
     limit_bytes: u64,
     limit_packets: u64,
     /// Time the link finishes serialising the last accepted packet.
@@ -63,11 +62,8 @@ pub struct PathModel {
     /// Length of the packet being serialised (the last one to start service).
     inservice_len: u32,
     last_delivery_ns: u64,
-    ge_bad: bool,
     loss_rng: Rng,
     jitter_rng: Rng,
-    pareto_xm: f64,
-    pareto_mean: f64,
     pub counters: Counters,
 }
 
@@ -77,17 +73,12 @@ impl PathModel {
             BufferConfig::Bytes(b) => (b, u64::MAX),
             BufferConfig::Packets(p) => (u64::MAX, p),
         };
-        // Pareto(xm, a): std = xm * sqrt(a / ((a-1)^2 (a-2))), mean = a xm / (a-1).
-        let a = PARETO_ALPHA;
-        let std_unit = (a / ((a - 1.0) * (a - 1.0) * (a - 2.0))).sqrt();
-        let xm = c.jitter_ns as f64 / std_unit;
         PathModel {
             rate_bps: c.rate_bps,
             delay_ns: c.delay_ns,
-            jitter_ns: c.jitter_ns,
-            dist: c.jitter_dist,
+            jitter: (c.jitter_ns > 0).then_some(Jitter { dist: c.jitter_dist, jitter_ns: c.jitter_ns }),
             reorder: c.reorder,
-            loss: c.loss,
+            loss: LossModel::from_config(&c.loss),
             limit_bytes,
             limit_packets,
             link_free_ns: 0,
@@ -96,11 +87,8 @@ impl PathModel {
             backlog_bytes: 0,
             inservice_len: 0,
             last_delivery_ns: 0,
-            ge_bad: false,
             loss_rng: Rng::stream(c.seed, &format!("link.{}.loss", c.name)),
             jitter_rng: Rng::stream(c.seed, &format!("link.{}.jitter", c.name)),
-            pareto_xm: xm,
-            pareto_mean: a * xm / (a - 1.0),
             counters: Counters::default(),
         }
     }
@@ -128,41 +116,6 @@ impl PathModel {
         self.drain_backlog(now);
         let in_service = if self.link_free_ns > now { self.inservice_len as u64 } else { 0 };
         self.counters.bytes_served - self.backlog_bytes - in_service
-    }
-
-    fn lose(&mut self) -> bool {
-        match self.loss {
-            LossConfig::None => false,
-            LossConfig::Bernoulli { p } => self.loss_rng.chance(p),
-            LossConfig::Gilbert { p, r, h, k } => {
-                // Decide delivery in the current state, then move the chain one step.
-                let deliver_p = if self.ge_bad { h } else { k };
-                let lost = self.loss_rng.next_f64() >= deliver_p;
-                if self.ge_bad {
-                    if self.loss_rng.chance(r) {
-                        self.ge_bad = false;
-                    }
-                } else if self.loss_rng.chance(p) {
-                    self.ge_bad = true;
-                }
-                lost
-            }
-        }
-    }
-
-    fn jitter(&mut self) -> f64 {
-        if self.jitter_ns == 0 {
-            return 0.0;
-        }
-        let j = self.jitter_ns as f64;
-        match self.dist {
-            JitterDist::Uniform => j * (2.0 * self.jitter_rng.next_f64() - 1.0),
-            JitterDist::Normal => j * self.jitter_rng.normal(),
-            JitterDist::Pareto => {
-                let u = 1.0 - self.jitter_rng.next_f64(); // (0, 1]
-                self.pareto_xm / u.powf(1.0 / PARETO_ALPHA) - self.pareto_mean
-            }
-        }
     }
 
     /// A packet of `len` IP bytes arrives at `now` (CLOCK_MONOTONIC ns).
@@ -199,11 +152,14 @@ impl PathModel {
                 self.counters.max_backlog_packets = n;
             }
         }
-        if self.lose() {
+        if self.loss.lose(&mut self.loss_rng) {
             self.counters.lost += 1;
             return Verdict::Lost;
         }
-        let d = (self.delay_ns as f64 + self.jitter()).max(0.0) as u64;
+        let d = match &self.jitter {
+            Some(j) => j.sample(self.delay_ns, &mut self.jitter_rng),
+            None => self.delay_ns,
+        };
         let mut t = self.link_free_ns + d;
         if !self.reorder {
             t = t.max(self.last_delivery_ns);
@@ -251,6 +207,7 @@ impl DelayLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{JitterDist, LossConfig};
     use crate::config::*;
 
     fn dir(loss: LossConfig, jitter: u64, dist: JitterDist, buffer: BufferConfig) -> DirConfig {

@@ -125,6 +125,40 @@ pub struct ProbeConfig {
     pub ping_interval_ns: u64,
 }
 
+impl BottleneckConfig {
+    /// Ranges serde cannot check. Shared by the simulator and the ccbench-link emulator, so
+    /// both backends accept exactly the same bottlenecks.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rate_bps == 0 {
+            return Err("bottleneck.rate_bps must be > 0".into());
+        }
+        if self.aqm != "droptail" {
+            return Err(format!("bottleneck.aqm: '{}' is not implemented (droptail)", self.aqm));
+        }
+        let prob = |name: &str, v: f64| -> Result<(), String> {
+            if !(0.0..=1.0).contains(&v) || v.is_nan() {
+                Err(format!("bottleneck.loss.{name} must be within [0, 1], got {v}"))
+            } else {
+                Ok(())
+            }
+        };
+        match self.loss {
+            LossConfig::None => {}
+            LossConfig::Bernoulli { p } => prob("p", p)?,
+            LossConfig::Gilbert { p, r, h, k } => {
+                prob("p", p)?;
+                prob("r", r)?;
+                prob("h", h)?;
+                prob("k", k)?;
+            }
+        }
+        if let BufferConfig::Packets(0) | BufferConfig::Bytes(0) = self.buffer {
+            return Err("bottleneck.buffer must hold at least one packet".into());
+        }
+        Ok(())
+    }
+}
+
 fn default_true() -> bool {
     true
 }
@@ -145,36 +179,10 @@ impl SimConfig {
     /// Check what serde cannot: ranges and cross-field rules. The Python side validates the
     /// same things with friendlier messages; this guards direct Rust users.
     pub fn validate(&self) -> Result<(), String> {
-        let b = &self.bottleneck;
-        if b.rate_bps == 0 {
-            return Err("bottleneck.rate_bps must be > 0".into());
-        }
         if self.duration_ns == 0 {
             return Err("duration_ns must be > 0".into());
         }
-        if b.aqm != "droptail" {
-            return Err(format!("bottleneck.aqm: '{}' is not implemented (droptail)", b.aqm));
-        }
-        let prob = |name: &str, v: f64| -> Result<(), String> {
-            if !(0.0..=1.0).contains(&v) || v.is_nan() {
-                Err(format!("bottleneck.loss.{name} must be within [0, 1], got {v}"))
-            } else {
-                Ok(())
-            }
-        };
-        match b.loss {
-            LossConfig::None => {}
-            LossConfig::Bernoulli { p } => prob("p", p)?,
-            LossConfig::Gilbert { p, r, h, k } => {
-                prob("p", p)?;
-                prob("r", r)?;
-                prob("h", h)?;
-                prob("k", k)?;
-            }
-        }
-        if let BufferConfig::Packets(0) | BufferConfig::Bytes(0) = b.buffer {
-            return Err("bottleneck.buffer must hold at least one packet".into());
-        }
+        self.bottleneck.validate()?;
         if self.flows.is_empty() {
             return Err("flows: at least one flow is needed".into());
         }

@@ -32,16 +32,18 @@ impl LossModel {
             LossModel::None => false,
             LossModel::Bernoulli { p } => rng.chance(*p),
             LossModel::Gilbert { p, r, h, k, bad } => {
-                // State transition first, then the loss draw in the new state (netem order).
-                if *bad {
+                // netem (loss_gilbert_elliott): the state may change, and the packet's fate is
+                // drawn with the delivery probability of the state it arrived in.
+                let was_bad = *bad;
+                if was_bad {
                     if rng.chance(*r) {
                         *bad = false;
                     }
                 } else if rng.chance(*p) {
                     *bad = true;
                 }
-                let deliver_p = if *bad { *h } else { *k };
-                !rng.chance(deliver_p) || deliver_p <= 0.0
+                let deliver_p = if was_bad { *h } else { *k };
+                rng.next_f64() >= deliver_p
             }
         }
     }
