@@ -125,7 +125,47 @@ pub struct ProbeConfig {
     pub ping_interval_ns: u64,
 }
 
+impl SimConfig {
+    /// A scenario with seed 1, 100 ms sampling, no access links and no probe.
+    pub fn new(name: &str, duration_ns: u64, bottleneck: BottleneckConfig, flows: Vec<FlowConfig>) -> Self {
+        SimConfig {
+            name: name.into(),
+            duration_ns,
+            seed: 1,
+            sample_interval_ns: 100_000_000,
+            bottleneck,
+            access: AccessConfig::default(),
+            flows,
+            probe: ProbeConfig::default(),
+        }
+    }
+}
+
+impl FlowConfig {
+    /// A bulk flow in group 0, starting at time 0, unpaced, with receive window `rwnd_bytes`.
+    pub fn bulk(id: u32, cc: &str, rwnd_bytes: u64) -> Self {
+        FlowConfig { id, group: 0, cc: cc.into(), start_ns: 0, rwnd_bytes, size_bytes: None, pacing: false }
+    }
+}
+
 impl BottleneckConfig {
+    /// A drop-tail bottleneck without jitter or loss whose buffer holds `buffer_bdp`
+    /// bandwidth-delay products of its own RTT (at least one 1500-byte packet).
+    pub fn droptail(rate_bps: u64, rtt_ns: u64, buffer_bdp: f64) -> Self {
+        let bdp = rate_bps as f64 * rtt_ns as f64 / 8e9;
+        BottleneckConfig {
+            rate_bps,
+            rtt_ns,
+            jitter_ns: 0,
+            jitter_dist: JitterDist::Uniform,
+            reorder: true,
+            loss: LossConfig::None,
+            impair: Impair::Data,
+            buffer: BufferConfig::Bytes(((buffer_bdp * bdp) as u64).max(1500)),
+            aqm: "droptail".into(),
+        }
+    }
+
     /// Ranges serde cannot check. Shared by the simulator and the ccbench-link emulator, so
     /// both backends accept exactly the same bottlenecks.
     pub fn validate(&self) -> Result<(), String> {

@@ -1,57 +1,28 @@
 //! Scenario-level tests of BBR and Vegas (issue 3), run through `ccbench_sim::run` with
 //! `SimConfig` values built here. Each test prints the figures it measured (run with
 //! `--nocapture`); docs/algorithms.md records them.
-use ccbench_sim::config::{
-    AccessConfig, BottleneckConfig, BufferConfig, FlowConfig, Impair, JitterDist, LossConfig,
-    ProbeConfig,
-};
+use ccbench_sim::config::{BottleneckConfig, FlowConfig, LossConfig};
 use ccbench_sim::{SimConfig, SimReport};
 
 const MSS: f64 = 1448.0;
 const S: u64 = 1_000_000_000;
 const MS: u64 = 1_000_000;
 
-fn bdp_bytes(rate_bps: u64, rtt_ns: u64) -> u64 {
-    (rate_bps as u128 * rtt_ns as u128 / 8 / S as u128) as u64
-}
-
 /// One bottleneck of `rate_bps`, `rtt_ms`, a drop-tail buffer of `buffer_bdp` BDPs, random
-/// loss `loss` (0 = none), and one flow per entry of `ccs`.
+/// loss `loss` (0 = none), and one flow per entry of `ccs` (each its own group), 10 ms samples.
 fn cfg(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, ccs: &[&str], secs: u64) -> SimConfig {
-    let rtt_ns = rtt_ms * MS;
-    let buf = ((bdp_bytes(rate_bps, rtt_ns) as f64 * buffer_bdp) as u64).max(1500);
-    SimConfig {
-        name: "cc_bbr_vegas".into(),
-        duration_ns: secs * S,
-        seed: 1,
-        sample_interval_ns: 10 * MS,
-        bottleneck: BottleneckConfig {
-            rate_bps,
-            rtt_ns,
-            jitter_ns: 0,
-            jitter_dist: JitterDist::Uniform,
-            reorder: true,
-            loss: if loss > 0.0 { LossConfig::Bernoulli { p: loss } } else { LossConfig::None },
-            impair: Impair::Data,
-            buffer: BufferConfig::Bytes(buf),
-            aqm: "droptail".into(),
-        },
-        access: AccessConfig::default(),
-        flows: ccs
-            .iter()
-            .enumerate()
-            .map(|(i, cc)| FlowConfig {
-                id: i as u32,
-                group: i as u32,
-                cc: cc.to_string(),
-                start_ns: 0,
-                rwnd_bytes: 64 << 20,
-                size_bytes: None,
-                pacing: false,
-            })
-            .collect(),
-        probe: ProbeConfig::default(),
+    let mut b = BottleneckConfig::droptail(rate_bps, rtt_ms * MS, buffer_bdp);
+    if loss > 0.0 {
+        b.loss = LossConfig::Bernoulli { p: loss };
     }
+    let flows = ccs
+        .iter()
+        .enumerate()
+        .map(|(i, cc)| FlowConfig { group: i as u32, ..FlowConfig::bulk(i as u32, cc, 64 << 20) })
+        .collect();
+    let mut c = SimConfig::new("cc_bbr_vegas", secs * S, b, flows);
+    c.sample_interval_ns = 10 * MS;
+    c
 }
 
 fn run(c: &SimConfig) -> SimReport {

@@ -8,39 +8,15 @@ use ccbench_sim::{run, SimReport};
 const MSS_BITS: f64 = 1448.0 * 8.0;
 
 fn scenario(cc: &str, rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, secs: u64) -> SimConfig {
-    let bdp = rate_bps as f64 * rtt_ms as f64 / 1e3 / 8.0;
-    SimConfig {
-        name: "theory".into(),
-        duration_ns: secs * 1_000_000_000,
-        seed: 1,
-        sample_interval_ns: 100_000_000,
-        bottleneck: BottleneckConfig {
-            rate_bps,
-            rtt_ns: rtt_ms * 1_000_000,
-            jitter_ns: 0,
-            jitter_dist: JitterDist::Uniform,
-            reorder: true,
-            loss: if loss > 0.0 { LossConfig::Bernoulli { p: loss } } else { LossConfig::None },
-            impair: Impair::Data,
-            buffer: BufferConfig::Bytes(((buffer_bdp * bdp) as u64).max(1500)),
-            aqm: "droptail".into(),
-        },
-        access: AccessConfig::default(),
-        flows: vec![flow(0, cc)],
-        probe: ProbeConfig::default(),
+    let mut b = BottleneckConfig::droptail(rate_bps, rtt_ms * 1_000_000, buffer_bdp);
+    if loss > 0.0 {
+        b.loss = LossConfig::Bernoulli { p: loss };
     }
+    SimConfig::new("theory", secs * 1_000_000_000, b, vec![flow(0, cc)])
 }
 
 fn flow(id: u32, cc: &str) -> FlowConfig {
-    FlowConfig {
-        id,
-        group: 0,
-        cc: cc.into(),
-        start_ns: 0,
-        rwnd_bytes: 32 << 20,
-        size_bytes: None,
-        pacing: false,
-    }
+    FlowConfig::bulk(id, cc, 32 << 20)
 }
 
 fn jain(xs: &[f64]) -> f64 {
