@@ -30,6 +30,25 @@ enum Ev {
     PingSend,
 }
 
+/// What the event loop asks of a sender.
+enum SenderCall<'a> {
+    Start,
+    Timer,
+    Transmit,
+    Ack(&'a Pkt),
+}
+
+/// A timer event is current only if it is the one the flow last scheduled (later
+/// re-schedules leave superseded events in the queue); consume it if so.
+fn take_due(slot: &mut Option<Nanos>, now: Nanos) -> bool {
+    if *slot == Some(now) {
+        *slot = None;
+        true
+    } else {
+        false
+    }
+}
+
 struct FlowState {
     sender: Sender,
     receiver: Receiver,
@@ -162,47 +181,24 @@ impl<'a> World<'a> {
                 self.dispatch(dest, pkt);
             }
             Ev::Start(f) => {
-                let fi = f as usize;
-                self.flows[fi].started = true;
-                let now = self.now;
-                let out = self.flows[fi].sender.start(now);
-                self.buf.clear();
-                self.buf.extend_from_slice(out);
-                self.send_fwd_buf();
-                self.sync_flow(fi);
+                self.flows[f as usize].started = true;
+                self.drive_sender(f as usize, SenderCall::Start);
             }
             Ev::SenderTimer(f) => {
-                let fi = f as usize;
-                if self.flows[fi].timer_at != Some(self.now) {
-                    return; // superseded
+                if take_due(&mut self.flows[f as usize].timer_at, self.now) {
+                    self.drive_sender(f as usize, SenderCall::Timer);
                 }
-                self.flows[fi].timer_at = None;
-                let now = self.now;
-                let out = self.flows[fi].sender.on_timer(now);
-                self.buf.clear();
-                self.buf.extend_from_slice(out);
-                self.send_fwd_buf();
-                self.sync_flow(fi);
             }
             Ev::PacingWake(f) => {
-                let fi = f as usize;
-                if self.flows[fi].pace_at != Some(self.now) {
-                    return;
+                if take_due(&mut self.flows[f as usize].pace_at, self.now) {
+                    self.drive_sender(f as usize, SenderCall::Transmit);
                 }
-                self.flows[fi].pace_at = None;
-                let now = self.now;
-                let out = self.flows[fi].sender.transmit(now);
-                self.buf.clear();
-                self.buf.extend_from_slice(out);
-                self.send_fwd_buf();
-                self.sync_flow(fi);
             }
             Ev::DelackTimer(f) => {
                 let fi = f as usize;
-                if self.flows[fi].delack_at != Some(self.now) {
+                if !take_due(&mut self.flows[fi].delack_at, self.now) {
                     return;
                 }
-                self.flows[fi].delack_at = None;
                 let now = self.now;
                 if let Some(ack) = self.flows[fi].receiver.on_delack_timer(now) {
                     self.send_rev(ack);
@@ -249,15 +245,7 @@ impl<'a> World<'a> {
                 _ => unreachable!("only data and ping requests travel forward"),
             },
             Dest::Sender => match pkt.kind {
-                PktKind::Ack => {
-                    let fi = pkt.flow as usize;
-                    let now = self.now;
-                    let out = self.flows[fi].sender.on_ack(now, &pkt);
-                    self.buf.clear();
-                    self.buf.extend_from_slice(out);
-                    self.send_fwd_buf();
-                    self.sync_flow(fi);
-                }
+                PktKind::Ack => self.drive_sender(pkt.flow as usize, SenderCall::Ack(&pkt)),
                 PktKind::PingResp => {
                     self.ping_hist.record((self.now - pkt.ts) / 1000);
                 }
@@ -266,12 +254,24 @@ impl<'a> World<'a> {
         }
     }
 
-    fn send_fwd_buf(&mut self) {
+    /// Call the sender, forward the packets it sent and re-sync the flow's timers.
+    fn drive_sender(&mut self, fi: usize, call: SenderCall) {
+        let now = self.now;
+        let sender = &mut self.flows[fi].sender;
+        let out = match call {
+            SenderCall::Start => sender.start(now),
+            SenderCall::Timer => sender.on_timer(now),
+            SenderCall::Transmit => sender.transmit(now),
+            SenderCall::Ack(ack) => sender.on_ack(now, ack),
+        };
+        self.buf.clear();
+        self.buf.extend_from_slice(out);
         let buf = std::mem::take(&mut self.buf);
         for &p in &buf {
             self.send_fwd(p);
         }
         self.buf = buf;
+        self.sync_flow(fi);
     }
 
     fn send_fwd(&mut self, pkt: Pkt) {
