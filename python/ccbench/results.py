@@ -131,6 +131,8 @@ SERIES_SCHEMA = pa.schema(
         pa.field("cc_state", pa.string()),
         pa.field("bw_est_bps", pa.float64()),
         pa.field("min_rtt_ms", pa.float64()),
+        pa.field("delivery_rate_bps", pa.float64()),  # tcpi_delivery_rate × 8 (payload)
+        pa.field("retransmits", pa.int64()),  # cumulative, tcpi_total_retrans
     ]
 )
 

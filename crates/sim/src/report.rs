@@ -79,6 +79,11 @@ pub struct Series {
     pub bw_est_bps: Vec<Option<f64>>,
     /// The algorithm's min-RTT estimate where it keeps one.
     pub min_rtt_ms: Vec<Option<f64>>,
+    /// Delivery rate as Linux reports it in tcpi_delivery_rate: the last rate sample that was
+    /// not application-limited (or a higher app-limited one), payload bits per second.
+    pub delivery_rate_bps: Vec<Option<f64>>,
+    /// Segments retransmitted so far (cumulative, tcpi_total_retrans).
+    pub retransmits: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

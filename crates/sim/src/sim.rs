@@ -359,6 +359,8 @@ impl<'a> World<'a> {
             });
             s.bw_est_bps.push(f.sender.cc.bw_estimate_bps());
             s.min_rtt_ms.push(f.sender.cc.min_rtt_estimate_us().map(|u| u as f64 / 1000.0));
+            s.delivery_rate_bps.push(f.sender.delivery_rate_bps());
+            s.retransmits.push(f.sender.retransmits);
         }
         if now + dt <= self.end {
             self.q.push(now + dt, Ev::Sample);

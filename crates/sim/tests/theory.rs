@@ -313,3 +313,23 @@ fn pacing_flag_paces_cubic_the_linux_way() {
     let r = run(&cfg).unwrap();
     assert!(r.series.pacing_bps.iter().all(|p| p.is_none()));
 }
+
+#[test]
+fn delivery_rate_is_the_bottleneck_rate_while_the_queue_is_busy() {
+    // tcp_rate.c measures packets delivered over max(send interval, ACK interval). While the
+    // bottleneck queue is non-empty the link delivers back to back, so a sample equals its
+    // payload rate: 50 Mbit/s × 1448/1500.
+    let r = run(&scenario("cubic", 50_000_000, 50, 1.0, 0.0, 20)).unwrap();
+    let ideal = 50e6 * 1448.0 / 1500.0;
+    let s = &r.series;
+    let busy: Vec<f64> = (0..s.t.len())
+        .filter(|&i| s.t[i] > 2.0 && s.queue_bytes[i] >= 30_000)
+        .map(|i| s.delivery_rate_bps[i].expect("a rate sample exists"))
+        .collect();
+    assert!(busy.len() > 100);
+    let close = busy.iter().filter(|&&d| (d - ideal).abs() / ideal < 0.03).count();
+    assert!(close as f64 >= 0.9 * busy.len() as f64, "{close} of {} samples within 3 % of {ideal}", busy.len());
+    // The cumulative retransmission count never decreases and ends at the flow's total.
+    assert!(s.retransmits.windows(2).all(|w| w[1] >= w[0]));
+    assert_eq!(*s.retransmits.last().unwrap(), r.flows[0].retransmits);
+}

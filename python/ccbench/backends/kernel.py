@@ -337,6 +337,8 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
                     "inflight": r[ix["inflight"]], "queue_bytes": queue_at(tk), "cc_state": state,
                     "bw_est_bps": float(r[ix["bbr_bw_bps"]]) if r[ix["bbr_bw_bps"]] is not None else None,
                     "min_rtt_ms": (r[ix["min_rtt"]] / 1000.0) if r[ix["min_rtt"]] else None,
+                    "delivery_rate_bps": (r[ix["delivery_rate"]] * 8.0) if r[ix["delivery_rate"]] else None,
+                    "retransmits": r[ix["total_retrans"]],
                 })
     started = {fp.id for fp in fps}
     for f in scenario.expanded_flows():  # flows whose start is at or after the end never ran

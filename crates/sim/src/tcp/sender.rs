@@ -131,6 +131,9 @@ pub struct Sender {
     rack_last_delivered: u64,
     // tcp_rate.c
     first_tx_mstamp: Nanos,
+    /// The sample behind tcpi_delivery_rate (`tp->rate_delivered` / `tp->rate_interval_us`).
+    rate_delivered: u64,
+    rate_interval_us: u64,
     // Recovery / undo
     high_seq: u64,
     prior_cwnd: u32,
@@ -195,6 +198,8 @@ impl Sender {
             reo_wnd_persist: 0,
             rack_last_delivered: 0,
             first_tx_mstamp: 0,
+            rate_delivered: 0,
+            rate_interval_us: 0,
             high_seq: 0,
             prior_cwnd: 0,
             prior_ssthresh: 0,
@@ -1246,7 +1251,20 @@ impl Sender {
         rs.rcv_interval_us = ack_us as u64;
         if rs.interval_us < self.rtt.min_rtt_us as i64 {
             rs.interval_us = -1;
+            return;
         }
+        // Keep the last non-app-limited sample, or an app-limited one if it is higher.
+        let (d, i) = (rs.delivered as u64, rs.interval_us as u64);
+        if !rs.is_app_limited || d * self.rate_interval_us >= self.rate_delivered * i {
+            self.rate_delivered = d;
+            self.rate_interval_us = i;
+        }
+    }
+
+    /// tcpi_delivery_rate in bit/s (payload), once a valid rate sample exists.
+    pub fn delivery_rate_bps(&self) -> Option<f64> {
+        (self.rate_interval_us > 0)
+            .then(|| self.rate_delivered as f64 * MSS as f64 * 8.0 * 1e6 / self.rate_interval_us as f64)
     }
 
     /// Current RTT for the time series: the latest smoothed RTT, ms.
