@@ -81,11 +81,6 @@ impl DropTail {
         self.waiting_bytes
     }
 
-    pub fn queued_packets(&mut self, now: Nanos) -> usize {
-        self.advance(now);
-        self.waiting.len()
-    }
-
     /// Time the transmitter is busy until (for end-of-run utilisation accounting).
     pub fn busy_until(&self) -> Nanos {
         self.busy_until

@@ -248,21 +248,9 @@ impl Sender {
         &mut self.segs[i]
     }
 
-    pub fn snd_una(&self) -> u64 {
-        self.snd_una
-    }
-
-    pub fn snd_nxt(&self) -> u64 {
-        self.snd_nxt
-    }
-
     /// Payload bytes cumulatively acknowledged.
     pub fn bytes_acked(&self) -> u64 {
         self.snd_una * MSS as u64
-    }
-
-    pub fn is_done(&self) -> bool {
-        matches!(self.total_segs, Some(t) if self.snd_una >= t)
     }
 
     fn refresh_sk(&mut self, now: Nanos) {
@@ -505,22 +493,28 @@ impl Sender {
         self.on_xmit(now, seq);
     }
 
+    /// Retransmit the segment at the head of the lost queue (counts toward undo).
     fn retransmit(&mut self, now: Nanos, seq: u64) {
         self.lost_queue.pop_front();
-        {
-            let s = self.seg_mut(seq);
-            s.flags |= F_RETRANS | F_EVER_RETRANS;
-        }
-        self.retrans_out += 1;
-        self.retransmits += 1;
-        if self.retrans_stamp == 0 {
-            self.retrans_stamp = now;
-        }
         if self.undo_marker.is_some() {
             if self.undo_retrans < 0 {
                 self.undo_retrans = 0;
             }
             self.undo_retrans += 1;
+        }
+        self.send_again(now, seq);
+    }
+
+    /// Put `seq` on the wire again: scoreboard flags, retransmission counters, transmit.
+    fn send_again(&mut self, now: Nanos, seq: u64) {
+        let f = self.seg(seq).flags;
+        if f & F_RETRANS == 0 {
+            self.retrans_out += 1;
+        }
+        self.seg_mut(seq).flags = f | F_RETRANS | F_EVER_RETRANS;
+        self.retransmits += 1;
+        if self.retrans_stamp == 0 {
+            self.retrans_stamp = now;
         }
         self.on_xmit(now, seq);
     }
@@ -653,16 +647,7 @@ impl Sender {
             } else {
                 let seq = self.snd_nxt - 1;
                 if self.seg(seq).flags & F_SACKED == 0 {
-                    let f = self.seg(seq).flags;
-                    if f & F_RETRANS == 0 {
-                        self.retrans_out += 1;
-                    }
-                    self.seg_mut(seq).flags |= F_RETRANS | F_EVER_RETRANS;
-                    self.retransmits += 1;
-                    if self.retrans_stamp == 0 {
-                        self.retrans_stamp = now;
-                    }
-                    self.on_xmit(now, seq);
+                    self.send_again(now, seq);
                 }
             }
             self.tlp_high_seq = Some(self.snd_nxt);
