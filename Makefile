@@ -11,19 +11,22 @@ export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
 
 all: build
 
-# Debian packages: iperf3 drives real kernel TCP in the kernel backend; iproute2 builds namespaces.
+# Debian packages: iperf3 drives real kernel TCP in the kernel backend; iproute2 builds namespaces;
+# chromium (+ its driver) renders the HTML report in the report test.
 system-deps:
 	@need=""; \
 	command -v iperf3 >/dev/null || need="$$need iperf3"; \
 	command -v ip >/dev/null || need="$$need iproute2"; \
 	command -v ping >/dev/null || need="$$need iputils-ping"; \
 	command -v ethtool >/dev/null || need="$$need ethtool"; \
+	command -v chromium >/dev/null || need="$$need chromium"; \
+	command -v chromedriver >/dev/null || need="$$need chromium-driver"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian packages:$$need"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null) \
-	      || echo "warning: could not install$$need (kernel backend tests will be skipped)"; \
-	  else echo "note: missing$$need (needed for the kernel backend only; install as root)"; fi; \
+	      || echo "warning: could not install$$need (kernel backend / report rendering tests will be skipped)"; \
+	  else echo "note: missing$$need (needed for the kernel backend and the report rendering test; install as root)"; fi; \
 	fi
 
 $(VENV)/.installed: pyproject.toml

@@ -4,7 +4,7 @@
     r = ccbench.run("scenario.toml", overrides=["bottleneck.loss=1%"])
     r.flows, r.runs, r.series          # pandas DataFrames
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .api import load, run  # noqa: E402
 from .scenario import Scenario, ScenarioError, load_scenario  # noqa: E402
