@@ -191,7 +191,7 @@ def demo(
 
 def _register_plugins() -> None:
     """Commands from other modules: each ``register(app)`` that exists is called."""
-    for modname in ("ccbench.cli_sweep", "ccbench.cli_kernel"):
+    for modname in ("ccbench.cli_sweep", "ccbench.cli_kernel", "ccbench.cli_report", "ccbench.cli_study"):
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
