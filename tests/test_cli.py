@@ -5,7 +5,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import NOT_IMPLEMENTED, skip_if_core_missing
+from conftest import MINIMAL_TOML, NOT_IMPLEMENTED, skip_if_core_missing
 
 
 def ccbench(*args, timeout=300):
@@ -52,17 +52,27 @@ def test_run_json_reports_a_failure_as_a_row(minimal_toml):
 
 
 def test_run_table_and_out(minimal_toml, tmp_path):
+    """run --out writes a one-run store: ccbench.load, ccbench query read it back."""
+    import ccbench
+
     out = tmp_path / "out"
     p = ccbench("run", minimal_toml, "--out", out)
-    runs = pq.read_table(out / "runs.parquet").to_pylist()
-    assert (out / "flows.parquet").exists() and (out / "series.parquet").exists()
+    res = ccbench.load(out)
+    assert len(res.runs) == 1
     if p.returncode == 1:
-        skip_if_core_missing(runs[0]["error"])
+        skip_if_core_missing(res.runs["error"].iloc[0])
     assert p.returncode == 0, p.stderr
     assert "cubic" in p.stdout and "goodput" in p.stdout and "Jain" in p.stdout
-    flows = pq.read_table(out / "flows.parquet")
-    assert flows.num_rows == 1
-    assert pq.read_table(out / "series.parquet").num_rows > 0
+    assert res.runs["status"].tolist() == ["ok"]
+    assert len(res.flows) == 1 and res.flows["cc"].tolist() == ["cubic"]
+    assert len(res.series) > 0
+    assert res.runs["run_id"].iloc[0] == res.flows["run_id"].iloc[0]
+    meta = json.loads((out / "ccbench.json").read_text())
+    assert meta["backend"] == "sim" and meta["scenario_toml"] == minimal_toml.read_text()
+    q = ccbench("query", out, "SELECT cc, goodput_bps FROM flows", "--csv")
+    assert q.returncode == 0, q.stderr
+    lines = q.stdout.strip().splitlines()
+    assert lines[0] == "cc,goodput_bps" and len(lines) == 2 and lines[1].startswith("cubic,")
 
 
 def test_bad_set_exit_2(minimal_toml):
@@ -162,3 +172,161 @@ def test_demo_render_narrow_terminal_splits_by_metric():
     assert max(len(line) for line in text.splitlines() if "│" in line) <= 80
     assert "goodput, Mbit/s" in text and "retransmits" in text and "12.35" in text and "51.2 / 60.0" in text
     assert "…" not in text  # nothing truncated
+
+
+# ---- run on a file with a [sweep] table; sweep --set on a swept key ---------------------------
+
+SWEEP_TOML = MINIMAL_TOML + """
+[sweep]
+"bottleneck.loss" = ["0%", "1%", "2%"]
+repeat = 2
+"""
+
+
+def test_run_notes_the_sweep_table_it_does_not_expand(write_toml):
+    path = write_toml(SWEEP_TOML)
+    p = ccbench("run", path, "--json")
+    data = json.loads(p.stdout)
+    assert len(data["runs"]) == 1  # the base scenario, once
+    # 3 values x repeat 2 = 6 runs; the note names the count and the command that runs them
+    assert "[sweep]" in p.stderr and "6 runs" in p.stderr and f"ccbench sweep {path}" in p.stderr
+    plain = ccbench("run", write_toml(MINIMAL_TOML, "plain.toml"), "--json")
+    assert "sweep" not in plain.stderr
+
+
+def _plan_column(stdout, column):
+    """Values of one column of the --dry-run plan table (rich box drawing, one run per row)."""
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in stdout.splitlines() if line.startswith("│")]
+    header = [line for line in stdout.splitlines() if line.startswith("┃")][0]
+    names = [c.strip() for c in header.split("┃")[1:-1]]
+    return [r[names.index(column)] for r in rows]
+
+
+def test_sweep_set_on_a_swept_key_pins_the_axis(write_toml):
+    path = write_toml(SWEEP_TOML)
+    p = ccbench("sweep", path, "--dry-run")
+    assert p.returncode == 0, p.stderr
+    assert sorted(set(_plan_column(p.stdout, "bottleneck.loss"))) == ["0%", "1%", "2%"]
+    p = ccbench("sweep", path, "--dry-run", "--set", "bottleneck.loss=5%", "--set", "flows.0.cc=reno")
+    assert p.returncode == 0, p.stderr
+    # pinned: the one value, each repeat once; the other --set is an ordinary override
+    assert _plan_column(p.stdout, "bottleneck.loss") == ["5%", "5%"]
+    assert "pinned" in p.stderr and "bottleneck.loss" in p.stderr and "flows.0.cc" not in p.stderr
+    # a key swept only by --grid is pinned too
+    p = ccbench("sweep", path, "--dry-run", "--grid", "flows.0.cc=reno,cubic", "--set", "flows.0.cc=reno")
+    assert p.returncode == 0, p.stderr
+    assert _plan_column(p.stdout, "flows.0.cc") == ["reno"] * 6
+
+
+def test_sweep_set_on_a_zipped_key_says_how_to_pin_the_group(write_toml):
+    path = write_toml(MINIMAL_TOML + """
+[sweep]
+"bottleneck.rtt" = ["10ms", "50ms"]
+"bottleneck.jitter" = ["1ms", "5ms"]
+zip = [["bottleneck.rtt", "bottleneck.jitter"]]
+""")
+    p = ccbench("sweep", path, "--dry-run", "--set", "bottleneck.rtt=10ms")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "zipped" in p.stderr and "--grid bottleneck.jitter" in p.stderr
+
+
+# ---- run -i: iperf3-like interval lines -----------------------------------------------------------
+
+def _synthetic_series():
+    """Two flows, samples every 0.1 s for 2.5 s. Flow 0 delivers 10 Mbit/s throughout, one more
+    retransmit per sample, cwnd = sample number; flow 1 starts at 1.0 s at 5 Mbit/s with RTT
+    alternating 20 / 40 ms and no retransmits."""
+    import pandas as pd
+
+    rows = []
+    for n in range(1, 26):
+        t = round(n * 0.1, 10)
+        rows.append(dict(run_id="r", flow_id=0, t_s=t, goodput_bps=10e6, cwnd_pkts=n, rtt_ms=30.0,
+                         retransmits=n))
+        if n > 10:
+            rows.append(dict(run_id="r", flow_id=1, t_s=t, goodput_bps=5e6, cwnd_pkts=7,
+                             rtt_ms=20.0 if n % 2 else 40.0, retransmits=0))
+    flows = pd.DataFrame({"flow_id": [0, 1], "cc": ["cubic", "reno"]})
+    return pd.DataFrame(rows), flows
+
+
+def test_interval_rows_known_answer():
+    from ccbench.cli import interval_rows
+
+    series, flows = _synthetic_series()
+    rows = interval_rows(series, flows, 1.0, 0.1, 2.5)
+    by = {(r["flow_id"], r["start_s"]): r for r in rows}
+    # windows 0-1, 1-2, 2-2.5 (the last one short: its goodput is over 0.5 s, not 1 s)
+    assert sorted({(r["start_s"], r["end_s"]) for r in rows}) == [(0.0, 1.0), (1.0, 2.0), (2.0, 2.5)]
+    for start in (0.0, 1.0, 2.0):
+        assert by[(0, start)]["goodput_bps"] == pytest.approx(10e6)
+        assert by[(0, start)]["cc"] == "cubic"
+    assert [by[(0, s)]["retransmits"] for s in (0.0, 1.0, 2.0)] == [10, 10, 5]  # cumulative 10, 20, 25
+    assert [by[(0, s)]["cwnd_pkts"] for s in (0.0, 1.0, 2.0)] == [10, 20, 25]  # value at the window's end
+    # flow 1 has no samples in 0-1 s: no line; it fills 1-2 s and 2-2.5 s
+    assert (1, 0.0) not in by
+    assert by[(1, 1.0)]["goodput_bps"] == pytest.approx(5e6) and by[(1, 2.0)]["goodput_bps"] == pytest.approx(5e6)
+    assert by[(1, 1.0)]["rtt_ms"] == pytest.approx(30.0) and by[(1, 1.0)]["retransmits"] == 0
+    # SUM rows add goodput and retransmits of the flows in the window
+    assert by[("SUM", 0.0)]["goodput_bps"] == pytest.approx(10e6)
+    assert by[("SUM", 1.0)]["goodput_bps"] == pytest.approx(15e6) and by[("SUM", 2.0)]["retransmits"] == 5
+    # window length = the whole run: one row per flow, its mean
+    whole = interval_rows(series, flows, 2.5, 0.1, 2.5)
+    assert [r["goodput_bps"] for r in whole if r["flow_id"] == 1] == [pytest.approx(5e6 * 15 / 25)]
+
+
+def test_run_interval_lines_add_up_to_the_flow_summary(minimal_toml):
+    p = ccbench("run", minimal_toml, "-i", "500ms", "--set", "flows.0.count=2")
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stdout.splitlines() if l.startswith("[")]
+    assert lines[0].startswith("[ ID]")
+    flow0 = [l for l in lines if l.startswith("[  0]")]
+    sums = [l for l in lines if l.startswith("[SUM]")]
+    assert len(flow0) == 4 and len(sums) == 4  # 2 s in 0.5 s windows, two flows
+    assert "0.00-0.50 s" in flow0[0] and "1.50-2.00 s" in flow0[-1] and "cubic" in flow0[0]
+    # JSON: the same windows; per flow, retransmits over the windows = the run's total and the
+    # mean window goodput = the run's goodput (same bytes over the same time) within 2 %
+    _, data = _run_json(minimal_toml, "-i", "500ms", "--set", "flows.0.count=2")
+    for f in data["flows"]:
+        ws = [w for w in data["intervals"] if w["flow_id"] == f["flow_id"]]
+        assert len(ws) == 4
+        assert sum(w["retransmits"] for w in ws) == f["retransmits"]
+        assert sum(w["goodput_bps"] for w in ws) / 4 == pytest.approx(f["goodput_bps"], rel=0.02)
+
+
+def test_run_interval_must_be_a_multiple_of_sample_interval(minimal_toml):
+    p = ccbench("run", minimal_toml, "-i", "150ms")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "--interval" in p.stderr and "sample_interval" in p.stderr
+    p = ccbench("run", minimal_toml, "--interval", "fast")
+    assert p.returncode == 2 and "--interval" in p.stderr
+
+
+def test_run_json_series(minimal_toml):
+    _, plain = _run_json(minimal_toml)
+    assert "series" not in plain
+    _, data = _run_json(minimal_toml, "--series")
+    rows = data["series"]
+    # 2 s sampled every 100 ms (the default sample_interval), one flow
+    assert len(rows) == 20
+    assert {"t_s", "cwnd_pkts", "goodput_bps", "rtt_ms", "flow_id"} <= set(rows[0])
+    assert [r["t_s"] for r in rows] == sorted(r["t_s"] for r in rows)
+    assert "link_series" in data
+    for r in data["link_series"]:
+        assert {"t_s", "queue_bytes"} <= set(r)
+
+
+# ---- help text --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [[], ["run"], ["sweep"], ["query"], ["demo"], ["algorithms"]])
+def test_help_keeps_brackets_and_has_no_bool_placeholder(command):
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    res = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    assert "<bool>" not in res.output
+    assert "--help" in res.output
+    if command in (["run"], ["sweep"]):
+        assert "[sweep]" in res.output  # rich markup would otherwise swallow it as a tag

@@ -1,6 +1,6 @@
 """`ccbench` command line (typer + rich).
 
-    ccbench run SCENARIO.toml [--set key=value ...] [--backend sim] [--out DIR] [--json]
+    ccbench run SCENARIO.toml [--set key=value ...] [--backend sim] [--out DIR] [-i 1s] [--json [--series]]
     ccbench algorithms [--json]
     ccbench demo [--duration 30s] [--workers 2]
 
@@ -24,6 +24,31 @@ from rich.text import Text
 
 from . import __version__
 from .scenario import ScenarioError, load_scenario
+
+
+def _hide_flag_types() -> None:
+    """Typer's rich help prints a value type after every option, also after flags that take
+    no value (``--json <bool>``, ``--help <bool>``); its plain help leaves flags bare. Make the
+    rich help do the same. Help text that mentions TOML tables escapes the bracket
+    (``\\[sweep]``): rich markup would otherwise take ``[sweep]`` for a style tag and drop it."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - another typer layout: leave its help as it is
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_ccbench_flags_bare", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        return original(self, ctx)
+
+    display_type_rich._ccbench_flags_bare = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_hide_flag_types()
 
 app = typer.Typer(
     help="ccbench: which TCP congestion control should I use on this network?",
@@ -111,36 +136,217 @@ def print_result(result, scenario=None, out=None) -> None:
         parts.append(f"wall {run['wall_time_s']:.2f} s")
     console.print(", ".join(parts), highlight=False, soft_wrap=True)
     if out is not None:
-        console.print(f"wrote flows, runs, series Parquet to {out}", style="dim", highlight=False)
+        console.print(f"stored in {out} (ccbench.load({str(out)!r}), ccbench query {out}, "
+                      f"ccbench report {out})", style="dim", highlight=False, soft_wrap=True)
 
 
 @app.command()
 def run(
-    scenario: Path = typer.Argument(..., help="Scenario TOML file."),
+    scenario: Path = typer.Argument(..., metavar="SCENARIO", help="Scenario TOML file."),
     set_: List[str] = typer.Option(
-        [], "--set", help="Override a field: --set bottleneck.loss=1% --set flows.0.cc=bbr (repeatable)."
+        [], "--set", metavar="KEY=VALUE",
+        help="Override a field: --set bottleneck.loss=1% --set flows.0.cc=bbr (repeatable).",
     ),
     backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write flows/runs/series Parquet here."),
-    as_json: bool = typer.Option(False, "--json", help='Print only {"runs": [...], "flows": [...]} on stdout.'),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", metavar="DIR",
+        help="Store the run in DIR (the layout of ccbench sweep: read it with ccbench.load, "
+             "ccbench query, ccbench report).",
+    ),
+    interval: Optional[str] = typer.Option(
+        None, "--interval", "-i", metavar="TIME",
+        help="After the run, print per-flow lines every TIME (e.g. 1s), as iperf3 does: goodput, "
+             "retransmits in the interval, cwnd, RTT. A multiple of the scenario's sample_interval.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help='Print only {"runs": \\[...], "flows": \\[...]} on stdout.'),
+    series: bool = typer.Option(
+        False, "--series", help='With --json: add the "series" and "link_series" rows.'),
 ):
-    """Run one scenario and print the per-flow summary."""
+    """Run one scenario and print the per-flow summary.
+
+    A \\[sweep] table in the file is not expanded: run runs the base scenario once (ccbench sweep runs the grid).
+    """
     from . import backends
 
     try:
         sc = load_scenario(scenario, set_)
+        interval_s = _check_interval(interval, sc) if interval is not None else None
+        _note_sweep_table(sc, scenario)
         result = backends.run(sc, backend)
     except ScenarioError as e:
         raise error(str(e), EXIT_BAD_INPUT)
     if out is not None:
-        result.write_parquet(out)
+        save_run(result, out, sc, scenario, backend)
+    intervals = interval_rows(result.series, result.flows, interval_s, sc.sample_interval_s,
+                              sc.duration_s) if interval_s is not None and result.ok else None
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json_dict(), allow_nan=False) + "\n")
+        doc = result.to_json_dict()
+        if series:
+            doc["series"] = _json_rows(result.series_table)
+            link = getattr(result, "link_series_table", None)
+            doc["link_series"] = _json_rows(link) if link is not None else []
+        if intervals is not None:
+            doc["intervals"] = intervals
+        sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
         sys.stdout.flush()
     elif result.ok:
         print_result(result, sc, out)
+        if intervals is not None:
+            console.print()
+            for line in format_intervals(intervals):
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if series and not as_json:
+        err_console.print("note: --series only changes the --json output", style="yellow", highlight=False)
     if not result.ok:
         raise error(f"{scenario}: run failed on the {backend} backend: {result.error}", EXIT_RUN_FAILED)
+
+
+def _json_rows(table) -> list:
+    from .results import _clean
+
+    return [{k: _clean(v) for k, v in r.items()} for r in table.to_pylist()]
+
+
+def _note_sweep_table(sc, path: Path) -> None:
+    """`run` on a file with a [sweep] table runs the base scenario only: say so on stderr."""
+    if not getattr(sc, "sweep", None):
+        return
+    try:
+        from .sweep import grid_from_scenario
+
+        n = len(grid_from_scenario(sc))
+        size = f"a [sweep] table of {n} run{'s' if n != 1 else ''}"
+    except (ValueError, ImportError):  # a malformed [sweep] is ccbench sweep's to report
+        size = "a [sweep] table"
+    err_console.print(
+        Text(f"note: {path} has {size}; ccbench run runs only the base scenario (once). "
+             f"For the grid: ccbench sweep {path}", style="yellow"),
+        soft_wrap=True, highlight=False)
+
+
+def save_run(result, out: Path, sc, scenario_path: Path, backend: str) -> None:
+    """Store one run in DIR with the layout of a sweep store (runs/, flows/, series/,
+    link_series/, ccbench.json), so ccbench.load / query / report read it."""
+    from . import store
+
+    save = getattr(store, "save_run", None)
+    if save is not None:
+        save(out, result, scenario=sc, backend=backend, command=list(sys.argv),
+             scenario_file=str(scenario_path))
+        return
+    # until the store has save_run: the same layout by hand
+    import datetime
+    import platform
+
+    st = store.Store(out)
+    st.prepare()
+    st.write(result.run_id, result.runs_table, result.flows_table, result.series_table)
+    meta = {
+        "ccbench_version": __version__, "command": list(sys.argv),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "backend": backend, "kernel_version": platform.release(),
+        "scenario_file": str(scenario_path), "scenario_toml": Path(scenario_path).read_text(),
+        "grid": {}, "repeat": 1, "study": None,
+    }
+    (Path(out) / "ccbench.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+
+# ---- iperf3-like interval lines ---------------------------------------------------------------
+
+def _check_interval(text: str, sc) -> float:
+    """--interval as seconds; a whole number (>= 1) of the scenario's sample intervals."""
+    from . import units
+
+    try:
+        interval_s = units.parse_time(text)
+    except ValueError as e:
+        raise ScenarioError(None, "--interval", f"{text!r}: {e}", "a duration, e.g. 1s or 500ms") from None
+    sample_s = sc.sample_interval_s
+    ratio = interval_s / sample_s if sample_s > 0 else 0.0
+    if interval_s <= 0 or round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * max(1.0, ratio):
+        raise ScenarioError(
+            None, "--interval", f"{text!r} is not a multiple of the scenario's sample_interval "
+            f"({sample_s:g} s)", f"a whole number of sample intervals, e.g. {max(1.0, sample_s * 10):g}s")
+    return interval_s
+
+
+def _first_column(df, *names: str) -> str:
+    """The column of ``df`` under its contract name (first) or its older name."""
+    for n in names:
+        if n in df.columns:
+            return n
+    raise KeyError(names[0])
+
+
+def interval_rows(series, flows, interval_s: float, sample_s: float, duration_s: float) -> list[dict]:
+    """Per-flow summaries of consecutive ``interval_s`` windows, from the sampled series.
+
+    A sample at time t covers (t - sample_s, t], so window k holds samples k*m+1 .. (k+1)*m
+    (m = interval_s / sample_s; the last window may be shorter when the duration is not a
+    multiple). goodput: bytes delivered in the window / its length (the mean of its samples,
+    with samples before a flow starts counting 0); retransmits: the increase of the cumulative
+    counter over the window; cwnd: the value at the window's end; RTT: mean of the samples.
+    With more than one flow, a "SUM" row per window adds goodput and retransmits."""
+    import math
+
+    m = int(round(interval_s / sample_s))
+    n_samples = max(1, int(round(duration_s / sample_s)))
+    n_windows = math.ceil(n_samples / m)
+    cc_of = dict(zip(flows["flow_id"], flows["cc"])) if len(flows) else {}
+    rows: list[dict] = []
+    if series is None or len(series) == 0:
+        return rows
+    t_col = _first_column(series, "t_s", "t")
+    cwnd_col = _first_column(series, "cwnd_pkts", "cwnd")
+    by_window: dict[int, list[dict]] = {}
+    for flow_id, fs in series.sort_values(t_col).groupby("flow_id", sort=True):
+        sample_no = [int(round(t / sample_s)) for t in fs[t_col]]
+        window = [min(max((n - 1) // m, 0), n_windows - 1) for n in sample_no]
+        retrans_before = 0
+        for k in sorted(set(window)):
+            sel = [w == k for w in window]
+            ws = fs[sel]
+            span = min(m, n_samples - k * m)  # samples the window covers (last one may be short)
+            cum = ws["retransmits"].dropna()
+            retrans_end = int(cum.iloc[-1]) if len(cum) else retrans_before
+            rtt = ws["rtt_ms"].dropna()
+            cwnd = ws[cwnd_col].dropna()
+            row = {
+                "flow_id": int(flow_id),
+                "cc": cc_of.get(flow_id),
+                "start_s": k * interval_s,
+                "end_s": min((k + 1) * interval_s, duration_s),
+                "goodput_bps": float(ws["goodput_bps"].fillna(0).sum()) / span,
+                "retransmits": retrans_end - retrans_before,
+                "cwnd_pkts": int(cwnd.iloc[-1]) if len(cwnd) else None,
+                "rtt_ms": float(rtt.mean()) if len(rtt) else None,
+            }
+            retrans_before = retrans_end
+            by_window.setdefault(k, []).append(row)
+    multi = series["flow_id"].nunique() > 1
+    for k in sorted(by_window):
+        rows.extend(by_window[k])
+        if multi:
+            ws = by_window[k]
+            rows.append({"flow_id": "SUM", "cc": None, "start_s": ws[0]["start_s"], "end_s": ws[0]["end_s"],
+                         "goodput_bps": sum(r["goodput_bps"] for r in ws),
+                         "retransmits": sum(r["retransmits"] for r in ws),
+                         "cwnd_pkts": None, "rtt_ms": None})
+    return rows
+
+
+def format_intervals(rows: list[dict]) -> list[str]:
+    """iperf3-style text lines for :func:`interval_rows`."""
+    lines = [f"{'[ ID]':<6} {'Interval':>15} {'cc':<8} {'Goodput':>15} {'Retr':>6} {'Cwnd':>10} {'RTT':>10}"]
+    for r in rows:
+        ident = "[SUM]" if r["flow_id"] == "SUM" else f"[{r['flow_id']:>3}]"
+        span = f"{r['start_s']:.2f}-{r['end_s']:.2f} s"
+        cwnd = f"{r['cwnd_pkts']} pkts" if r["cwnd_pkts"] is not None else ""
+        rtt = f"{r['rtt_ms']:.1f} ms" if r["rtt_ms"] is not None else ""
+        lines.append(f"{ident:<6} {span:>15} {r['cc'] or '':<8} {r['goodput_bps'] / 1e6:8.2f} Mbit/s "
+                     f"{r['retransmits']:>6} {cwnd:>10} {rtt:>10}")
+    return lines
 
 
 @app.command()

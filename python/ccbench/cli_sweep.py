@@ -17,10 +17,11 @@ def _default_out(scenario_path: Path) -> Path:
 
 
 def sweep_command(
-    scenario: Path = typer.Argument(..., help="Scenario TOML file; its [sweep] table defines the grid.",
+    scenario: Path = typer.Argument(..., metavar="SCENARIO",
+                                    help="Scenario TOML file; its \\[sweep] table defines the grid.",
                                     exists=True, dir_okay=False, readable=True),
     grid: List[str] = typer.Option([], "--grid", "-g", metavar="KEY=V1,V2,...",
-                                   help="Sweep KEY over these values (replaces the axis of [sweep] "
+                                   help="Sweep KEY over these values (replaces the axis of \\[sweep] "
                                         "or adds one). Repeatable."),
     zip_: List[str] = typer.Option([], "--zip", metavar="KEY1,KEY2",
                                    help="Vary these swept keys together instead of crossing them. "
@@ -39,7 +40,9 @@ def sweep_command(
     retry_failed: bool = typer.Option(False, "--retry-failed",
                                       help="Run again the runs stored as failed."),
     set_: List[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
-                                   help="Override a scenario value before expanding. Repeatable."),
+                                   help="Override a scenario value before expanding. A swept key (in "
+                                        "\\[sweep] or --grid) is pinned to this one value, as "
+                                        "--grid KEY=VALUE would. Repeatable."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs, run nothing."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:
@@ -51,6 +54,7 @@ def sweep_command(
     err = Console(stderr=True)
     out = out or _default_out(scenario)
     try:
+        set_, grid = pin_swept_overrides(scenario, set_, grid, zip_, err)
         if dry_run:
             base = sw._load_scenario(scenario, set_)
             g = sw.grid_from_scenario(base, grid, zip_, repeat)
@@ -70,6 +74,43 @@ def sweep_command(
                   highlight=False, soft_wrap=True)
     if not summary.all_ok:
         raise typer.Exit(1)
+
+
+def pin_swept_overrides(scenario: Path, overrides: List[str], grid: List[str], zips: List[str],
+                        console=None) -> tuple[List[str], List[str]]:
+    """``--set KEY=V`` where KEY is swept (by [sweep] or --grid) pins the axis to V: the
+    override becomes ``--grid KEY=[V]`` (without this the sweep's values would silently replace
+    V). Returns (overrides left, grid options); says what it did on ``console``."""
+    import json
+
+    from ccbench import sweep as sw
+    from ccbench.scenario import parse_override_value
+
+    if not overrides:
+        return overrides, grid
+    base = sw._load_scenario(scenario, overrides)
+    g = sw.grid_from_scenario(base, grid, zips)
+    kept, pinned = [], []
+    for item in overrides:
+        key, _, text = item.partition("=")
+        key, text = key.strip(), text.strip()
+        if key not in g.values:
+            kept.append(item)
+            continue
+        group = next((z for z in g.zips if key in z), None)
+        if group is not None:
+            others = " ".join(f"--grid {k}=..." for k in group if k != key)
+            raise sw.SweepError(f"--set {item}: {key} is zipped with {', '.join(k for k in group if k != key)}; "
+                                f"pin them together with --grid {key}={text} {others}")
+        value = parse_override_value(text)
+        literal = text if not isinstance(value, str) or text[:1] in "'\"" else json.dumps(value)
+        pinned.append(f"{key}=[{literal}]")
+        if console is not None:
+            was = ", ".join(sw.param_str(v) for v in g.values[key])
+            console.print(f"note: --set {key}={text}: {key} is swept ({was}); pinned to {text} "
+                          f"(as --grid {key}={text})", style="yellow", markup=False, highlight=False,
+                          soft_wrap=True)
+    return kept, [*grid, *pinned]
 
 
 def _print_plan(specs) -> None:
