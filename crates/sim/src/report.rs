@@ -1,7 +1,7 @@
 //! What a run returns: per-flow summaries, the run summary, the sampled time series and the
 //! packet-conservation counters. Serialised to JSON for Python; column names follow the
-//! `flows` / `runs` / `series` tables of DESIGN.md. A value the simulator cannot measure is
-//! `null`, never invented.
+//! `flows` / `runs` / `series` / `link_series` tables of docs/results.md. A value the simulator
+//! cannot measure is `null`, never invented.
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -9,6 +9,7 @@ pub struct SimReport {
     pub flows: Vec<FlowSummary>,
     pub run: RunSummary,
     pub series: Series,
+    pub link_series: LinkSeries,
     /// Packet counters of each link (conservation: arrived = departed + dropped + held).
     pub links: Vec<LinkCounters>,
 }
@@ -67,13 +68,14 @@ pub struct RunSummary {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Series {
     pub flow_id: Vec<u32>,
-    pub t: Vec<f64>,
+    /// Sample instant, seconds from the start of the run.
+    pub t_s: Vec<f64>,
+    /// Payload bits delivered in order to the receiver during the interval ending at `t_s`.
     pub goodput_bps: Vec<f64>,
-    pub cwnd: Vec<u32>,
+    pub cwnd_pkts: Vec<u32>,
     pub rtt_ms: Vec<Option<f64>>,
     pub pacing_bps: Vec<Option<f64>>,
-    pub inflight: Vec<u32>,
-    pub queue_bytes: Vec<u64>,
+    pub inflight_pkts: Vec<u32>,
     pub cc_state: Vec<String>,
     /// The algorithm's bandwidth estimate (BBR), null for others.
     pub bw_est_bps: Vec<Option<f64>>,
@@ -84,6 +86,18 @@ pub struct Series {
     pub delivery_rate_bps: Vec<Option<f64>>,
     /// Segments retransmitted so far (cumulative, tcpi_total_retrans).
     pub retransmits: Vec<u64>,
+}
+
+/// Columnar time series of the bottleneck, one row per sample instant (the same instants as
+/// `Series`, also before any flow has started).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LinkSeries {
+    pub t_s: Vec<f64>,
+    /// Bytes queued at the forward bottleneck (waiting or being serialised).
+    pub queue_bytes: Vec<u64>,
+    /// RTT of the latest latency-probe reply received during the interval ending at `t_s`;
+    /// null when no reply arrived in it (or no probe runs).
+    pub probe_rtt_ms: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -4,7 +4,7 @@ use crate::config::SimConfig;
 use crate::event::EventQueue;
 use crate::link::Fate;
 use crate::metrics::Histogram;
-use crate::report::{FlowSummary, LinkCounters, RunSummary, Series, SimReport};
+use crate::report::{FlowSummary, LinkCounters, LinkSeries, RunSummary, Series, SimReport};
 use crate::rng::stream_seed;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderParams};
@@ -85,7 +85,10 @@ pub struct World<'a> {
     end: Nanos,
     buf: Vec<Pkt>,
     ping_hist: Histogram,
+    /// RTT (µs) of the latest ping reply since the last sample.
+    ping_last_us: Option<u64>,
     series: Series,
+    link_series: LinkSeries,
 }
 
 impl<'a> World<'a> {
@@ -131,7 +134,9 @@ impl<'a> World<'a> {
             end: cfg.duration_ns,
             buf: Vec::with_capacity(64),
             ping_hist: Histogram::default(),
+            ping_last_us: None,
             series: Series::default(),
+            link_series: LinkSeries::default(),
         }
     }
 
@@ -247,7 +252,9 @@ impl<'a> World<'a> {
             Dest::Sender => match pkt.kind {
                 PktKind::Ack => self.drive_sender(pkt.flow as usize, SenderCall::Ack(&pkt)),
                 PktKind::PingResp => {
-                    self.ping_hist.record((self.now - pkt.ts) / 1000);
+                    let rtt_us = (self.now - pkt.ts) / 1000;
+                    self.ping_hist.record(rtt_us);
+                    self.ping_last_us = Some(rtt_us);
                 }
                 _ => unreachable!("only ACKs and ping replies travel backward"),
             },
@@ -336,6 +343,10 @@ impl<'a> World<'a> {
         let now = self.now;
         let dt = self.cfg.sample_interval_ns;
         let queue = self.net.links[BN_FWD as usize].queued_bytes(now);
+        let ls = &mut self.link_series;
+        ls.t_s.push(secs(now));
+        ls.queue_bytes.push(queue);
+        ls.probe_rtt_ms.push(self.ping_last_us.take().map(|u| u as f64 / 1000.0));
         for (i, f) in self.flows.iter_mut().enumerate() {
             if !f.started {
                 continue;
@@ -343,14 +354,13 @@ impl<'a> World<'a> {
             let bytes = f.receiver.bytes_delivered();
             let s = &mut self.series;
             s.flow_id.push(i as u32);
-            s.t.push(secs(now));
+            s.t_s.push(secs(now));
             s.goodput_bps.push((bytes - f.last_sample_bytes) as f64 * 8.0 / secs(dt));
             f.last_sample_bytes = bytes;
-            s.cwnd.push(f.sender.sk.cwnd);
+            s.cwnd_pkts.push(f.sender.sk.cwnd);
             s.rtt_ms.push(f.sender.srtt_ms());
             s.pacing_bps.push(f.sender.pacing_bps());
-            s.inflight.push(f.sender.in_flight());
-            s.queue_bytes.push(queue);
+            s.inflight_pkts.push(f.sender.in_flight());
             let label = f.sender.cc.state_label();
             s.cc_state.push(if label.is_empty() {
                 format!("{:?}", f.sender.sk.ca_state)
@@ -465,6 +475,6 @@ impl<'a> World<'a> {
                 held: held[i],
             })
             .collect();
-        SimReport { flows, run, series: self.series, links }
+        SimReport { flows, run, series: self.series, link_series: self.link_series, links }
     }
 }

@@ -25,13 +25,21 @@ fn cfg(rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, ccs: &[&str], sec
     c
 }
 
+/// Bottleneck queue at sample instant `t` (the link series shares the flows' sample instants).
+fn queue_at(r: &SimReport, t: f64) -> u64 {
+    let ls = &r.link_series;
+    let k = ls.t_s.partition_point(|&x| x < t);
+    assert!(k < ls.t_s.len() && ls.t_s[k] == t, "no link sample at t = {t}");
+    ls.queue_bytes[k]
+}
+
 fn run(c: &SimConfig) -> SimReport {
     ccbench_sim::run(c).unwrap_or_else(|e| panic!("run failed: {e}"))
 }
 
 /// Indices of flow `id`'s series rows with t >= t_min.
 fn rows(r: &SimReport, id: u32, t_min: f64) -> Vec<usize> {
-    (0..r.series.t.len()).filter(|&i| r.series.flow_id[i] == id && r.series.t[i] >= t_min).collect()
+    (0..r.series.t_s.len()).filter(|&i| r.series.flow_id[i] == id && r.series.t_s[i] >= t_min).collect()
 }
 
 // (a) Bufferbloat contrast: BBR keeps the RTT near the base, CUBIC fills a 10 BDP buffer.
@@ -86,7 +94,7 @@ fn probe_rtt_episodes(r: &SimReport, id: u32) -> Vec<(f64, f64)> {
     let mut start: Option<f64> = None;
     let mut last_t = 0.0;
     for i in rows(r, id, 1.0) {
-        let (t, low) = (r.series.t[i], r.series.cwnd[i] <= 4);
+        let (t, low) = (r.series.t_s[i], r.series.cwnd_pkts[i] <= 4);
         match (low, start) {
             (true, None) => start = Some(t),
             (false, Some(s)) => {
@@ -173,11 +181,11 @@ fn d_probe_bw_gain_cycle() {
         } else if (g - 1.0).abs() < 0.01 {
             2
         } else {
-            panic!("t={} pacing/bw = {g} is none of 1.25, 0.75, 1", r.series.t[i])
+            panic!("t={} pacing/bw = {g} is none of 1.25, 0.75, 1", r.series.t_s[i])
         };
         levels[lvl] += 1;
         if lvl == 0 && !prev_high {
-            high_starts.push(r.series.t[i]);
+            high_starts.push(r.series.t_s[i]);
         }
         prev_high = lvl == 0;
     }
@@ -200,9 +208,9 @@ fn d_probe_bw_gain_cycle() {
 fn vegas_steady(rate_bps: u64, rtt_ms: u64, secs: u64, from_s: f64) -> f64 {
     let r = run(&cfg(rate_bps, rtt_ms, 4.0, 0.0, &["vegas"], secs));
     let idx = rows(&r, 0, from_s);
-    let q: Vec<f64> = idx.iter().map(|&i| r.series.queue_bytes[i] as f64 / MSS).collect();
+    let q: Vec<f64> = idx.iter().map(|&i| queue_at(&r, r.series.t_s[i]) as f64 / MSS).collect();
     let mean = q.iter().sum::<f64>() / q.len() as f64;
-    let cw: f64 = idx.iter().map(|&i| r.series.cwnd[i] as f64).sum::<f64>() / idx.len() as f64;
+    let cw: f64 = idx.iter().map(|&i| r.series.cwnd_pkts[i] as f64).sum::<f64>() / idx.len() as f64;
     println!(
         "(e) Vegas {} Mbit/s {rtt_ms} ms: from {from_s} s mean queue {mean:.2} pkts (min {:.1}, max {:.1}), mean cwnd {cw:.1}; \
          run: utilisation {:.3}, goodput {:.2} Mbit/s, mean RTT {:.1} ms",

@@ -7,6 +7,14 @@ use ccbench_sim::{run, SimReport};
 
 const MSS_BITS: f64 = 1448.0 * 8.0;
 
+/// Bottleneck queue at sample instant `t` (the link series shares the flows' sample instants).
+fn queue_at(r: &SimReport, t: f64) -> u64 {
+    let ls = &r.link_series;
+    let k = ls.t_s.partition_point(|&x| x < t);
+    assert!(k < ls.t_s.len() && ls.t_s[k] == t, "no link sample at t = {t}");
+    ls.queue_bytes[k]
+}
+
 fn scenario(cc: &str, rate_bps: u64, rtt_ms: u64, buffer_bdp: f64, loss: f64, secs: u64) -> SimConfig {
     let mut b = BottleneckConfig::droptail(rate_bps, rtt_ms * 1_000_000, buffer_bdp);
     if loss > 0.0 {
@@ -36,8 +44,8 @@ fn steady_goodput(cfg: &SimConfig, seeds: &[u64], warmup_s: f64) -> f64 {
             let mut c = cfg.clone();
             c.seed = s;
             let r = run(&c).unwrap();
-            let xs: Vec<f64> = (0..r.series.t.len())
-                .filter(|&i| r.series.t[i] > warmup_s)
+            let xs: Vec<f64> = (0..r.series.t_s.len())
+                .filter(|&i| r.series.t_s[i] > warmup_s)
                 .map(|i| r.series.goodput_bps[i])
                 .collect();
             xs.iter().sum::<f64>() / xs.len() as f64
@@ -61,11 +69,11 @@ fn reno_fills_the_link_and_rtt_is_base_plus_queue_over_rate() {
     let s = &r.series;
     let mut checked = 0;
     let mut off = 0;
-    for i in 0..s.t.len() {
-        if s.t[i] < 2.0 {
+    for i in 0..s.t_s.len() {
+        if s.t_s[i] < 2.0 {
             continue; // slow start: srtt lags a fast-moving queue
         }
-        let model = 50.0 + s.queue_bytes[i] as f64 * 8.0 / 50e6 * 1e3 + 0.24;
+        let model = 50.0 + queue_at(&r, s.t_s[i]) as f64 * 8.0 / 50e6 * 1e3 + 0.24;
         let srtt = s.rtt_ms[i].unwrap();
         checked += 1;
         if (srtt - model).abs() > 1.0 + 0.02 * model {
@@ -295,9 +303,9 @@ fn pacing_flag_paces_cubic_the_linux_way() {
     let r = run(&cfg).unwrap();
     let s = &r.series;
     let mut on_ratio = 0;
-    for i in 0..s.t.len() {
+    for i in 0..s.t_s.len() {
         let pacing = s.pacing_bps[i].expect("a paced flow reports its pacing rate");
-        let cwnd_rate = s.cwnd[i] as f64 * MSS_BITS / (s.rtt_ms[i].unwrap() / 1e3);
+        let cwnd_rate = s.cwnd_pkts[i] as f64 * MSS_BITS / (s.rtt_ms[i].unwrap() / 1e3);
         let ratio = pacing / cwnd_rate;
         // srtt in the series is the value at the sampling instant; the rate was computed at
         // the last ACK, one packet time earlier, so allow 3 %.
@@ -305,7 +313,7 @@ fn pacing_flag_paces_cubic_the_linux_way() {
             on_ratio += 1;
         }
     }
-    assert!(on_ratio as f64 >= 0.95 * s.t.len() as f64, "{on_ratio} of {} samples at 1.2x or 2x", s.t.len());
+    assert!(on_ratio as f64 >= 0.95 * s.t_s.len() as f64, "{on_ratio} of {} samples at 1.2x or 2x", s.t_s.len());
     // A paced flow still fills the link.
     assert!(r.run.link_utilisation > 0.95);
     // Unpaced CUBIC (the default, a host without fq) reports no pacing rate.
@@ -322,8 +330,8 @@ fn delivery_rate_is_the_bottleneck_rate_while_the_queue_is_busy() {
     let r = run(&scenario("cubic", 50_000_000, 50, 1.0, 0.0, 20)).unwrap();
     let ideal = 50e6 * 1448.0 / 1500.0;
     let s = &r.series;
-    let busy: Vec<f64> = (0..s.t.len())
-        .filter(|&i| s.t[i] > 2.0 && s.queue_bytes[i] >= 30_000)
+    let busy: Vec<f64> = (0..s.t_s.len())
+        .filter(|&i| s.t_s[i] > 2.0 && queue_at(&r, s.t_s[i]) >= 30_000)
         .map(|i| s.delivery_rate_bps[i].expect("a rate sample exists"))
         .collect();
     assert!(busy.len() > 100);
@@ -332,4 +340,55 @@ fn delivery_rate_is_the_bottleneck_rate_while_the_queue_is_busy() {
     // The cumulative retransmission count never decreases and ends at the flow's total.
     assert!(s.retransmits.windows(2).all(|w| w[1] >= w[0]));
     assert_eq!(*s.retransmits.last().unwrap(), r.flows[0].retransmits);
+}
+
+#[test]
+fn link_series_samples_the_queue_and_the_latest_probe_reply() {
+    // An idle path (the only flow starts after the end): the probe sees the base RTT plus the
+    // serialisation of its 84-byte request and reply at 10 Mbit/s (2 × 67.2 µs), the queue is
+    // empty, and the link is sampled every 100 ms although no flow is.
+    let mut cfg = scenario("cubic", 10_000_000, 40, 1.0, 0.0, 5);
+    cfg.flows[0].start_ns = 10_000_000_000;
+    cfg.probe.ping_interval_ns = 250_000_000;
+    let r = run(&cfg).unwrap();
+    let ls = &r.link_series;
+    assert!(r.series.t_s.is_empty());
+    assert_eq!(ls.t_s.len(), 50);
+    assert!((ls.t_s[0] - 0.1).abs() < 1e-12 && (ls.t_s[49] - 5.0).abs() < 1e-12);
+    assert!(ls.queue_bytes.iter().all(|&q| q == 0));
+    // One reply every 250 ms (sent at 0, 0.25, ... arriving 40.13 ms later): at most one per
+    // 100 ms interval, so 20 of the 50 intervals hold a reply and the others are null.
+    let got: Vec<f64> = ls.probe_rtt_ms.iter().flatten().copied().collect();
+    assert_eq!(got.len(), 20, "{:?}", ls.probe_rtt_ms);
+    let expect = 40.0 + 2.0 * 84.0 * 8.0 / 10e6 * 1e3;
+    assert!(got.iter().all(|&v| (v - expect).abs() < 0.002), "{got:?} vs {expect}");
+    // The interval (0.1, 0.2] holds no send-plus-RTT instant; (0.2, 0.3] holds 0.29013.
+    assert!(ls.probe_rtt_ms[1].is_none() && ls.probe_rtt_ms[2].is_some());
+}
+
+#[test]
+fn probe_rtt_follows_the_standing_queue() {
+    // Under load the probe waits behind the queue: its RTT is base + queue / rate, measured
+    // against the queue its request met about one RTT before the sample (so compare the
+    // medians over the steady state, not sample by sample).
+    let mut cfg = scenario("cubic", 20_000_000, 40, 4.0, 0.0, 20);
+    cfg.probe.ping_interval_ns = 20_000_000;
+    let r = run(&cfg).unwrap();
+    let ls = &r.link_series;
+    let mut model = Vec::new();
+    let mut probe = Vec::new();
+    for k in 0..ls.t_s.len() {
+        if ls.t_s[k] < 5.0 {
+            continue;
+        }
+        model.push(40.0 + ls.queue_bytes[k] as f64 * 8.0 / 20e6 * 1e3);
+        probe.push(ls.probe_rtt_ms[k].expect("a reply every 20 ms lands in every 100 ms interval"));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let (m, p) = (median(&mut model), median(&mut probe));
+    assert!(m > 60.0, "a 4 BDP buffer holds a standing queue under CUBIC: {m} ms");
+    assert!((p - m).abs() < 0.1 * m, "probe median {p} ms vs base + queue / rate {m} ms");
 }
