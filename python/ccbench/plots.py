@@ -1,0 +1,860 @@
+"""Figures of a result store, drawn only from the result tables (so they work for every backend).
+
+Every figure function takes a Results-like object (attributes ``runs``, ``flows``, ``series``,
+``link_series``, ``meta``; a mapping with those keys works too) and returns a
+``matplotlib.figure.Figure`` drawn with the Agg canvas; pyplot is never imported, so no global
+figure state is created or leaked. ``KINDS`` maps a kind name to ``(function, description)``;
+``ccbench plot DIR KIND`` and the HTML report use it.
+
+Time-series figures show one run, chosen by :func:`select_run`: ``run_id=...``, or
+``where={"bottleneck.loss": "1%"}`` (the first matching ok run), or by default the first ok run
+in a stable order (grid order of the swept values, then repeat, then run id).
+
+A figure with nothing to draw raises :class:`PlotError` naming what is missing.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+__all__ = [
+    "KINDS",
+    "PlotError",
+    "Tables",
+    "tables",
+    "select_run",
+    "swept_columns",
+    "varying_axes",
+    "make",
+    "goodput_vs_loss",
+    "goodput_vs_jitter",
+    "goodput_vs_rtt",
+    "goodput_vs_buffer",
+    "goodput_ratio",
+    "throughput_time",
+    "cwnd_time",
+    "rtt_time",
+    "pacing_time",
+    "queue_time",
+    "rtt_cdf",
+    "probe_cdf",
+    "throughput_delay",
+    "jain",
+    "periodogram",
+]
+
+
+class PlotError(ValueError):
+    """The data has nothing this figure can draw (the message says what is missing)."""
+
+
+# Numeric descriptor columns of flows/runs a sweep axis maps to, with axis labels.
+AXES = {
+    "loss_pct": "random loss (%)",
+    "jitter_ms": "jitter (ms)",
+    "rtt_ms": "base RTT (ms)",
+    "buffer_bdp": "buffer (× BDP)",
+    "rate_mbps": "bottleneck rate (Mbit/s)",
+    "n_flows": "number of flows",
+}
+
+_STANDARD_EXTRA = {"repeat"}
+
+
+# ---- tables and run selection ----------------------------------------------------------------
+
+
+@dataclass
+class Tables:
+    """The four result tables and the store's metadata, whatever object they came from."""
+
+    runs: pd.DataFrame
+    flows: pd.DataFrame
+    series: Callable[[], pd.DataFrame]
+    link_series: Callable[[], pd.DataFrame]
+    meta: dict
+
+    def get_series(self) -> pd.DataFrame:
+        return self.series()
+
+    def get_link_series(self) -> pd.DataFrame:
+        return self.link_series()
+
+
+def _lazy(obj: Any, name: str) -> Callable[[], pd.DataFrame]:
+    cache: dict = {}
+
+    def get() -> pd.DataFrame:
+        if "v" not in cache:
+            if isinstance(obj, Mapping):
+                v = obj.get(name)
+            else:
+                v = getattr(obj, name, None)
+            cache["v"] = v if isinstance(v, pd.DataFrame) else pd.DataFrame()
+        return cache["v"]
+
+    return get
+
+
+def tables(results: Any) -> Tables:
+    """Wrap a Results, a RunResult, a mapping of DataFrames or a Tables (series read lazily)."""
+    if isinstance(results, Tables):
+        return results
+    if isinstance(results, (str, bytes)) or hasattr(results, "__fspath__"):
+        from . import api
+
+        results = api.load(results)
+
+    def frame(name: str) -> pd.DataFrame:
+        v = results.get(name) if isinstance(results, Mapping) else getattr(results, name, None)
+        return v if isinstance(v, pd.DataFrame) else pd.DataFrame()
+
+    meta = results.get("meta") if isinstance(results, Mapping) else getattr(results, "meta", None)
+    return Tables(frame("runs"), frame("flows"), _lazy(results, "series"),
+                  _lazy(results, "link_series"), dict(meta or {}))
+
+
+def _grid_keys(t: Tables) -> list[str]:
+    grid = t.meta.get("grid") or {}
+    return [k for k in grid if k != "repeat"]
+
+
+def swept_columns(results: Any) -> list[str]:
+    """Columns of ``runs`` that hold swept values (named by key path), in grid order."""
+    t = tables(results)
+    cols = []
+    for key in _grid_keys(t):
+        for name in (key, f"sweep.{key}"):
+            if name in t.runs.columns:
+                cols.append(name)
+                break
+    if not cols:  # no metadata: swept columns are the key paths (they contain a dot)
+        cols = [c for c in t.runs.columns if "." in c]
+    return cols
+
+
+def _ok_runs(t: Tables) -> pd.DataFrame:
+    runs = t.runs
+    if "status" in runs.columns:
+        runs = runs[runs["status"] == "ok"]
+    return runs
+
+
+def _sort_key_values(values: pd.Series, grid_values: Optional[list]) -> pd.Series:
+    """Position of each value in the grid's list (the order the user wrote), else natural order."""
+    if grid_values:
+        pos = {str(v): i for i, v in enumerate(grid_values)}
+        return values.map(lambda v: pos.get(str(v), len(pos)))
+    return values
+
+
+def _ordered_runs(t: Tables) -> pd.DataFrame:
+    runs = _ok_runs(t).copy()
+    if runs.empty:
+        return runs
+    grid = t.meta.get("grid") or {}
+    keys, tmp = [], []
+    for col in swept_columns(t):
+        key = col[len("sweep."):] if col.startswith("sweep.") and col not in grid else col
+        name = f"__order_{len(tmp)}"
+        runs[name] = _sort_key_values(runs[col], grid.get(key))
+        keys.append(name)
+        tmp.append(name)
+    if "repeat" in runs.columns:
+        keys.append("repeat")
+    keys.append("run_id")
+    runs = runs.sort_values(keys, kind="stable")
+    return runs.drop(columns=tmp)
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return wanted is None
+    if value == wanted or str(value) == str(wanted):
+        return True
+    try:
+        return float(value) == float(wanted)
+    except (TypeError, ValueError):
+        return str(value).lower() == str(wanted).lower()
+
+
+def _filter(df: pd.DataFrame, where: Optional[Mapping[str, Any]]) -> pd.DataFrame:
+    for key, wanted in (where or {}).items():
+        col = key if key in df.columns else f"sweep.{key}" if f"sweep.{key}" in df.columns else None
+        if col is None:
+            raise PlotError(f"no column {key!r} to select on (columns: {', '.join(map(str, df.columns))})")
+        df = df[df[col].map(lambda v: _matches(v, wanted))]
+    return df
+
+
+def select_run(results: Any, run_id: Optional[str] = None,
+               where: Optional[Mapping[str, Any]] = None) -> str:
+    """The run a time-series figure shows: ``run_id`` (a unique prefix is enough), else the first
+    ok run matching ``where`` in stable order (grid order, repeat, run id)."""
+    t = tables(results)
+    if run_id is not None:
+        ids = [r for r in t.runs.get("run_id", pd.Series(dtype=str)).astype(str) if r.startswith(run_id)]
+        if not ids:
+            raise PlotError(f"no run {run_id!r} in the store")
+        if len(set(ids)) > 1:
+            raise PlotError(f"run id prefix {run_id!r} is ambiguous ({len(set(ids))} runs)")
+        return ids[0]
+    runs = _ordered_runs(t)
+    if runs.empty:
+        raise PlotError("no ok runs in the store")
+    chosen = _filter(runs, where)
+    if chosen.empty:
+        shown = ", ".join(f"{k}={v}" for k, v in (where or {}).items())
+        raise PlotError(f"no ok run matches {shown}")
+    return str(chosen["run_id"].iloc[0])
+
+
+def _run_title(t: Tables, run_id: str) -> str:
+    row = t.runs[t.runs["run_id"] == run_id]
+    parts = [f"run {run_id[:10]}"]
+    if not row.empty:
+        r = row.iloc[0]
+        for col in swept_columns(t):
+            parts.append(f"{col}={r[col]}")
+        if "repeat" in row.columns and pd.notna(r["repeat"]):
+            parts.append(f"repeat {r['repeat']}")
+        if "backend" in row.columns:
+            parts.append(str(r["backend"]))
+    return ", ".join(parts)
+
+
+def _is_function_of(df: pd.DataFrame, col: str, of: Sequence[str]) -> bool:
+    """True when ``col`` has one value per combination of ``of`` (it adds no information)."""
+    if not of:
+        return df[col].astype(str).nunique() <= 1
+    return bool((df.groupby(list(of), dropna=False)[col].agg(lambda s: s.astype(str).nunique()) <= 1).all())
+
+
+def varying_axes(results: Any) -> list[str]:
+    """The numeric descriptor columns (loss_pct, jitter_ms, ...) that vary between ok runs."""
+    t = tables(results)
+    flows = t.flows
+    if "run_id" in flows.columns:
+        flows = flows[flows["run_id"].isin(_ok_runs(t)["run_id"])]
+    return [c for c in AXES if c in flows.columns and flows[c].dropna().nunique() > 1]
+
+
+def _other_cells(df: pd.DataFrame, t: Tables, explained_by: Sequence[str]) -> list[str]:
+    """Swept columns that vary in ``df`` and are not determined by ``explained_by`` columns
+    (e.g. "bottleneck.loss" is determined by loss_pct, "flows.0.cc" by cc)."""
+    out = []
+    for col in swept_columns(t):
+        if col not in df.columns or df[col].astype(str).nunique() <= 1:
+            continue
+        if any(_is_function_of(df, col, [e]) for e in explained_by if e in df.columns):
+            continue
+        out.append(col)
+    return out
+
+
+def _label(values: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+# ---- helpers for drawing ---------------------------------------------------------------------
+
+
+def _figure(nrows: int = 1, ncols: int = 1, width: float = 7.0, height: float = 4.2,
+            sharex: bool = False, sharey: bool = False):
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=False)
+    return fig, axes
+
+
+def _mean_ci(values: Iterable[float]):
+    from . import analysis
+
+    return analysis.mean_ci(list(values))
+
+
+def _colour_map(names: Iterable[str]) -> dict[str, str]:
+    """A fixed colour per algorithm name so every figure uses the same one."""
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+               "#7f7f7f", "#bcbd22", "#17becf"]
+    return {n: palette[i % len(palette)] for i, n in enumerate(sorted(set(map(str, names))))}
+
+
+def _ok_flows(t: Tables) -> pd.DataFrame:
+    flows = t.flows
+    if flows.empty or "goodput_bps" not in flows.columns:
+        raise PlotError("no flow rows: the store has no successful runs")
+    if "run_id" in flows.columns and "run_id" in t.runs.columns:
+        flows = flows[flows["run_id"].isin(_ok_runs(t)["run_id"])]
+    if flows.empty:
+        raise PlotError("no flow rows of ok runs")
+    return flows
+
+
+def _per_run_cc(flows: pd.DataFrame, value: str, keys: Sequence[str]) -> pd.DataFrame:
+    """One row per (run, cc, keys): the mean of ``value`` over that run's flows of that cc.
+    The run (a repeat) is the independent sample; flows of one run are not."""
+    cols = ["run_id", "cc", *[k for k in keys if k not in ("run_id", "cc")]]
+    return flows.groupby(cols, dropna=False, sort=False)[value].mean().reset_index()
+
+
+def _loss_positions(values: Sequence[float]) -> tuple[dict[float, float], bool]:
+    """x positions of loss rates on a log axis; 0 % gets its own place a decade left of the
+    smallest positive rate (it has no place on a log axis). Returns (positions, log?)."""
+    positive = sorted(v for v in values if v > 0)
+    if not positive:
+        return {v: v for v in values}, False
+    zero_at = positive[0] / 10.0
+    return {v: (v if v > 0 else zero_at) for v in values}, True
+
+
+def _fmt_num(v: float) -> str:
+    return f"{v:g}"
+
+
+def _setup_x(ax, x: str, positions: dict[float, float], log: bool) -> None:
+    ax.set_xlabel(AXES.get(x, x))
+    if log:
+        ax.set_xscale("log")
+        ticks = sorted(positions.items(), key=lambda kv: kv[1])
+        ax.set_xticks([p for _, p in ticks], [_fmt_num(v) for v, _ in ticks])
+        ax.minorticks_off()
+        if 0.0 in positions:  # a dotted break between 0 and the log part
+            positive = sorted(p for v, p in positions.items() if v > 0)
+            ax.axvline(math.sqrt(positions[0.0] * positive[0]), color="0.7", lw=0.8, ls=":")
+
+
+def _numeric_x(flows: pd.DataFrame, x: str) -> pd.DataFrame:
+    if x not in flows.columns:
+        raise PlotError(f"no {x} column in the flows table")
+    flows = flows[flows[x].notna()].copy()
+    if flows.empty:
+        raise PlotError(f"no flows with a value of {x}")
+    flows[x] = flows[x].astype(float)
+    return flows
+
+
+# ---- goodput vs a swept axis ------------------------------------------------------------------
+
+
+def goodput_vs(results: Any, x: str = "loss_pct", confidence: float = 0.95) -> Figure:
+    """Mean per-flow goodput (over the repeats of a cell) vs ``x``, one line per cc (and per
+    value of any other swept axis), with t intervals. ``x`` = loss_pct gets a log axis."""
+    t = tables(results)
+    flows = _numeric_x(_ok_flows(t), x)
+    others = _other_cells(flows, t, [x, "cc"])
+    per_run = _per_run_cc(flows, "goodput_bps", [x, *others])
+    colours = _colour_map(per_run["cc"])
+    xs = sorted(per_run[x].unique())
+    positions, log = _loss_positions(xs) if x == "loss_pct" else ({v: v for v in xs}, False)
+    fig, axes = _figure()
+    ax = axes[0, 0]
+    styles = ["-", "--", ":", "-."]
+    other_groups = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
+    for oi, (okey, odf) in enumerate(other_groups):
+        okey = okey if isinstance(okey, tuple) else (okey,)
+        for cc, df in odf.groupby("cc", sort=True):
+            pts = []
+            for xv, cell in df.groupby(x, sort=True):
+                ci = _mean_ci(cell["goodput_bps"] / 1e6)
+                pts.append((positions[xv], ci.mean, ci.lo, ci.hi))
+            px = [p[0] for p in pts]
+            py = [p[1] for p in pts]
+            err = np.array([[(m - lo) if lo is not None else 0.0 for _, m, lo, _ in pts],
+                            [(hi - m) if hi is not None else 0.0 for _, m, _, hi in pts]])
+            label = str(cc) + (f" ({_label(dict(zip(others, okey)))})" if others else "")
+            ax.errorbar(px, py, yerr=err, label=label, color=colours[str(cc)], marker="o", ms=4,
+                        capsize=3, ls=styles[oi % len(styles)], lw=1.4)
+    _setup_x(ax, x, positions, log)
+    ax.set_ylabel("goodput per flow (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(f"Goodput vs {AXES.get(x, x)}: mean of repeats, {confidence:.0%} t interval",
+                 fontsize="medium")
+    return fig
+
+
+def goodput_vs_loss(results: Any) -> Figure:
+    return goodput_vs(results, "loss_pct")
+
+
+def goodput_vs_jitter(results: Any) -> Figure:
+    return goodput_vs(results, "jitter_ms")
+
+
+def goodput_vs_rtt(results: Any) -> Figure:
+    return goodput_vs(results, "rtt_ms")
+
+
+def goodput_vs_buffer(results: Any) -> Figure:
+    return goodput_vs(results, "buffer_bdp")
+
+
+def _default_pair(ccs: Sequence[str]) -> tuple[str, str]:
+    names = sorted(set(map(str, ccs)))
+    if len(names) < 2:
+        raise PlotError(f"a ratio needs two algorithms; the store has {names or 'none'}")
+    base = "cubic" if "cubic" in names else names[0]
+    num = "bbr" if "bbr" in names and base != "bbr" else next(n for n in names if n != base)
+    return num, base
+
+
+def goodput_ratio(results: Any, numerator: Optional[str] = None, baseline: Optional[str] = None,
+                  x: Optional[str] = None, confidence: float = 0.95) -> Figure:
+    """Mean goodput of ``numerator`` over ``baseline`` (default BBR/CUBIC, else the first two
+    algorithms) vs the swept numeric axis ``x`` (default: the first one that varies), with the
+    interval from analysis.ratio_ci when it exists."""
+    from . import analysis
+
+    t = tables(results)
+    flows = _ok_flows(t)
+    if numerator is None or baseline is None:
+        n, b = _default_pair(flows["cc"].dropna())
+        numerator, baseline = numerator or n, baseline or b
+    for name in (numerator, baseline):
+        if not (flows["cc"] == name).any():
+            raise PlotError(f"no flows of {name!r} (algorithms: {sorted(flows['cc'].dropna().unique())})")
+    if x is None:
+        axes_ = varying_axes(t)
+        if not axes_:
+            raise PlotError("no numeric swept axis (loss_pct, jitter_ms, rtt_ms, ...) varies")
+        x = axes_[0]
+    flows = _numeric_x(flows, x)
+    per_run = _per_run_cc(flows, "goodput_bps", [x])
+    ratio_ci = getattr(analysis, "ratio_ci", None)
+    rows = []
+    for xv, cell in per_run.groupby(x, sort=True):
+        a = cell.loc[cell["cc"] == numerator, "goodput_bps"].dropna().tolist()
+        b = cell.loc[cell["cc"] == baseline, "goodput_bps"].dropna().tolist()
+        if not a or not b or np.mean(b) == 0:
+            continue
+        lo = hi = None
+        if ratio_ci is not None:
+            r = ratio_ci(a, b, confidence=confidence)
+            ratio, lo, hi = r.ratio, r.lo, r.hi
+        else:
+            ratio = float(np.mean(a) / np.mean(b))
+        rows.append((xv, ratio, lo, hi))
+    if not rows:
+        raise PlotError(f"no cell has flows of both {numerator} and {baseline}")
+    positions, log = _loss_positions([r[0] for r in rows]) if x == "loss_pct" else (
+        {r[0]: r[0] for r in rows}, False)
+    fig, axes = _figure()
+    ax = axes[0, 0]
+    px = [positions[r[0]] for r in rows]
+    py = [r[1] for r in rows]
+    err = np.array([[(r[1] - r[2]) if r[2] is not None and np.isfinite(r[2]) else 0.0 for r in rows],
+                    [(r[3] - r[1]) if r[3] is not None and np.isfinite(r[3]) else 0.0 for r in rows]])
+    ax.errorbar(px, py, yerr=err, marker="o", capsize=3, color="#333333",
+                label=f"{numerator} / {baseline}")
+    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+    _setup_x(ax, x, positions, log)
+    ax.set_ylabel(f"goodput ratio {numerator} / {baseline}")
+    ax.grid(True, alpha=0.3)
+    interval = f", {confidence:.0%} interval" if ratio_ci is not None else ""
+    ax.set_title(f"Goodput of {numerator} relative to {baseline}{interval}", fontsize="medium")
+    ax.legend(fontsize="small")
+    return fig
+
+
+# ---- time series of one run -------------------------------------------------------------------
+
+
+def _run_series(t: Tables, run_id: str, column: str) -> pd.DataFrame:
+    series = t.get_series()
+    if series.empty or "run_id" not in series.columns:
+        raise PlotError("no series rows: the store has no time series")
+    s = series[series["run_id"] == run_id]
+    if s.empty:
+        raise PlotError(f"no series rows for run {run_id}")
+    if column not in s.columns or s[column].isna().all():
+        raise PlotError(f"no {column} samples in run {run_id} (the backend did not record it)")
+    return s.sort_values(["flow_id", "t_s"])
+
+
+def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: str,
+                   run_id: Optional[str], where: Optional[Mapping[str, Any]]) -> Figure:
+    """One panel per algorithm, one line per flow of ``column`` / ``scale`` over time."""
+    t = tables(results)
+    rid = select_run(t, run_id, where)
+    s = _run_series(t, rid, column)
+    ccs = sorted(s["cc"].dropna().astype(str).unique()) or ["?"]
+    fig, axes = _figure(len(ccs), 1, height=2.2 + 2.0 * len(ccs), sharex=True, sharey=True)
+    colours = _colour_map(ccs)
+    for ax, cc in zip(axes[:, 0], ccs):
+        sub = s[s["cc"].astype(str) == cc] if cc != "?" else s
+        flows = sub["flow_id"].unique()
+        lw = 1.2 if len(flows) <= 4 else 0.7
+        for fid, f in sub.groupby("flow_id", sort=True):
+            ax.plot(f["t_s"], f[column].astype(float) / scale, lw=lw, alpha=0.85,
+                    color=colours[cc] if len(flows) == 1 else None, label=f"flow {fid}")
+        ax.set_title(f"{cc}: {len(flows)} flow{'s' if len(flows) != 1 else ''}", fontsize="medium",
+                     loc="left")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+        if 1 < len(flows) <= 6:
+            ax.legend(fontsize="x-small", ncols=min(len(flows), 3))
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.suptitle(f"{title}\n{_run_title(t, rid)}", fontsize="medium")
+    return fig
+
+
+def throughput_time(results: Any, run_id: Optional[str] = None,
+                    where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "goodput_bps", "throughput (Mbit/s)", 1e6,
+                          "Per-flow throughput", run_id, where)
+
+
+def cwnd_time(results: Any, run_id: Optional[str] = None,
+              where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "cwnd_pkts", "cwnd (packets)", 1.0,
+                          "Congestion window", run_id, where)
+
+
+def rtt_time(results: Any, run_id: Optional[str] = None,
+             where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "rtt_ms", "RTT (ms)", 1.0, "Smoothed RTT", run_id, where)
+
+
+def pacing_time(results: Any, run_id: Optional[str] = None,
+                where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "pacing_bps", "pacing rate (Mbit/s)", 1e6, "Pacing rate",
+                          run_id, where)
+
+
+def _run_link_series(t: Tables, run_id: str, column: str, missing: str) -> pd.DataFrame:
+    ls = t.get_link_series()
+    if ls.empty or "run_id" not in ls.columns or column not in ls.columns:
+        raise PlotError(missing)
+    s = ls[(ls["run_id"] == run_id) & ls[column].notna()]
+    if s.empty:
+        raise PlotError(f"{missing} (run {run_id})")
+    return s.sort_values("t_s")
+
+
+def queue_time(results: Any, run_id: Optional[str] = None,
+               where: Optional[Mapping[str, Any]] = None) -> Figure:
+    """Bottleneck queue occupancy over time (link_series.queue_bytes), with the buffer size."""
+    t = tables(results)
+    rid = select_run(t, run_id, where)
+    s = _run_link_series(t, rid, "queue_bytes", "no queue samples: the backend recorded no link_series")
+    fig, axes = _figure()
+    ax = axes[0, 0]
+    ax.plot(s["t_s"], s["queue_bytes"].astype(float) / 1e3, lw=1.0, color="#1f77b4", label="queue")
+    buf = t.flows.loc[t.flows.get("run_id", pd.Series(dtype=str)) == rid, "buffer_bytes"] \
+        if "buffer_bytes" in t.flows.columns else pd.Series(dtype=float)
+    buf = buf.dropna()
+    if not buf.empty:
+        ax.axhline(float(buf.iloc[0]) / 1e3, color="#d62728", ls="--", lw=1.0, label="buffer size")
+        ax.legend(fontsize="small")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("bottleneck queue (kB)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"Bottleneck queue\n{_run_title(t, rid)}", fontsize="medium")
+    return fig
+
+
+# ---- distributions ----------------------------------------------------------------------------
+
+
+def _selected_run_ids(t: Tables, run_id: Optional[str], where: Optional[Mapping[str, Any]]) -> list[str]:
+    if run_id is not None:
+        return [select_run(t, run_id)]
+    runs = _filter(_ordered_runs(t), where)
+    if runs.empty:
+        raise PlotError("no ok runs" + (f" match {_label(where)}" if where else ""))
+    return runs["run_id"].astype(str).tolist()
+
+
+def _cell_labels(t: Tables, run_ids: Sequence[str], explained_by: Sequence[str] = ("cc",)) -> dict[str, str]:
+    """run_id -> label of its cell (varying swept values not determined by the cc)."""
+    runs = t.runs[t.runs["run_id"].isin(run_ids)].copy()
+    mix = _cc_mix(t)
+    runs["cc"] = runs["run_id"].map(mix)
+    others = _other_cells(runs, t, explained_by)
+    if not others:
+        return {r: "" for r in runs["run_id"]}
+    return {r["run_id"]: _label({c: r[c] for c in others}) for _, r in runs.iterrows()}
+
+
+def _cc_mix(t: Tables) -> dict[str, str]:
+    """run_id -> its algorithms joined by '+' (e.g. 'bbr+cubic')."""
+    f = t.flows
+    if f.empty or "cc" not in f.columns:
+        return {}
+    return f.groupby("run_id")["cc"].agg(lambda s: "+".join(sorted(set(s.dropna().astype(str))))).to_dict()
+
+
+def _cdf(ax, values: np.ndarray, label: str, colour: Optional[str], ls: str = "-") -> None:
+    v = np.sort(values[np.isfinite(values)])
+    y = np.arange(1, v.size + 1) / v.size
+    ax.step(v, y, where="post", label=f"{label} (n={v.size})", color=colour, ls=ls, lw=1.3)
+
+
+def _draw_cdfs(groups: list[tuple[str, str, np.ndarray]], xlabel: str, title: str) -> Figure:
+    fig, axes = _figure()
+    ax = axes[0, 0]
+    colours = _colour_map(g[0] for g in groups)
+    cells = sorted({g[1] for g in groups})
+    styles = ["-", "--", ":", "-."]
+    for colour_key, cell, values in groups:
+        label = colour_key + (f" ({cell})" if cell else "")
+        ls = styles[cells.index(cell) % len(styles)]
+        _cdf(ax, values, label, colours[colour_key], ls)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of samples ≤ x")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(title, fontsize="medium")
+    return fig
+
+
+def _split_cells(labels: dict[str, str], n_colour: int, limit: int = 8) -> bool:
+    return n_colour * max(1, len(set(labels.values()))) <= limit
+
+
+def rtt_cdf(results: Any, run_id: Optional[str] = None,
+            where: Optional[Mapping[str, Any]] = None) -> Figure:
+    """CDF of the per-sample RTT (series.rtt_ms) per algorithm, pooled over the selected runs
+    (default all ok runs); one line per cell too when that stays readable."""
+    t = tables(results)
+    ids = _selected_run_ids(t, run_id, where)
+    series = t.get_series()
+    if series.empty or "rtt_ms" not in series.columns:
+        raise PlotError("no series rows: the store has no RTT samples")
+    s = series[series["run_id"].isin(ids) & series["rtt_ms"].notna()]
+    if s.empty:
+        raise PlotError("no rtt_ms samples in the selected runs")
+    labels = _cell_labels(t, ids)
+    ccs = sorted(s["cc"].dropna().astype(str).unique())
+    split = _split_cells(labels, len(ccs))
+    s = s.assign(_cell=s["run_id"].map(labels).fillna("") if split else "")
+    groups = [(str(cc), cell, g["rtt_ms"].to_numpy(float))
+              for (cc, cell), g in s.groupby(["cc", "_cell"], sort=True)]
+    what = f"run {ids[0][:10]}" if len(ids) == 1 else f"{len(ids)} runs"
+    return _draw_cdfs(groups, "RTT (ms)", f"RTT samples of the flows ({what})")
+
+
+def probe_cdf(results: Any, run_id: Optional[str] = None,
+              where: Optional[Mapping[str, Any]] = None) -> Figure:
+    """CDF of the latency-probe RTT (link_series.probe_rtt_ms) per algorithm mix of the run."""
+    t = tables(results)
+    ids = _selected_run_ids(t, run_id, where)
+    ls = t.get_link_series()
+    missing = "no probe samples: the scenario had no [probe]"
+    if ls.empty or "probe_rtt_ms" not in ls.columns:
+        raise PlotError(missing)
+    s = ls[ls["run_id"].isin(ids) & ls["probe_rtt_ms"].notna()]
+    if s.empty:
+        raise PlotError(missing)
+    mix = _cc_mix(t)
+    labels = _cell_labels(t, ids)
+    split = _split_cells(labels, len(set(mix.get(r, "") for r in ids)))
+    s = s.assign(_mix=s["run_id"].map(mix).fillna("?"),
+                 _cell=s["run_id"].map(labels).fillna("") if split else "")
+    groups = [(str(m), cell, g["probe_rtt_ms"].to_numpy(float))
+              for (m, cell), g in s.groupby(["_mix", "_cell"], sort=True)]
+    what = f"run {ids[0][:10]}" if len(ids) == 1 else f"{len(ids)} runs"
+    return _draw_cdfs(groups, "probe RTT (ms)", f"Latency probes through the bottleneck ({what})")
+
+
+# ---- summaries over runs ----------------------------------------------------------------------
+
+
+def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
+    """Mean goodput vs mean 95th-percentile RTT per algorithm (and cell), as Pantheon draws it:
+    delay axis inverted, so up and right is better. Small dots are single runs."""
+    t = tables(results)
+    flows = _ok_flows(t)
+    if "rtt_p95_ms" not in flows.columns or flows["rtt_p95_ms"].isna().all():
+        raise PlotError("no rtt_p95_ms in the flows table")
+    others = _other_cells(flows, t, ["cc"])
+    per_run = flows.groupby(["run_id", "cc", *others], dropna=False, sort=False).agg(
+        goodput=("goodput_bps", "mean"), delay=("rtt_p95_ms", "mean")).reset_index()
+    per_run = per_run[per_run["delay"].notna() & per_run["goodput"].notna()]
+    if per_run.empty:
+        raise PlotError("no flow has both a goodput and a 95th-percentile RTT")
+    colours = _colour_map(per_run["cc"])
+    markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
+    fig, axes = _figure(width=8.5, height=4.8)
+    ax = axes[0, 0]
+    cells = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
+    for ci_, (ckey, cdf) in enumerate(cells):
+        ckey = ckey if isinstance(ckey, tuple) else (ckey,)
+        for cc, g in cdf.groupby("cc", sort=True):
+            c = colours[str(cc)]
+            ax.scatter(g["delay"], g["goodput"] / 1e6, s=10, color=c, alpha=0.35, lw=0)
+            gy = _mean_ci(g["goodput"] / 1e6)
+            gx = _mean_ci(g["delay"])
+            xerr = [[gx.mean - gx.lo], [gx.hi - gx.mean]] if gx.lo is not None else None
+            yerr = [[gy.mean - gy.lo], [gy.hi - gy.mean]] if gy.lo is not None else None
+            label = str(cc) + (f" ({_label(dict(zip(others, ckey)))})" if others else "")
+            ax.errorbar([gx.mean], [gy.mean], xerr=xerr, yerr=yerr, color=c, capsize=3,
+                        marker=markers[ci_ % len(markers)], ms=7, ls="none", label=label)
+    ax.invert_xaxis()
+    ax.set_xlabel("95th percentile RTT (ms)  ← more delay")
+    ax.set_ylabel("goodput per flow (Mbit/s)")
+    ax.grid(True, alpha=0.3)
+    ax.annotate("up and right is better", xy=(0.97, 0.97), xycoords="axes fraction",
+                xytext=(0.70, 0.80), textcoords="axes fraction", ha="right", va="top",
+                fontsize="small", arrowprops=dict(arrowstyle="->", color="0.4"))
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium")
+    return fig
+
+
+def jain(results: Any, confidence: float = 0.95) -> Figure:
+    """Jain's fairness index per cell: over all flows and between groups, mean of repeats."""
+    t = tables(results)
+    runs = _ok_runs(t)
+    if "jain_index" not in runs.columns or runs["jain_index"].isna().all():
+        raise PlotError("no Jain's index in the runs table (it needs runs with at least two flows)")
+    runs = runs[runs["jain_index"].notna()].copy()
+    if "flow_id" in t.flows.columns:
+        n = t.flows.groupby("run_id")["flow_id"].nunique()
+        runs = runs[runs["run_id"].map(n).fillna(0) >= 2]
+        if runs.empty:
+            raise PlotError("Jain's index needs runs with at least two flows; every run has one")
+    cells = [c for c in swept_columns(t) if c in runs.columns and runs[c].astype(str).nunique() > 1]
+    ordered = _ordered_runs(Tables(runs, t.flows, t.series, t.link_series, t.meta))
+    groups = list(ordered.groupby(cells, sort=False, dropna=False)) if cells else [((), ordered)]
+    has_groups = "jain_index_groups" in runs.columns and runs["jain_index_groups"].notna().any()
+    names, overall, between = [], [], []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        names.append("\n".join(f"{c}={v}" for c, v in zip(cells, key)) or "all runs")
+        overall.append(_mean_ci(g["jain_index"]))
+        between.append(_mean_ci(g["jain_index_groups"]) if has_groups else None)
+    fig, axes = _figure(width=max(6.0, 1.1 * len(names) + 2.5))
+    ax = axes[0, 0]
+    x = np.arange(len(names))
+    w = 0.38 if has_groups else 0.6
+
+    def bars(offset, cis, label, colour):
+        m = [c.mean if c and c.mean is not None else np.nan for c in cis]
+        err = np.array([[(c.mean - c.lo) if c and c.lo is not None else 0 for c in cis],
+                        [(c.hi - c.mean) if c and c.hi is not None else 0 for c in cis]])
+        ax.bar(x + offset, m, w, yerr=err, capsize=3, label=label, color=colour)
+
+    bars(-w / 2 if has_groups else 0, overall, "all flows", "#1f77b4")
+    if has_groups:
+        bars(w / 2, between, "between groups", "#ff7f0e")
+    ax.set_xticks(x, names, fontsize="small")
+    ax.set_ylim(0, 1.05)
+    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+    ax.set_xlabel("cell (" + ", ".join(cells) + ")" if cells else "all runs")
+    ax.set_ylabel("Jain's fairness index")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    ax.set_title(f"Fairness per cell: mean of repeats, {confidence:.0%} t interval", fontsize="medium")
+    return fig
+
+
+def periodogram(results: Any, run_id: Optional[str] = None,
+                where: Optional[Mapping[str, Any]] = None) -> Figure:
+    """Periodogram of each group's aggregate throughput in one run, with the dominant period
+    (analysis.dominant_period) marked."""
+    from . import analysis
+
+    pg = getattr(analysis, "periodogram", None)
+    dp = getattr(analysis, "dominant_period", None)
+    if pg is None or dp is None:
+        raise PlotError("ccbench.analysis has no periodogram/dominant_period")
+    t = tables(results)
+    rid = select_run(t, run_id, where)
+    s = _run_series(t, rid, "goodput_bps")
+    key = "group" if "group" in s.columns and s["group"].notna().any() else "cc"
+    fig, axes = _figure()
+    ax = axes[0, 0]
+    colours = _colour_map(s[key].astype(str))
+    drawn = 0
+    for gkey, g in s.groupby(key, sort=True):
+        agg = g.groupby("t_s", sort=True)["goodput_bps"].sum()
+        ccs = "+".join(sorted(set(g["cc"].dropna().astype(str))))
+        name = f"group {gkey} ({ccs})" if key == "group" else str(gkey)
+        periods, power = pg(agg.index.to_numpy(float), agg.to_numpy(float))
+        periods, power = np.asarray(periods, float), np.asarray(power, float)
+        ok = np.isfinite(periods) & np.isfinite(power) & (periods > 0)
+        if not ok.any():
+            continue
+        c = colours[str(gkey)]
+        total = float(np.sum(power[ok]))
+        share = power[ok] / total if total > 0 else power[ok]  # fraction of the variance
+        ax.plot(periods[ok], share, color=c, lw=1.2, label=name)
+        per = dp(agg.index.to_numpy(float), agg.to_numpy(float))
+        if per.period_s is not None:
+            ax.axvline(per.period_s, color=c, ls="--", lw=1.0)
+            ax.annotate(f"{per.period_s:.3g} s (strength {per.strength:.2f})",
+                        xy=(per.period_s, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(3, -4 - 12 * drawn), textcoords="offset points", color=c,
+                        fontsize="small", va="top")
+        drawn += 1
+    if not drawn:
+        raise PlotError(f"run {rid}: too few throughput samples for a periodogram")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("period (s)")
+    ax.set_ylabel("share of the variance")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left")
+    ax.set_title(f"Periodogram of each group's aggregate throughput\n{_run_title(t, rid)}",
+                 fontsize="medium")
+    return fig
+
+
+KINDS: dict[str, tuple[Callable[..., Figure], str]] = {
+    "goodput-vs-loss": (goodput_vs_loss, "mean goodput per flow vs random loss (log axis), per cc, 95 % t intervals"),
+    "goodput-vs-jitter": (goodput_vs_jitter, "mean goodput per flow vs jitter, per cc, 95 % t intervals"),
+    "goodput-vs-rtt": (goodput_vs_rtt, "mean goodput per flow vs base RTT, per cc, 95 % t intervals"),
+    "goodput-vs-buffer": (goodput_vs_buffer, "mean goodput per flow vs buffer size (× BDP), per cc"),
+    "ratio": (goodput_ratio, "goodput of one cc over a baseline's (default BBR/CUBIC) vs the swept axis"),
+    "throughput-time": (throughput_time, "per-flow throughput over time of one run, a panel per cc"),
+    "cwnd-time": (cwnd_time, "per-flow congestion window over time of one run, a panel per cc"),
+    "rtt-time": (rtt_time, "per-flow smoothed RTT over time of one run, a panel per cc"),
+    "pacing-time": (pacing_time, "per-flow pacing rate over time of one run, a panel per cc"),
+    "queue-time": (queue_time, "bottleneck queue over time of one run, with the buffer size"),
+    "rtt-cdf": (rtt_cdf, "CDF of the flows' RTT samples per cc"),
+    "probe-cdf": (probe_cdf, "CDF of the latency-probe RTT (needs a [probe] in the scenario)"),
+    "throughput-delay": (throughput_delay, "goodput vs 95th-percentile RTT per cc, delay axis inverted (Pantheon)"),
+    "jain": (jain, "Jain's fairness index per cell, over all flows and between groups"),
+    "periodogram": (periodogram, "periodogram of each group's aggregate throughput, dominant period marked"),
+}
+
+# kinds that draw one run and so accept run_id / where
+RUN_KINDS = {"throughput-time", "cwnd-time", "rtt-time", "pacing-time", "queue-time", "periodogram",
+             "rtt-cdf", "probe-cdf"}
+
+
+def make(results: Any, kind: str, run_id: Optional[str] = None,
+         where: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Figure:
+    """Draw figure ``kind`` of KINDS. ``run_id``/``where`` select the run(s) for kinds that draw
+    runs; for the others ``where`` filters the runs first."""
+    if kind not in KINDS:
+        raise PlotError(f"unknown figure kind {kind!r}; kinds: {', '.join(KINDS)}")
+    fn = KINDS[kind][0]
+    t = tables(results)
+    if kind in RUN_KINDS:
+        return fn(t, run_id=run_id, where=where, **kwargs)
+    if run_id is not None or where:
+        ids = set(_selected_run_ids(t, run_id, where))
+        t = Tables(t.runs[t.runs["run_id"].isin(ids)], t.flows[t.flows["run_id"].isin(ids)]
+                   if "run_id" in t.flows.columns else t.flows, t.series, t.link_series, t.meta)
+    return fn(t, **kwargs)
+
+
+def save(fig: Figure, path) -> None:
+    """Write ``fig`` to ``path`` (format from the suffix: svg, png, pdf)."""
+    fig.savefig(path, dpi=150 if str(path).lower().endswith(".png") else "figure")

@@ -1,0 +1,275 @@
+"""Figures of ccbench.plots on a synthetic store whose answers are known by construction, and
+(when the contract's store layout is present) on a real small sweep."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from ccbench import analysis, plots
+
+LOSSES = {"0%": 0.0, "0.1%": 0.1, "1%": 1.0}
+CCS = ["cubic", "bbr"]
+REPEATS = 3
+SPREAD = 0.5  # the two flows of a run get g·(1 ± SPREAD): Jain = 1 / (1 + SPREAD²) = 0.8
+PERIOD_S = 5.0  # group 0's throughput oscillates with this period
+GRID = {"bottleneck.loss": list(LOSSES), "flows.0.cc": CCS}
+
+
+def cell_goodput_mbps(cc: str, loss_pct: float) -> float:
+    """The mean per-flow goodput of a cell (the repeats are this ± 1 Mbit/s)."""
+    return 40.0 if cc == "bbr" else 10.0 / (1.0 + 10.0 * loss_pct)
+
+
+def cell_p95_ms(cc: str) -> float:
+    return 60.0 if cc == "bbr" else 90.0
+
+
+def fake_store(probe: bool = False, failed: bool = True) -> SimpleNamespace:
+    """A Results-like object shaped like the contract's tables: 3 loss rates × 2 algorithms ×
+    3 repeats, two flows per run (groups 0 and 1), 20 s of 100 ms samples, plus one failed run."""
+    runs, flows, series, link = [], [], [], []
+    t = np.round(np.arange(0.1, 20.0 + 1e-9, 0.1), 3)
+    for loss_key, loss in LOSSES.items():
+        for cc in CCS:
+            for rep in range(REPEATS):
+                rid = f"{cc[:2]}{int(loss * 10):02d}{rep}" + "0" * 10
+                g = (cell_goodput_mbps(cc, loss) + (rep - 1)) * 1e6  # repeats: mean ± 1 Mbit/s
+                swept = {"bottleneck.loss": loss_key, "flows.0.cc": cc, "repeat": rep}
+                goodputs = [g * (1 + SPREAD), g * (1 - SPREAD)]
+                for fid, gp in enumerate(goodputs):
+                    flows.append(dict(run_id=rid, backend="sim", name="fake", rate_mbps=100.0,
+                                      rtt_ms=50.0, jitter_ms=0.0, loss_pct=loss, buffer_bytes=625_000, buffer_bdp=1.0,
+                                      n_flows=2, flow_id=fid, group=fid, cc=cc, goodput_bps=gp,
+                                      rtt_mean_ms=cell_p95_ms(cc) - 10, rtt_p95_ms=cell_p95_ms(cc),
+                                      **swept))
+                    wave = 0.2 * gp * np.sin(2 * np.pi * t / PERIOD_S) if fid == 0 else 0.0
+                    for i, ts in enumerate(t):
+                        series.append(dict(run_id=rid, flow_id=fid, group=fid, cc=cc, t_s=ts,
+                                           goodput_bps=gp + (wave[i] if fid == 0 else 0.0),
+                                           cwnd_pkts=100 + fid * 10, rtt_ms=50.0 + (i % 10),
+                                           pacing_bps=gp * 1.25, **swept))
+                for i, ts in enumerate(t):
+                    link.append(dict(run_id=rid, t_s=ts, queue_bytes=1500 * (i % 50),
+                                     probe_rtt_ms=(51.0 + (i % 4)) if probe else None, **swept))
+                runs.append(dict(run_id=rid, backend="sim", status="ok", error=None,
+                                 jain_index=analysis.jain_index(goodputs),
+                                 jain_index_groups=analysis.jain_index(goodputs),
+                                 aggregate_goodput_bps=sum(goodputs), link_utilisation=0.9,
+                                 kernel_version=None, **swept))
+    if failed:
+        runs.append(dict(run_id="zz" + "0" * 14, backend="sim", status="failed",
+                         error="boom <b>& bad</b>",
+                         **{"bottleneck.loss": "5%", "flows.0.cc": "bbr", "repeat": 0}))
+    link_df = pd.DataFrame(link)
+    link_df["probe_rtt_ms"] = link_df["probe_rtt_ms"].astype(float)
+    meta = {"ccbench_version": "0.2.0", "command": ["ccbench", "sweep", "fake.toml"],
+            "created": "2025-01-01T00:00:00+00:00", "backend": "sim", "kernel_version": "6.1.0-test",
+            "scenario_file": "fake.toml",
+            "scenario_toml": '# A fake sweep.\nname = "fake"\n[bottleneck]\nrate = "100Mbit"\n',
+            "grid": dict(GRID), "repeat": REPEATS, "study": None}
+    return SimpleNamespace(runs=pd.DataFrame(runs), flows=pd.DataFrame(flows),
+                           series=pd.DataFrame(series), link_series=link_df, meta=meta)
+
+
+def write_store(store: SimpleNamespace, root: Path) -> Path:
+    """Write a fake store in the contract's directory layout (one Parquet file per run)."""
+    for table in ("runs", "flows", "series", "link_series"):
+        df = getattr(store, table)
+        (root / table).mkdir(parents=True, exist_ok=True)
+        for rid, part in df.groupby("run_id", sort=False):
+            part.reset_index(drop=True).to_parquet(root / table / f"{rid}.parquet", index=False)
+    (root / "ccbench.json").write_text(json.dumps(store.meta))
+    return root
+
+
+def line_by_label(ax, prefix: str):
+    """The data line labelled ``prefix...`` (plain lines, or the line of an errorbar)."""
+    for c in ax.containers:
+        if c.get_label().startswith(prefix) and hasattr(c, "lines"):
+            return c.lines[0]
+    for line in ax.get_lines():
+        if line.get_label().startswith(prefix):
+            return line
+    raise AssertionError(f"no line {prefix!r} among {[l.get_label() for l in [*ax.get_lines(), *ax.containers]]}")
+
+
+@pytest.fixture(scope="module")
+def store():
+    return fake_store()
+
+
+def test_every_kind_draws_a_figure_with_labelled_axes(store):
+    store = fake_store(probe=True)
+    for kind, (fn, desc) in plots.KINDS.items():
+        assert desc, kind
+        fig = plots.make(store, kind)
+        assert isinstance(fig, Figure), kind
+        for ax in fig.axes:
+            if ax.get_visible() and ax.has_data():
+                assert ax.get_ylabel(), f"{kind}: unlabelled y axis"
+        assert any(ax.get_xlabel() for ax in fig.axes), f"{kind}: unlabelled x axis"
+        fig.savefig(Path("/dev/null"), format="svg")  # renders without error
+
+
+def test_goodput_vs_loss_means_intervals_and_zero_loss(store):
+    fig = plots.goodput_vs_loss(store)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    for cc in CCS:
+        line = line_by_label(ax, cc)
+        xs, ys = line.get_xdata(), line.get_ydata()
+        expected = [cell_goodput_mbps(cc, v) for v in sorted(LOSSES.values())]
+        assert np.allclose(ys, expected)
+        # 0 % sits left of the smallest positive rate on the log axis
+        assert xs[0] > 0 and xs[0] < 0.1 and np.allclose(xs[1:], [0.1, 1.0])
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0] == "0"
+    # error bars: repeats are mean-1, mean, mean+1 -> half width t(0.975, 2)·1/√3
+    half = 4.302652729911275 / math.sqrt(3)
+    segs = [c for c in ax.collections if hasattr(c, "get_segments")]
+    lengths = {round(abs(s[1][1] - s[0][1]) / 2, 6) for c in segs for s in c.get_segments()}
+    assert lengths == {round(half, 6)}
+
+
+def test_ratio_is_bbr_over_cubic(store):
+    ax = plots.goodput_ratio(store).axes[0]
+    line = line_by_label(ax, "bbr / cubic")
+    expected = [40.0 / cell_goodput_mbps("cubic", v) for v in sorted(LOSSES.values())]
+    assert np.allclose(line.get_ydata(), expected, rtol=1e-9)
+    assert "bbr / cubic" in ax.get_ylabel()
+
+
+def test_ratio_needs_two_algorithms(store):
+    only = SimpleNamespace(**{**vars(store), "flows": store.flows[store.flows.cc == "bbr"]})
+    with pytest.raises(plots.PlotError, match="two algorithms"):
+        plots.goodput_ratio(only)
+
+
+def test_run_selector_default_order_and_where(store):
+    # grid order: loss "0%" first, cc "cubic" first, repeat 0 — whatever the run ids sort as
+    first = plots.select_run(store)
+    row = store.runs.set_index("run_id").loc[first]
+    assert (row["bottleneck.loss"], row["flows.0.cc"], row["repeat"]) == ("0%", "cubic", 0)
+    rid = plots.select_run(store, where={"bottleneck.loss": "1%", "flows.0.cc": "bbr"})
+    row = store.runs.set_index("run_id").loc[rid]
+    assert (row["bottleneck.loss"], row["flows.0.cc"], row["repeat"]) == ("1%", "bbr", 0)
+    assert plots.select_run(store, run_id=rid[:6]) == rid
+    with pytest.raises(plots.PlotError, match="no ok run matches"):
+        plots.select_run(store, where={"bottleneck.loss": "7%"})
+    with pytest.raises(plots.PlotError, match="no column"):
+        plots.select_run(store, where={"nope": 1})
+
+
+def test_throughput_time_one_panel_per_cc_of_the_selected_run(store):
+    rid = plots.select_run(store, where={"bottleneck.loss": "0.1%", "flows.0.cc": "bbr"})
+    fig = plots.throughput_time(store, where={"bottleneck.loss": "0.1%", "flows.0.cc": "bbr"})
+    axes = [a for a in fig.axes if a.has_data()]
+    assert len(axes) == 1 and axes[0].get_title(loc="left").startswith("bbr")
+    s = store.series[(store.series.run_id == rid) & (store.series.flow_id == 1)]
+    line = line_by_label(axes[0], "flow 1")
+    assert np.allclose(line.get_ydata(), s.goodput_bps / 1e6)
+    assert axes[0].get_ylabel() == "throughput (Mbit/s)"
+
+
+def test_panels_per_cc_when_a_run_mixes_algorithms(store):
+    mixed = store.series.copy()
+    mixed.loc[mixed.flow_id == 1, "cc"] = "bbr"
+    s = SimpleNamespace(**{**vars(store), "series": mixed})
+    fig = plots.cwnd_time(s)
+    titles = sorted(a.get_title(loc="left").split(":")[0] for a in fig.axes if a.has_data())
+    assert titles == ["bbr", "cubic"]
+
+
+def test_rtt_cdf_is_a_cdf(store):
+    ax = plots.rtt_cdf(store, run_id=plots.select_run(store)).axes[0]
+    line = ax.get_lines()[0]
+    x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    assert np.all(np.diff(x) >= 0) and np.all(np.diff(y) >= 0)
+    assert y[-1] == pytest.approx(1.0)
+    # RTTs 50..59 ms uniformly: 60 % of samples are <= 55 ms
+    assert y[np.searchsorted(x, 55.0, side="right") - 1] == pytest.approx(0.6)
+
+
+def test_probe_cdf_without_probe_says_so(store):
+    with pytest.raises(plots.PlotError, match=r"no probe samples: the scenario had no \[probe\]"):
+        plots.probe_cdf(store)
+    fig = plots.probe_cdf(fake_store(probe=True))
+    assert fig.axes[0].get_xlabel() == "probe RTT (ms)"
+
+
+def test_queue_time_plots_queue_in_kB(store):
+    ax = plots.queue_time(store).axes[0]
+    line = line_by_label(ax, "queue")
+    assert max(line.get_ydata()) == pytest.approx(49 * 1.5)
+    assert line_by_label(ax, "buffer size").get_ydata()[0] == pytest.approx(625.0)
+
+
+def test_throughput_delay_inverted_and_annotated(store):
+    ax = plots.throughput_delay(store).axes[0]
+    assert ax.xaxis_inverted()
+    assert any(t.get_text() == "up and right is better" for t in ax.texts)
+    # bbr at 0 % loss: mean goodput 40 Mbit/s at a p95 of 60 ms
+    line = line_by_label(ax, "bbr (bottleneck.loss=0%)")
+    assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx((60.0, 40.0))
+
+
+def test_jain_bars_match_theory(store):
+    ax = plots.jain(store).axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert len(heights) == 2 * len(LOSSES) * len(CCS)  # overall and between groups per cell
+    assert np.allclose(heights, 1 / (1 + SPREAD ** 2))
+
+
+def test_jain_needs_two_flows(store):
+    one = store.flows[store.flows.flow_id == 0]
+    with pytest.raises(plots.PlotError, match="at least two flows"):
+        plots.jain(SimpleNamespace(**{**vars(store), "flows": one}))
+
+
+@pytest.mark.skipif(not hasattr(analysis, "dominant_period"), reason="analysis.dominant_period not landed yet")
+def test_periodogram_marks_the_known_period(store):
+    ax = plots.periodogram(store).axes[0]
+    marks = [l.get_xdata()[0] for l in ax.get_lines() if l.get_linestyle() == "--"]
+    assert marks and marks[0] == pytest.approx(PERIOD_S, rel=0.1)
+
+
+def test_missing_series_is_a_clear_error(store):
+    bare = SimpleNamespace(runs=store.runs, flows=store.flows, meta=store.meta)
+    with pytest.raises(plots.PlotError, match="no series rows"):
+        plots.throughput_time(bare)
+    with pytest.raises(plots.PlotError, match="no queue samples"):
+        plots.queue_time(bare)
+
+
+def test_unknown_kind(store):
+    with pytest.raises(plots.PlotError, match="unknown figure kind"):
+        plots.make(store, "nope")
+
+
+def test_cli_plot_list_and_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    r = CliRunner().invoke(app, ["plot", "--list"])
+    assert r.exit_code == 0, r.output
+    for kind in plots.KINDS:
+        assert kind in r.output
+    root = write_store(fake_store(), tmp_path / "store")
+    r = CliRunner().invoke(app, ["plot", str(root), "cwnd-time", "--where", "bottleneck.loss=1%"])
+    assert r.exit_code == 0, r.output
+    text = (root / "cwnd-time.svg").read_text()
+    assert text.lstrip().startswith("<?xml") and "bottleneck.loss=1%" in text
+    out = tmp_path / "q.png"
+    r = CliRunner().invoke(app, ["plot", str(root), "goodput-vs-loss", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = CliRunner().invoke(app, ["plot", str(root), "probe-cdf"])
+    assert r.exit_code != 0 and "no probe samples" in r.output
