@@ -53,11 +53,11 @@ def test_run_json_reports_a_failure_as_a_row(minimal_toml):
 
 def test_run_table_and_out(minimal_toml, tmp_path):
     """run --out writes a one-run store: ccbench.load, ccbench query read it back."""
-    import ccbench
+    import ccbench as cb
 
     out = tmp_path / "out"
     p = ccbench("run", minimal_toml, "--out", out)
-    res = ccbench.load(out)
+    res = cb.load(out)
     assert len(res.runs) == 1
     if p.returncode == 1:
         skip_if_core_missing(res.runs["error"].iloc[0])
@@ -330,3 +330,18 @@ def test_help_keeps_brackets_and_has_no_bool_placeholder(command):
     assert "--help" in res.output
     if command in (["run"], ["sweep"]):
         assert "[sweep]" in res.output  # rich markup would otherwise swallow it as a tag
+
+
+def test_run_out_refuses_what_is_not_a_store(minimal_toml, tmp_path):
+    """--out into a file or a directory of other files: exit 2 before running, nothing written."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep me")
+    p = ccbench("run", minimal_toml, "--out", a_file)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "--out" in p.stderr
+    assert a_file.read_text() == "keep me"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "flows.parquet").write_bytes(b"")  # the flat layout of older versions
+    p = ccbench("run", minimal_toml, "--out", other)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "not a ccbench store" in p.stderr
+    assert sorted(x.name for x in other.iterdir()) == ["flows.parquet"]

@@ -173,11 +173,13 @@ def run(
         sc = load_scenario(scenario, set_)
         interval_s = _check_interval(interval, sc) if interval is not None else None
         _note_sweep_table(sc, scenario)
+        if out is not None:
+            _check_out_dir(out)
         result = backends.run(sc, backend)
     except ScenarioError as e:
         raise error(str(e), EXIT_BAD_INPUT)
     if out is not None:
-        save_run(result, out, sc, scenario, backend)
+        save_run(result, out)
     intervals = interval_rows(result.series, result.flows, interval_s, sc.sample_interval_s,
                               sc.duration_s) if interval_s is not None and result.ok else None
     if as_json:
@@ -225,31 +227,25 @@ def _note_sweep_table(sc, path: Path) -> None:
         soft_wrap=True, highlight=False)
 
 
-def save_run(result, out: Path, sc, scenario_path: Path, backend: str) -> None:
-    """Store one run in DIR with the layout of a sweep store (runs/, flows/, series/,
-    link_series/, ccbench.json), so ccbench.load / query / report read it."""
+def _check_out_dir(out: Path) -> None:
+    """Refuse, before running, a --out directory that holds something other than a store."""
     from . import store
 
-    save = getattr(store, "save_run", None)
-    if save is not None:
-        save(out, result, scenario=sc, backend=backend, command=list(sys.argv),
-             scenario_file=str(scenario_path))
-        return
-    # until the store has save_run: the same layout by hand
-    import datetime
-    import platform
+    if out.exists() and not out.is_dir():
+        raise error(f"--out {out}: is a file (expected a store directory, new or written by "
+                    f"ccbench run --out or ccbench sweep)", EXIT_BAD_INPUT)
+    check = getattr(store, "check_store_dir", None)
+    if check is not None:
+        try:
+            check(out, purpose="write")
+        except ValueError as e:  # StoreError
+            raise error(f"--out: {e}", EXIT_BAD_INPUT)
 
-    st = store.Store(out)
-    st.prepare()
-    st.write(result.run_id, result.runs_table, result.flows_table, result.series_table)
-    meta = {
-        "ccbench_version": __version__, "command": list(sys.argv),
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "backend": backend, "kernel_version": platform.release(),
-        "scenario_file": str(scenario_path), "scenario_toml": Path(scenario_path).read_text(),
-        "grid": {}, "repeat": 1, "study": None,
-    }
-    (Path(out) / "ccbench.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+def save_run(result, out: Path) -> None:
+    """Store one run in DIR with the layout of a sweep store (runs/, flows/, series/,
+    link_series/, ccbench.json), so ccbench.load / query / report read it."""
+    result.save(out, command=["ccbench", *sys.argv[1:]])
 
 
 # ---- iperf3-like interval lines ---------------------------------------------------------------
