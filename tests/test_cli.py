@@ -73,6 +73,10 @@ def test_run_table_and_out(minimal_toml, tmp_path):
     assert q.returncode == 0, q.stderr
     lines = q.stdout.strip().splitlines()
     assert lines[0] == "cc,goodput_bps" and len(lines) == 2 and lines[1].startswith("cubic,")
+    # the bottleneck is sampled once per sample_interval (default 100 ms) over the 2 s run
+    q = ccbench("query", out, "SELECT count(*) AS n FROM link_series", "--csv")
+    assert q.returncode == 0, q.stderr
+    assert q.stdout.split() == ["n", "20"]
 
 
 def test_bad_set_exit_2(minimal_toml):

@@ -267,14 +267,6 @@ def _check_interval(text: str, sc) -> float:
     return interval_s
 
 
-def _first_column(df, *names: str) -> str:
-    """The column of ``df`` under its contract name (first) or its older name."""
-    for n in names:
-        if n in df.columns:
-            return n
-    raise KeyError(names[0])
-
-
 def interval_rows(series, flows, interval_s: float, sample_s: float, duration_s: float) -> list[dict]:
     """Per-flow summaries of consecutive ``interval_s`` windows, from the sampled series.
 
@@ -293,11 +285,9 @@ def interval_rows(series, flows, interval_s: float, sample_s: float, duration_s:
     rows: list[dict] = []
     if series is None or len(series) == 0:
         return rows
-    t_col = _first_column(series, "t_s", "t")
-    cwnd_col = _first_column(series, "cwnd_pkts", "cwnd")
     by_window: dict[int, list[dict]] = {}
-    for flow_id, fs in series.sort_values(t_col).groupby("flow_id", sort=True):
-        sample_no = [int(round(t / sample_s)) for t in fs[t_col]]
+    for flow_id, fs in series.sort_values("t_s").groupby("flow_id", sort=True):
+        sample_no = [int(round(t / sample_s)) for t in fs["t_s"]]
         window = [min(max((n - 1) // m, 0), n_windows - 1) for n in sample_no]
         retrans_before = 0
         for k in sorted(set(window)):
@@ -307,7 +297,7 @@ def interval_rows(series, flows, interval_s: float, sample_s: float, duration_s:
             cum = ws["retransmits"].dropna()
             retrans_end = int(cum.iloc[-1]) if len(cum) else retrans_before
             rtt = ws["rtt_ms"].dropna()
-            cwnd = ws[cwnd_col].dropna()
+            cwnd = ws["cwnd_pkts"].dropna()
             row = {
                 "flow_id": int(flow_id),
                 "cc": cc_of.get(flow_id),

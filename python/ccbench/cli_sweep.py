@@ -130,9 +130,9 @@ def _print_plan(specs) -> None:
 
 
 def query_command(
-    dir: Path = typer.Argument(..., help="Store directory written by ccbench sweep.", exists=True,
-                               file_okay=False),
-    sql: Optional[str] = typer.Argument(None, help='SQL over the views runs, flows, series, e.g. '
+    dir: Path = typer.Argument(..., metavar="DIR", help="Store directory written by ccbench sweep or "
+                               "ccbench run --out.", exists=True, file_okay=False),
+    sql: Optional[str] = typer.Argument(None, help='SQL over the views runs, flows, series, link_series, e.g. '
                                         '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc". '
                                         'Quote swept columns: "bottleneck.loss". '
                                         'Without SQL: list the views and their columns.'),
@@ -149,13 +149,13 @@ def query_command(
 
     err = Console(stderr=True)
     if sql is None:
-        from ccbench.store import connect
+        from ccbench.store import TABLES, connect
 
         con = connect(dir)
         t = Table(title=f"{dir}: views")
         for c in ("view", "rows", "columns"):
             t.add_column(c)
-        for view in ("runs", "flows", "series"):
+        for view in TABLES:
             n = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
             cols = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
             t.add_row(view, str(n), ", ".join(f'"{c}"' if "." in c else c for c in cols))
