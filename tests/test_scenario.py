@@ -144,6 +144,7 @@ def test_sim_config_is_accepted_by_the_simulator(full):
 
 
 def test_stagger_expansion(full):
+    full = full.with_overrides({"start_jitter": "0s"})  # exact starts: the stagger alone
     flows = full.expanded_flows()
     assert [f.id for f in flows] == [0, 1, 2, 3]
     assert [f.group for f in flows] == [0, 0, 0, 1]
@@ -154,7 +155,7 @@ def test_stagger_expansion(full):
 
 
 def test_stagger_with_offset():
-    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "reno", "count": 3, "start": "1s+250ms"}]))
+    sc = Scenario.from_dict(minimal_dict(start_jitter=0, flows=[{"cc": "reno", "count": 3, "start": "1s+250ms"}]))
     assert [f.start_ns for f in sc.expanded_flows()] == [10**9, 1_250_000_000, 1_500_000_000]
 
 
@@ -282,9 +283,13 @@ def test_every_shipped_study_loads_and_its_sweep_cells_validate():
 
     import ccbench
 
+    import tomllib
+
     studies = sorted((Path(ccbench.__file__).parent / "studies").glob("*.toml"))
     assert any(p.name == "demo-loss.toml" for p in studies)
     for path in studies:
+        if "study" in tomllib.loads(path.read_text()):
+            continue  # a study file (ccbench.study, tests/test_study.py), not a scenario
         sc = load_scenario(path)
         assert sc.name == path.stem
         for key, values in (sc.sweep or {}).items():
@@ -315,3 +320,40 @@ def test_scenario_pickles_and_keeps_its_source(full):
 def test_keyword_construction_supports_overrides():
     sc = Scenario(bottleneck={"rate": "1Mbit", "rtt": "10ms"}, flows=[{"cc": "reno"}])
     assert sc.with_overrides({"flows.0.count": 2}).n_flows == 2
+
+
+def test_start_jitter_offsets_are_uniform_deterministic_and_per_seed():
+    """Each flow's start is delayed by an offset in [0, start_jitter) that depends only on the
+    seed and the flow id (both backends read expanded_flows), so it is reproducible and differs
+    between repeats (seeds)."""
+    flows = [{"cc": "cubic", "count": 4000, "start": "1s+1ms"}]
+    exact = Scenario.from_dict(minimal_dict(duration="10s", start_jitter="0s", flows=flows))
+    jit = exact.with_overrides({"start_jitter": "20ms"})
+    base = [f.start_ns for f in exact.expanded_flows()]
+    assert base[:3] == [10**9, 10**9 + 10**6, 10**9 + 2 * 10**6]  # stagger unchanged by jitter 0
+    off = [f.start_ns - b for f, b in zip(jit.expanded_flows(), base)]
+    assert all(0 <= o < 20_000_000 for o in off)
+    # uniform on [0, J): mean J/2 (sd of the mean J/sqrt(12 n) = 0.0046 J for n = 4000, so
+    # 3 sd = 1.4 %), and a quarter of the offsets in each quarter (3 sd = 2 points)
+    assert abs(sum(off) / len(off) / 20e6 - 0.5) < 0.014
+    for q in range(4):
+        share = sum(q * 5e6 <= o < (q + 1) * 5e6 for o in off) / len(off)
+        assert abs(share - 0.25) < 0.02, (q, share)
+    # the same seed gives the same offsets; another seed others; sim_config carries them
+    assert [f.start_ns for f in jit.expanded_flows()] == [f.start_ns for f in exact.with_overrides(
+        {"start_jitter": "20ms"}).expanded_flows()]
+    other = jit.with_overrides({"seed": 2})
+    assert sum(a.start_ns != b.start_ns for a, b in zip(jit.expanded_flows(), other.expanded_flows())) > 3900
+    assert [f["start_ns"] for f in jit.sim_config()["flows"]] == [f.start_ns for f in jit.expanded_flows()]
+    # it is part of the scenario: another start_jitter is another run
+    assert jit.scenario_hash() != exact.scenario_hash()
+
+
+def test_start_jitter_default_and_validation():
+    sc = Scenario.from_dict(minimal_dict())
+    assert sc.start_jitter_s == 0.01
+    assert 0 <= sc.expanded_flows()[0].start_ns < 10_000_000
+    for bad, problem in (("-1ms", "negative"), ("2s", "not below the duration"), ("soon", "")):
+        with pytest.raises(ScenarioError) as e:
+            Scenario.from_dict(minimal_dict(start_jitter=bad))
+        assert e.value.key == "start_jitter" and problem in e.value.problem
