@@ -1,4 +1,4 @@
-"""The one scenario schema (DESIGN.md "Scenario format"), validated with pydantic v2.
+"""The one scenario schema (docs/scenario.md), validated with pydantic v2.
 
 TOML in (tomllib), units normalised to SI on validation, errors turned into one line per
 problem of the form ``"<source>: <key.path>: <problem> (expected <form>)"``.
@@ -390,12 +390,14 @@ def _ns(seconds: float) -> int:
 
 
 class Scenario(_Model):
-    """A validated scenario; see DESIGN.md and docs/scenario.md."""
+    """A validated scenario; see docs/scenario.md."""
 
     name: str = ""
     duration_s: float = Field(30.0, alias="duration")
     seed: StrictInt = Field(1, ge=0, le=2**64 - 1)
     sample_interval_s: float = Field(0.1, alias="sample_interval")
+    #: Each flow's start is delayed by a deterministic draw from [0, start_jitter) (seed, flow id).
+    start_jitter_s: float = Field(0.01, alias="start_jitter")
     bottleneck: Bottleneck
     access: Access = Access()
     flows: list[FlowGroup] = Field(min_length=1)
@@ -427,6 +429,14 @@ class Scenario(_Model):
     def _interval(cls, v):
         return _unit(units.parse_time, v)
 
+    @field_validator("start_jitter_s", mode="before")
+    @classmethod
+    def _start_jitter(cls, v):
+        s = _unit(units.parse_time, v)
+        if s < 0:
+            raise _custom(f"{v!r} is negative", _FORMS["start_jitter"])
+        return s
+
     # ---- construction ---------------------------------------------------------------------
 
     @classmethod
@@ -439,6 +449,11 @@ class Scenario(_Model):
             sc = cls.model_validate(raw)
         except ValidationError as e:
             raise _convert(e, source) from None
+        if sc.start_jitter_s >= sc.duration_s:
+            raise ScenarioError(
+                source, "start_jitter",
+                f"{raw.get('start_jitter')!r} is not below the duration ({units.format_time(sc.duration_s)})",
+                "a time shorter than the run, e.g. \"10ms\", or 0 for exact starts")
         sc._source = source
         sc._raw = raw
         return sc
@@ -506,17 +521,29 @@ class Scenario(_Model):
     def n_flows(self) -> int:
         return sum(g.count for g in self.flows)
 
+    def start_offset_ns(self, flow_id: int) -> int:
+        """The start delay of flow ``flow_id``: uniform on [0, start_jitter) in whole
+        nanoseconds, drawn from a hash of (seed, flow id) so both backends start every flow at
+        the same instant and repeats (seeds) differ. 0 when start_jitter is 0."""
+        span = _ns(self.start_jitter_s)
+        if span <= 0:
+            return 0
+        digest = hashlib.blake2b(f"start_jitter/{self.seed}/{flow_id}".encode(), digest_size=8).digest()
+        # 64 random bits: the modulo bias is below span / 2^64
+        return int.from_bytes(digest, "little") % span
+
     def expanded_flows(self) -> list[FlowSpec]:
         out: list[FlowSpec] = []
         for gi, g in enumerate(self.flows):
             start_ns, step_ns = _ns(g.start_s), _ns(g.stagger_s)
             for i in range(g.count):
+                fid = len(out)
                 out.append(
                     FlowSpec(
-                        id=len(out),
+                        id=fid,
                         group=gi,
                         cc=g.cc,
-                        start_s=(start_ns + i * step_ns) / 1e9,
+                        start_s=(start_ns + i * step_ns + self.start_offset_ns(fid)) / 1e9,
                         rwnd_bytes=g.rwnd_bytes,
                         size_bytes=g.size_bytes,
                         pacing=g.pacing,
@@ -575,6 +602,7 @@ class Scenario(_Model):
             "duration_s": self.duration_s,
             "seed": self.seed,
             "sample_interval_s": self.sample_interval_s,
+            "start_jitter_s": self.start_jitter_s,
             "bottleneck": {
                 "rate_bps": b.rate_bps,
                 "rtt_s": b.rtt_s,
@@ -737,6 +765,7 @@ _FORMS = {
     "duration": units.TIME_FORM,
     "seed": "a non-negative integer",
     "sample_interval": units.TIME_FORM,
+    "start_jitter": units.TIME_FORM + ", or 0 for exact starts",
     "bottleneck": "a [bottleneck] table",
     "access": "an [access] table",
     "flows": "one or more [[flows]] tables, each with cc = \"...\"",
