@@ -86,18 +86,19 @@ def fake_report(sim_config: dict) -> dict:
     n = len(flows)
     series = {
         "flow_id": [f["flow_id"] for f in flows for _ in range(2)],
-        "t": [t for _ in flows for t in (0.1, 0.2)],
-        "goodput_bps": [1e6] * 2 * n, "cwnd": [10] * 2 * n, "rtt_ms": [20.0, None] * n,
-        "pacing_bps": [None] * 2 * n, "inflight": [9] * 2 * n, "queue_bytes": [1500] * 2 * n,
+        "t_s": [t for _ in flows for t in (0.1, 0.2)],
+        "goodput_bps": [1e6] * 2 * n, "cwnd_pkts": [10] * 2 * n, "rtt_ms": [20.0, None] * n,
+        "pacing_bps": [None] * 2 * n, "inflight_pkts": [9] * 2 * n,
         "cc_state": ["open"] * 2 * n, "bw_est_bps": [None] * 2 * n, "min_rtt_ms": [None] * 2 * n,
     }
+    link_series = {"t_s": [0.1, 0.2], "queue_bytes": [1500, 0], "probe_rtt_ms": [None, 21.5]}
     run = {
         "link_utilisation": 0.9, "drops": 3, "random_losses": 0,
         "aggregate_goodput_bps": sum(f["goodput_bps"] for f in flows),
         "probe_rtt_p50_ms": None, "probe_rtt_p95_ms": None, "probe_rtt_p99_ms": None,
         "duration_s": sim_config["duration_ns"] / 1e9, "events": 12345, "data_packets": 678,
     }
-    return {"flows": flows, "run": run, "series": series, "links": []}
+    return {"flows": flows, "run": run, "series": series, "link_series": link_series, "links": []}
 
 
 @pytest.fixture

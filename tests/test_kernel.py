@@ -246,11 +246,19 @@ def test_series_has_tcp_info_and_queue(cubic_run):
     _, res, _ = cubic_run
     s = res.series
     assert len(s) >= 80
-    late = s[s.t > 2]
-    assert late.cwnd.notna().all() and late.rtt_ms.min() >= 49.5
-    assert late.queue_bytes.notna().all() and late.queue_bytes.max() > 0
+    late = s[s.t_s > 2]
+    assert late.cwnd_pkts.notna().all() and late.rtt_ms.min() >= 49.5
     assert late.goodput_bps.mean() > 40e6
+    assert (s.group == 0).all() and (s.cc == "cubic").all()
     assert res.runs.probe_rtt_p50_ms[0] >= 50
+    # the link series: every 100 ms sample instant, the emulator's queue, and the probe (one
+    # ping every 200 ms) in about every other interval, never below the base RTT
+    ls = res.link_series
+    assert ls.t_s.tolist() == pytest.approx([0.1 * k for k in range(1, 101)])
+    ll = ls[ls.t_s > 2]
+    assert ll.queue_bytes.notna().all() and ll.queue_bytes.max() > 0
+    got = ls.probe_rtt_ms.dropna()
+    assert 35 <= len(got) <= 55 and got.min() >= 49.5
 
 
 @needs_kernel
@@ -259,7 +267,7 @@ def test_sim_and_kernel_tables_have_the_same_columns_and_types(cubic_run):
 
     sc, kres, _ = cubic_run
     sres = sim.run(sc.with_overrides({"duration": "2s"}))
-    for name in ("flows", "runs", "series"):
+    for name in ("flows", "runs", "series", "link_series"):
         assert getattr(kres, f"{name}_table").schema == getattr(sres, f"{name}_table").schema, name
         assert list(getattr(kres, name).columns) == list(getattr(sres, name).columns), name
         # pandas dtypes too, including the columns one backend leaves null (nullable dtypes)
@@ -273,7 +281,7 @@ def test_bbr_flow_reports_bbr_info():
 
     res = kernel.run(scenario(duration="4s", flows=[{"cc": "bbr"}]))
     assert res.ok, res.error
-    s = res.series[res.series.t > 1.5]
+    s = res.series[res.series.t_s > 1.5]
     assert s.bw_est_bps.notna().all() and (s.bw_est_bps > 10e6).all()
     assert set(s.cc_state) <= {"startup", "drain", "probe_bw", "probe_rtt"}
     assert res.flows.goodput_bps[0] > 30e6
@@ -405,7 +413,7 @@ def test_sock_diag_reads_tcp_info_and_bbr_info():
 def test_fixed_size_flows_complete_with_fct_and_stagger():
     from ccbench.backends import kernel
 
-    sc = scenario(duration="5s", bottleneck={"rate": "20Mbit", "rtt": "40ms"},
+    sc = scenario(duration="5s", bottleneck={"rate": "20Mbit", "rtt": "40ms"}, start_jitter="0s",
                   flows=[{"cc": "cubic", "count": 2, "start": "0s+1s", "size": "2MB"}, {"cc": "reno", "start": "6s"}])
     res = kernel.run(sc)
     assert res.ok, res.error
@@ -417,3 +425,35 @@ def test_fixed_size_flows_complete_with_fct_and_stagger():
         assert 0.8 < f.fct_s[i] < 2.0
         assert abs(f.goodput_bps[i] - 2_000_000 * 8 / f.fct_s[i]) < 1
     assert f.goodput_bps.isna()[2]  # starts after the end: a row, no made-up numbers
+
+
+# ---- link series from ping output (no namespaces needed) --------------------------------------
+
+
+def test_ping_replies_are_parsed_with_their_receive_time():
+    from ccbench.kernel.traffic import parse_ping
+
+    out = (b"PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+           b"[1700000000.100000] 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=50.3 ms\n"
+           b"[1700000000.350500] 64 bytes from 10.0.0.2: icmp_seq=2 ttl=64 time=61 ms\n"
+           b"\n--- 10.0.0.2 ping statistics ---\n2 packets transmitted, 2 received, 0% packet loss, time 250ms\n"
+           b"rtt min/avg/max/mdev = 50.3/55.6/61.0/5.3 ms\n")
+    got = parse_ping(out, wall_minus_mono=1700000000.0 - 100.0)  # monotonic = wall - offset
+    assert [r for _, r in got] == [50.3, 61.0]
+    assert [t for t, _ in got] == pytest.approx([100.1, 100.3505])
+    assert parse_ping(b"64 bytes from x: icmp_seq=1 ttl=64 time=7.5 ms\n", 0.0) == [(None, 7.5)]
+
+
+def test_link_series_rows_bin_the_latest_reply_of_each_interval():
+    from ccbench.backends.kernel import link_series_rows
+
+    ticks = [0.1, 0.2, 0.3, 0.4]
+    replies = [(0.05, 40.0), (0.15, 41.0), (0.19, 42.0), (0.35, 43.0), (None, 99.0), (0.45, 44.0)]
+    rows = link_series_rows(ticks, lambda t: int(t * 1000), replies)
+    assert [r["t_s"] for r in rows] == ticks
+    assert [r["queue_bytes"] for r in rows] == [100, 200, 300, 400]
+    # (0, 0.1]: 40; (0.1, 0.2]: the latest of 41 and 42; (0.2, 0.3]: none; (0.3, 0.4]: 43
+    assert [r["probe_rtt_ms"] for r in rows] == [40.0, 42.0, None, 43.0]
+    # a reply exactly at an instant belongs to the interval it ends
+    assert [r["probe_rtt_ms"] for r in link_series_rows([0.1, 0.2], lambda t: None, [(0.1, 5.0)])] == [5.0, None]
+    assert [r["probe_rtt_ms"] for r in link_series_rows([0.1, 0.2], lambda t: 0, [])] == [None, None]

@@ -8,7 +8,8 @@ import pytest
 
 from ccbench import analysis
 from ccbench.results import (
-    FLOWS_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, RunResult, build_result, failed_result, make_run_id,
+    FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, RunResult, build_result, failed_result,
+    make_run_id,
 )
 from ccbench.scenario import Scenario
 
@@ -21,8 +22,10 @@ DESIGN_RUNS = ["run_id", "link_utilisation", "drops", "jain_index", "jain_index_
                "aggregate_goodput_bps", "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_rtt_p99_ms",
                "wall_time_s", "seed", "ccbench_version", "status", "error", "kernel_version", "events",
                "data_packets"]
-DESIGN_SERIES = ["run_id", "flow_id", "t", "goodput_bps", "cwnd", "rtt_ms", "pacing_bps", "inflight",
-                 "queue_bytes", "cc_state"]
+# docs/results.md (the contract between the backends and the analysis / plots / report)
+DESIGN_SERIES = ["run_id", "flow_id", "group", "cc", "t_s", "goodput_bps", "cwnd_pkts", "rtt_ms", "pacing_bps",
+                 "inflight_pkts", "cc_state", "bw_est_bps", "min_rtt_ms", "delivery_rate_bps", "retransmits"]
+DESIGN_LINK_SERIES = ["run_id", "t_s", "queue_bytes", "probe_rtt_ms"]
 
 
 def scenario(**kw):
@@ -35,13 +38,26 @@ def fake_result(sc, wall=0.5):
     rep = fake_report(sc.sim_config())
     run = dict(rep["run"])
     run.pop("duration_s")
-    return build_result(sc, "sim", rep["flows"], rep["series"], run, wall)
+    return build_result(sc, "sim", rep["flows"], rep["series"], run, wall, link_series=rep["link_series"])
 
 
 def test_schema_has_design_columns():
     for names, schema in ((DESIGN_FLOWS, FLOWS_SCHEMA), (DESIGN_RUNS, RUNS_SCHEMA), (DESIGN_SERIES, SERIES_SCHEMA)):
         missing = set(names) - set(schema.names)
         assert not missing, missing
+    # the series tables are exactly the documented columns (queue_bytes lives in link_series)
+    assert SERIES_SCHEMA.names == DESIGN_SERIES
+    assert LINK_SERIES_SCHEMA.names == DESIGN_LINK_SERIES
+
+
+def test_results_doc_lists_every_column():
+    """docs/results.md documents every column of every table."""
+    from conftest import ROOT
+
+    doc = (ROOT / "docs" / "results.md").read_text()
+    for schema in (FLOWS_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, LINK_SERIES_SCHEMA):
+        for name in schema.names:
+            assert f"`{name}`" in doc, name
 
 
 def test_schema_types():
@@ -50,8 +66,10 @@ def test_schema_types():
     assert FLOWS_SCHEMA.field("cc").type == pa.string()
     assert RUNS_SCHEMA.field("jain_index").type == pa.float64()
     assert RUNS_SCHEMA.field("status").type == pa.string()
-    assert SERIES_SCHEMA.field("t").type == pa.float64()
-    assert SERIES_SCHEMA.field("cwnd").type == pa.int64()
+    assert SERIES_SCHEMA.field("t_s").type == pa.float64()
+    assert SERIES_SCHEMA.field("cwnd_pkts").type == pa.int64()
+    assert LINK_SERIES_SCHEMA.field("queue_bytes").type == pa.int64()
+    assert LINK_SERIES_SCHEMA.field("probe_rtt_ms").type == pa.float64()
 
 
 def test_every_report_field_has_a_column():
@@ -60,6 +78,7 @@ def test_every_report_field_has_a_column():
     assert set(rust_struct_fields(rs, "FlowSummary")) <= set(FLOWS_SCHEMA.names)
     assert set(rust_struct_fields(rs, "RunSummary")) - {"duration_s"} <= set(RUNS_SCHEMA.names)
     assert set(rust_struct_fields(rs, "Series")) <= set(SERIES_SCHEMA.names)
+    assert set(rust_struct_fields(rs, "LinkSeries")) <= set(LINK_SERIES_SCHEMA.names)
 
 
 def test_build_result_fills_standard_columns():
@@ -73,6 +92,13 @@ def test_build_result_fills_standard_columns():
     assert (r.flows["run_id"] == r.run_id).all() and (r.series["run_id"] == r.run_id).all()
     assert r.flows["scenario_hash"].iloc[0] == sc.scenario_hash()
     assert r.flows["group"].tolist() == [0, 0, 1]
+    # the series carries each flow's group and algorithm, taken from the scenario
+    by_flow = r.series.groupby("flow_id")[["group", "cc"]].first()
+    assert by_flow["group"].tolist() == [0, 0, 1] and by_flow["cc"].tolist() == ["cubic", "cubic", "reno"]
+    assert list(r.link_series.columns) == LINK_SERIES_SCHEMA.names
+    assert r.link_series["queue_bytes"].tolist() == [1500, 0]
+    assert pd.isna(r.link_series["probe_rtt_ms"].iloc[0]) and r.link_series["probe_rtt_ms"].iloc[1] == 21.5
+    assert (r.link_series["run_id"] == r.run_id).all()
     assert r.flows["rate_mbps"].iloc[0] == 10.0 and r.flows["rtt_ms"].iloc[0] == 20.0
     run = r.runs.iloc[0]
     assert run["status"] == "ok" and run["events"] == 12345 and run["n_flows"] == 3
@@ -98,7 +124,7 @@ def test_build_result_makes_nan_null_and_fills_from_scenario():
     assert row["cc"] == "cubic" and row["rwnd_bytes"] == 6 * 1024 * 1024 and row["group"] == 0
     assert "unknown" not in row
     assert r.runs_table.to_pylist()[0]["kernel_version"] == "6.8.0"
-    assert r.series_table.num_rows == 0
+    assert r.series_table.num_rows == 0 and r.link_series_table.num_rows == 0
     assert r.run_id != make_run_id(sc, "sim")
 
 
@@ -122,7 +148,7 @@ def test_parquet_is_byte_identical_for_identical_inputs(tmp_path):
     sc = scenario()
     a, b = fake_result(sc, wall=0.5), fake_result(sc, wall=0.7)
     pa_, pb = a.write_parquet(tmp_path / "a"), b.write_parquet(tmp_path / "b")
-    for name in ("flows", "series"):
+    for name in ("flows", "series", "link_series"):
         assert pa_[name].read_bytes() == pb[name].read_bytes(), name
     # runs differ only in wall_time_s …
     ra, rb = pq.read_table(pa_["runs"]), pq.read_table(pb["runs"])
@@ -131,7 +157,7 @@ def test_parquet_is_byte_identical_for_identical_inputs(tmp_path):
     # … and are byte-identical too when wall time is left out
     qa = a.write_parquet(tmp_path / "qa", wall_time=False)
     qb = b.write_parquet(tmp_path / "qb", wall_time=False)
-    for name in ("flows", "runs", "series"):
+    for name in ("flows", "runs", "series", "link_series"):
         assert qa[name].read_bytes() == qb[name].read_bytes(), name
     # and the data read back has the schema's types
     assert pq.read_table(pa_["flows"]).schema.field("retransmits").type == pa.int64()
@@ -145,7 +171,8 @@ def test_sim_determinism_end_to_end(tmp_path):
     """Same scenario and seed → byte-identical Parquet; another seed under loss → different."""
     import ccbench
 
-    d = minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"})
+    d = minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
+                     probe={"ping": "50ms"})
     a = ccbench.run(d, raise_on_error=False)
     skip_if_core_missing(a.error)
     assert a.ok, a.error
@@ -154,7 +181,7 @@ def test_sim_determinism_end_to_end(tmp_path):
     fa = a.write_parquet(tmp_path / "a", wall_time=False)
     fb = b.write_parquet(tmp_path / "b", wall_time=False)
     fc = c.write_parquet(tmp_path / "c", wall_time=False)
-    for name in ("flows", "runs", "series"):
+    for name in ("flows", "runs", "series", "link_series"):
         assert fa[name].read_bytes() == fb[name].read_bytes(), name
     assert a.flows_table.drop(["run_id", "scenario_hash", "seed"]) != c.flows_table.drop(
         ["run_id", "scenario_hash", "seed"])
@@ -222,3 +249,64 @@ def test_sim_backend_converts_a_report(fake_sim):
     assert r.ok and r.flows["goodput_bps"].tolist() == [1e6, 2e6, 3e6]
     assert r.runs["data_packets"].iloc[0] == 678 and r.runs["wall_time_s"].iloc[0] >= 0
     assert math.isclose(r.runs["link_utilisation"].iloc[0], 0.9)
+
+
+def test_sim_link_series_shares_the_sample_instants_and_sees_the_probe():
+    """The link is sampled at every sample instant (also before a flow starts); with a probe
+    every 20 ms each 100 ms interval holds a reply whose RTT is at least the base RTT."""
+    import ccbench
+
+    d = minimal_dict(duration="2s", start_jitter="0s", probe={"ping": "20ms"},
+                     flows=[{"cc": "cubic", "start": "0.5s"}])
+    r = ccbench.run(d)
+    ls, s = r.link_series, r.series
+    assert ls["t_s"].tolist() == pytest.approx([0.1 * k for k in range(1, 21)])
+    assert set(s["t_s"].round(9)) <= set(ls["t_s"].round(9)) and s["t_s"].min() == pytest.approx(0.5)  # started at 0.5
+    assert ls["probe_rtt_ms"].notna().all() and (ls["probe_rtt_ms"] >= 20.0).all()
+    # before the flow starts the path is idle: empty queue, probe at the base RTT (+ < 1 ms)
+    idle = ls[ls["t_s"] < 0.5]
+    assert (idle["queue_bytes"] == 0).all() and (idle["probe_rtt_ms"] < 21.0).all()
+    # without a probe the column is null
+    r2 = ccbench.run(minimal_dict(duration="1s"))
+    assert r2.link_series["probe_rtt_ms"].isna().all() and len(r2.link_series) == 10
+
+
+def test_start_jitter_makes_repeats_differ_without_random_loss():
+    """Without loss or jitter the simulator is deterministic in the seed's other uses; the
+    start offsets are what make two seeds give different runs — and start_jitter = 0 makes
+    them identical again."""
+    import ccbench
+
+    d = minimal_dict(duration="2s", flows=[{"cc": "cubic", "count": 2}])
+    a, b = ccbench.run(dict(d, seed=1)), ccbench.run(dict(d, seed=2))
+    assert a.flows["start_s"].tolist() != b.flows["start_s"].tolist()
+    assert a.flows["goodput_bps"].tolist() != b.flows["goodput_bps"].tolist()
+    z = dict(d, start_jitter="0s")
+    a0, b0 = ccbench.run(dict(z, seed=1)), ccbench.run(dict(z, seed=2))
+    assert a0.flows["goodput_bps"].tolist() == b0.flows["goodput_bps"].tolist()
+    assert a0.flows["start_s"].tolist() == [0.0, 0.0]
+
+
+def test_series_rows_get_group_and_cc_from_the_scenario():
+    """The kernel backend hands series rows without group / cc: they come from the scenario."""
+    sc = scenario()
+    rows = [{"flow_id": 2, "t_s": 0.1, "cwnd_pkts": 10}, {"flow_id": 0, "t_s": 0.1, "cwnd_pkts": 12}]
+    r = build_result(sc, "kernel", [], rows, None, 1.0,
+                     link_series=[{"t_s": 0.1, "queue_bytes": 3000, "probe_rtt_ms": None}])
+    assert r.series["group"].tolist() == [1, 0] and r.series["cc"].tolist() == ["reno", "cubic"]
+    assert r.series["cwnd_pkts"].tolist() == [10, 12] and r.series["rtt_ms"].isna().all()
+    assert r.link_series["queue_bytes"].tolist() == [3000]
+
+
+def test_sim_cc_state_uses_the_kernel_vocabulary():
+    """cc_state has the same spelling on both backends: Linux's CA states and tcp_bbr.c's
+    modes in lower case (backends/kernel.py: diag.CA_STATES, bbr_mode)."""
+    import ccbench
+    from ccbench.kernel.diag import CA_STATES
+
+    r = ccbench.run(minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
+                                 flows=[{"cc": "bbr"}, {"cc": "cubic"}]))
+    allowed = set(CA_STATES.values()) | {"startup", "drain", "probe_bw", "probe_rtt"}
+    states = set(r.series["cc_state"])
+    assert states <= allowed, states
+    assert {"startup", "open"} <= states

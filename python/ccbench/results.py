@@ -1,4 +1,5 @@
-"""The result schema shared by every backend: `flows`, `runs` and `series` tables.
+"""The result schema shared by every backend: `flows`, `runs`, `series` and `link_series`
+tables. Every column, its unit and which backend fills it: docs/results.md.
 
 A backend hands per-flow rows, the time series and run-level extras to :func:`build_result`,
 which adds the standard columns (ids, scenario descriptors, Jain's indices, aggregate goodput)
@@ -31,6 +32,8 @@ __all__ = [
     "FLOWS_SCHEMA",
     "RUNS_SCHEMA",
     "SERIES_SCHEMA",
+    "LINK_SERIES_SCHEMA",
+    "TABLES",
     "DESCRIPTOR_FIELDS",
     "RunResult",
     "make_run_id",
@@ -121,13 +124,14 @@ SERIES_SCHEMA = pa.schema(
     [
         pa.field("run_id", pa.string(), nullable=False),
         pa.field("flow_id", pa.int64(), nullable=False),
-        pa.field("t", pa.float64(), nullable=False),
+        pa.field("group", pa.int64()),  # from the scenario's expanded flows
+        pa.field("cc", pa.string()),
+        pa.field("t_s", pa.float64(), nullable=False),
         pa.field("goodput_bps", pa.float64()),
-        pa.field("cwnd", pa.int64()),
+        pa.field("cwnd_pkts", pa.int64()),
         pa.field("rtt_ms", pa.float64()),
         pa.field("pacing_bps", pa.float64()),
-        pa.field("inflight", pa.int64()),
-        pa.field("queue_bytes", pa.int64()),
+        pa.field("inflight_pkts", pa.int64()),
         pa.field("cc_state", pa.string()),
         pa.field("bw_est_bps", pa.float64()),
         pa.field("min_rtt_ms", pa.float64()),
@@ -135,6 +139,19 @@ SERIES_SCHEMA = pa.schema(
         pa.field("retransmits", pa.int64()),  # cumulative, tcpi_total_retrans
     ]
 )
+
+# One row per bottleneck sample (the same instants as `series`, also before any flow starts).
+LINK_SERIES_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("t_s", pa.float64(), nullable=False),
+        pa.field("queue_bytes", pa.int64()),  # forward bottleneck queue
+        pa.field("probe_rtt_ms", pa.float64()),  # latest probe reply in the interval, else null
+    ]
+)
+
+#: The tables of a run, in the order a store writes them (``runs`` last: the commit marker).
+TABLES = ("runs", "flows", "series", "link_series")
 
 _RUN_EXTRA_KEYS = {
     "link_utilisation",
@@ -216,23 +233,31 @@ def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pydict(cols, schema=schema)
 
 
-def _series_table(run_id: str, series: Any) -> pa.Table:
-    if series is None:
-        return SERIES_SCHEMA.empty_table()
-    if isinstance(series, pa.Table):
-        series = series.to_pydict()
-    if isinstance(series, Mapping):  # columnar, as crates/sim/src/report.rs `Series`
-        n = len(series.get("t", []))
-        cols = {}
-        for name in SERIES_SCHEMA.names:
-            if name == "run_id":
-                cols[name] = [run_id] * n
-            else:
-                col = series.get(name)
-                cols[name] = [_clean(v) for v in col] if col is not None else [None] * n
-        return pa.Table.from_pydict(cols, schema=SERIES_SCHEMA)
-    rows = [dict(r, run_id=run_id) for r in series]
-    return _table(rows, SERIES_SCHEMA)
+def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
+                    fill: Optional[Mapping[str, Mapping[Any, Any]]] = None) -> pa.Table:
+    """A series-like table from a columnar mapping (crates/sim/src/report.rs `Series`,
+    `LinkSeries`), a list of row mappings, a pyarrow Table or None. ``fill``: column ->
+    {flow_id: value} for columns taken from the scenario when the data lacks them."""
+    if data is None:
+        return schema.empty_table()
+    if isinstance(data, pa.Table):
+        data = data.to_pydict()
+    if not isinstance(data, Mapping):
+        rows = list(data)
+        present = {k for r in rows for k in r}
+        data = {name: [r.get(name) for r in rows] for name in schema.names if name in present}
+    n = len(data.get("t_s", []))
+    cols = {}
+    for name in schema.names:
+        col = data.get(name)
+        if name == "run_id":
+            cols[name] = [run_id] * n
+        elif col is None and fill and name in fill:
+            by_flow = fill[name]
+            cols[name] = [by_flow.get(f) for f in data.get("flow_id", [None] * n)]
+        else:
+            cols[name] = [_clean(v) for v in col] if col is not None else [None] * n
+    return pa.Table.from_pydict(cols, schema=schema)
 
 
 def _nullable_dtype(t: pa.DataType):
@@ -254,13 +279,21 @@ def to_frame(table: pa.Table) -> "pd.DataFrame":
 
 
 class RunResult:
-    """One run's three tables. ``flows``/``runs``/``series`` are pandas DataFrames (made on
-    first access); ``flows_table``/``runs_table``/``series_table`` the typed pyarrow Tables."""
+    """One run's four tables. ``flows``/``runs``/``series``/``link_series`` are pandas
+    DataFrames (made on first access); ``flows_table``/``runs_table``/``series_table``/
+    ``link_series_table`` the typed pyarrow Tables. Columns, units and which backend fills
+    them: docs/results.md. ``scenario`` is the Scenario that was run (None when unknown).
+    ``save(dir)`` stores the run in a store directory that ``ccbench.load`` reads."""
 
-    def __init__(self, flows_table: pa.Table, runs_table: pa.Table, series_table: pa.Table):
+    def __init__(self, flows_table: pa.Table, runs_table: pa.Table, series_table: pa.Table,
+                 link_series_table: Optional[pa.Table] = None, scenario: Optional["Scenario"] = None):
         self.flows_table = flows_table.cast(FLOWS_SCHEMA)
         self.runs_table = runs_table.cast(RUNS_SCHEMA)
         self.series_table = series_table.cast(SERIES_SCHEMA)
+        if link_series_table is None:
+            link_series_table = LINK_SERIES_SCHEMA.empty_table()
+        self.link_series_table = link_series_table.cast(LINK_SERIES_SCHEMA)
+        self.scenario = scenario
         self._frames: dict[str, Any] = {}
 
     # ---- accessors ------------------------------------------------------------------------
@@ -283,6 +316,10 @@ class RunResult:
         return self._frame("series")
 
     @property
+    def link_series(self) -> "pd.DataFrame":
+        return self._frame("link_series")
+
+    @property
     def run_id(self) -> str:
         return self.runs_table.column("run_id")[0].as_py()
 
@@ -301,20 +338,31 @@ class RunResult:
     def __repr__(self) -> str:
         return (
             f"RunResult(run_id={self.run_id!r}, status={self.status!r}, "
-            f"flows={self.flows_table.num_rows}, series={self.series_table.num_rows})"
+            f"flows={self.flows_table.num_rows}, series={self.series_table.num_rows}, "
+            f"link_series={self.link_series_table.num_rows})"
         )
 
     # ---- output ---------------------------------------------------------------------------
 
     def to_json_dict(self) -> dict[str, list[dict[str, Any]]]:
-        """``{"runs": [...], "flows": [...]}``: rows with DESIGN.md column names, NaN → None."""
+        """``{"runs": [...], "flows": [...]}``: rows with docs/results.md column names, NaN → None."""
         return {
             "runs": [{k: _clean(v) for k, v in r.items()} for r in self.runs_table.to_pylist()],
             "flows": [{k: _clean(v) for k, v in r.items()} for r in self.flows_table.to_pylist()],
         }
 
+    def save(self, directory: str | Path, command: Optional[Sequence[str]] = None,
+             study: Optional[str] = None) -> Path:
+        """Store this run in the store directory ``directory`` (DIR/runs/<run_id>.parquet, ...,
+        DIR/ccbench.json), the layout ``ccbench.load``, ``ccbench query`` and the report read.
+        ``command``: the argv recorded in ccbench.json. Returns the directory."""
+        from .store import save_run
+
+        return save_run(self, directory, command=command, study=study)
+
     def write_parquet(self, directory: str | Path, wall_time: bool = True) -> dict[str, Path]:
-        """Write ``flows.parquet``, ``runs.parquet`` and ``series.parquet`` into ``directory``.
+        """Write ``flows.parquet``, ``runs.parquet``, ``series.parquet`` and
+        ``link_series.parquet`` into ``directory`` (a flat layout; :meth:`save` writes a store).
 
         The files depend only on the tables' contents; with ``wall_time=False`` the one
         machine-dependent column (``runs.wall_time_s``) is written as null, so two runs of the
@@ -327,7 +375,8 @@ class RunResult:
             i = runs.schema.get_field_index("wall_time_s")
             runs = runs.set_column(i, runs.schema.field(i), pa.nulls(runs.num_rows, pa.float64()))
         paths = {}
-        for name, table in (("flows", self.flows_table), ("runs", runs), ("series", self.series_table)):
+        for name, table in (("flows", self.flows_table), ("runs", runs), ("series", self.series_table),
+                            ("link_series", self.link_series_table)):
             path = out / f"{name}.parquet"
             write_table(table, path)
             paths[name] = path
@@ -368,6 +417,7 @@ def build_result(
     wall_time_s: Optional[float],
     status: str = "ok",
     error: Optional[str] = None,
+    link_series: Any = None,
 ) -> RunResult:
     """Assemble a RunResult from a backend's measurements.
 
@@ -376,7 +426,9 @@ def build_result(
     become null; ``group``/``cc``/``size_bytes``/``rwnd_bytes`` are filled from the scenario when
     absent. Keys outside the schema are ignored.
     ``series``: columnar mapping (report.rs `Series`), list of row mappings, a pyarrow Table, or
-    None. ``run_extra``: run-level measurements (``link_utilisation``, ``drops``,
+    None; ``group`` and ``cc`` are filled from the scenario by ``flow_id`` when absent.
+    ``link_series``: the same forms for report.rs `LinkSeries` (t_s, queue_bytes, probe_rtt_ms).
+    ``run_extra``: run-level measurements (``link_utilisation``, ``drops``,
     ``random_losses``, ``aggregate_goodput_bps``, ``probe_rtt_p*_ms``, ``events``,
     ``data_packets``, ``kernel_version``). Jain's indices and (when missing) the aggregate
     goodput are computed here.
@@ -412,10 +464,13 @@ def build_result(
             "wall_time_s": wall_time_s,
         }
     )
+    fill = {"group": {i: s.group for i, s in specs.items()}, "cc": {i: s.cc for i, s in specs.items()}}
     return RunResult(
         _table(rows, FLOWS_SCHEMA),
         _table([run], RUNS_SCHEMA),
-        _series_table(desc["run_id"], series),
+        _columnar_table(desc["run_id"], series, SERIES_SCHEMA, fill),
+        _columnar_table(desc["run_id"], link_series, LINK_SERIES_SCHEMA),
+        scenario=scenario,
     )
 
 

@@ -185,7 +185,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             for smp in (sampler, rsampler):
                 smp.stop.set()
                 smp.join(timeout=5)
-            rtts = tr.finish_ping(ping, end + 3.0) if ping is not None else []
+            replies = tr.finish_ping(ping, end + 3.0) if ping is not None else []
             tun = topo.tun_stats()
             report = topo.stop_link() or {}
         finally:  # threads must not outlive the run, whatever happened
@@ -198,8 +198,9 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     if keep is not None:
         keep.update({"link": report, "tun": tun, "samples": sampler.samples, "receiver_samples": rsampler.samples,
                      "sample_fields": tr.SENDER_FIELDS, "iperf3": {f.id: f.result for f in fps},
-                     "t0": t0, "ping_rtts_ms": rtts, "rwnd_plan": plan})
-    return _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0)
+                     "t0": t0, "ping_rtts_ms": [r for _, r in replies], "ping_replies": replies,
+                     "rwnd_plan": plan})
+    return _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0)
 
 
 def _at(ts: list[float], t: float) -> int:
@@ -209,7 +210,24 @@ def _at(ts: list[float], t: float) -> int:
     return bisect.bisect_right(ts, t + 1e-9) - 1
 
 
-def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunResult:
+def link_series_rows(ticks: list[float], queue_at, replies: list[tuple[Optional[float], float]]) -> list[dict]:
+    """One link_series row per sample instant: the queue at the instant, and the RTT of the
+    latest probe reply received in (previous instant, instant] (null if none). ``replies``:
+    (time received on the run's clock, RTT ms), as ping -D reports them."""
+    import bisect
+
+    timed = sorted((t, r) for t, r in replies if t is not None)
+    rt = [t for t, _ in timed]
+    rows, prev = [], float("-inf")
+    for tk in ticks:
+        j = bisect.bisect_right(rt, tk) - 1
+        rtt = timed[j][1] if j >= 0 and rt[j] > prev else None
+        rows.append({"t_s": tk, "queue_bytes": queue_at(tk), "probe_rtt_ms": rtt})
+        prev = tk
+    return rows
+
+
+def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0) -> RunResult:
     from ..kernel.traffic import SENDER_FIELDS as F
     dur = scenario.duration_s
     interval = scenario.sample_interval_s
@@ -228,6 +246,12 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
 
         i = bisect.bisect_right(q_t, t) - 1
         return int(q_b[i]) if i >= 0 else None
+
+    # sample instants k × interval up to the duration, as the simulator samples
+    ticks = [round(k * interval, 9) for k in range(1, int(dur / interval + 1e-9) + 1)] if interval > 0 else []
+    rtts = [r for _, r in replies]
+    # ping -D stamps are on the wall clock; finish_ping moved them to the monotonic one
+    link_rows = link_series_rows(ticks, queue_at, [(None if t is None else t - t0, r) for t, r in replies])
 
     flow_rows, series = [], []
     errors = []
@@ -314,10 +338,7 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
         # series at the scenario's interval: the latest fast sample at or before each tick
         if interval > 0 and rows:
             prev_b, prev_t = 0, start_s if start_s is not None else 0.0
-            k = 1
-            while k * interval <= dur + 1e-9:
-                tk = k * interval
-                k += 1
+            for tk in ticks:
                 j = _at(ts, tk)
                 if j < 0 or tk - ts[j] > interval:
                     continue
@@ -332,9 +353,9 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
                 state = bbr_mode(pg, r[ix["snd_cwnd"]]) if pg is not None else CA_STATES.get(r[ix["ca_state"]])
                 pr = r[ix["pacing_rate"]]
                 series.append({
-                    "flow_id": fp.id, "t": round(tk, 9), "goodput_bps": gp, "cwnd": r[ix["snd_cwnd"]],
+                    "flow_id": fp.id, "t_s": tk, "goodput_bps": gp, "cwnd_pkts": r[ix["snd_cwnd"]],
                     "rtt_ms": r[ix["rtt"]] / 1000.0, "pacing_bps": pr * 8.0 if pr < (1 << 62) else None,
-                    "inflight": r[ix["inflight"]], "queue_bytes": queue_at(tk), "cc_state": state,
+                    "inflight_pkts": r[ix["inflight"]], "cc_state": state,
                     "bw_est_bps": float(r[ix["bbr_bw_bps"]]) if r[ix["bbr_bw_bps"]] is not None else None,
                     "min_rtt_ms": (r[ix["min_rtt"]] / 1000.0) if r[ix["min_rtt"]] else None,
                     "delivery_rate_bps": (r[ix["delivery_rate"]] * 8.0) if r[ix["delivery_rate"]] else None,
@@ -360,5 +381,6 @@ def _assemble(scenario, fps, sampler, rsampler, report, rtts, t0, wall0) -> RunR
         status, error = "failed", "; ".join(errors)[:2000]
     elif sampler.error or rsampler.error:
         error = sampler.error or rsampler.error
-    res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status, error=error)
+    res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status,
+                       error=error, link_series=link_rows)
     return res

@@ -64,10 +64,15 @@ def run(scenario: Scenario) -> RunResult:
         return failed_result(scenario, NAME, str(e), time.perf_counter() - t0)
     wall = time.perf_counter() - t0
     report = json.loads(out)
+    series = report.get("series")
+    if series and series.get("cc_state"):
+        # the kernel's spelling (tcp_info / tcp_bbr.c names in lower case: "open", "probe_bw")
+        series["cc_state"] = [v.lower() if v else v for v in series["cc_state"]]
     run_extra = dict(report.get("run", {}))
     run_extra.pop("duration_s", None)
     result = build_result(
-        scenario, NAME, report.get("flows", []), report.get("series"), run_extra, wall
+        scenario, NAME, report.get("flows", []), series, run_extra, wall,
+        link_series=report.get("link_series"),
     )
     result.links = report.get("links", [])  # packet-conservation counters per link
     return result

@@ -308,16 +308,20 @@ class DiagSampler(threading.Thread):
             self.error = f"sock_diag sampler ({self.side}): {e}"
 
 
-_PING_RE = re.compile(rb"time=([0-9.]+) ms")
+#: A reply line of ``ping -D``: "[<unix time>] 64 bytes from ...: icmp_seq=1 ttl=64 time=40.1 ms".
+_PING_RE = re.compile(rb"^(?:\[([0-9.]+)\] )?.*?time=([0-9.]+) ms", re.M)
 
 
 def start_ping(topo: Topology, interval_s: float, duration_s: float) -> subprocess.Popen:
     count = max(1, int(duration_s / interval_s))
-    return topo.popen("s", ["ping", "-n", "-i", f"{interval_s:.3f}", "-c", str(count), "-W", "2", RECEIVER_ADDR],
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # -D: each reply line carries the (wall-clock) time it was received, so replies can be put
+    # into the sample intervals of the link series
+    return topo.popen("s", ["ping", "-n", "-D", "-i", f"{interval_s:.3f}", "-c", str(count), "-W", "2",
+                            RECEIVER_ADDR], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-def finish_ping(p: subprocess.Popen, deadline: float) -> list[float]:
+def finish_ping(p: subprocess.Popen, deadline: float) -> list[tuple[Optional[float], float]]:
+    """The replies as ``(time received on the monotonic clock or None, RTT in ms)``."""
     try:
         out, _ = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -327,4 +331,10 @@ def finish_ping(p: subprocess.Popen, deadline: float) -> list[float]:
         except subprocess.TimeoutExpired:
             p.kill()
             out, _ = p.communicate()
-    return [float(x) for x in _PING_RE.findall(out)]
+    return parse_ping(out, time.time() - time.monotonic())
+
+
+def parse_ping(out: bytes, wall_minus_mono: float) -> list[tuple[Optional[float], float]]:
+    """Reply lines of ``ping -D`` output; ``wall_minus_mono`` converts their wall-clock stamps
+    to the monotonic clock the run is timed on."""
+    return [(float(ts) - wall_minus_mono if ts else None, float(rtt)) for ts, rtt in _PING_RE.findall(out)]
