@@ -42,27 +42,37 @@ def scenario(**over) -> Scenario:
 def fake_result(sc: Scenario, goodput: float = 1e6):
     """A RunResult built with the real result schema (no simulation)."""
     rows = [{"flow_id": i, "goodput_bps": goodput * (i + 1)} for i in range(2)]
-    series = {"t": [0.1, 0.2], "flow_id": [0, 0], "cwnd": [10, 20]}
-    return build_result(sc, "sim", rows, series, {}, 0.01)
+    series = {"t_s": [0.1, 0.2], "flow_id": [0, 0], "cwnd_pkts": [10, 20]}
+    link = {"t_s": [0.1, 0.2], "queue_bytes": [0, 3000], "probe_rtt_ms": [None, 22.4]}
+    return build_result(sc, "sim", rows, series, {}, 0.01, link_series=link)
 
 
 def write(st: Store, res, **cols):
-    return st.write(res.run_id, res.runs_table, res.flows_table, res.series_table, cols)
+    return st.write(res.run_id, res.runs_table, res.flows_table, res.series_table, cols,
+                    link_series=res.link_series_table)
 
 
 def test_write_layout_and_columns(tmp_path):
     st = Store(tmp_path)
     st.prepare()
     res = fake_result(scenario())
-    assert write(st, res, **{"bottleneck.loss": "1%", "seed": "7", "repeat": 2}) == "ok"
-    for t in ("runs", "flows", "series"):
+    cols = {"bottleneck.loss": "1%", "seed": 7, "flows.0.pacing": True, "bottleneck.rate_x": 2.5,
+            "repeat": 2}
+    assert write(st, res, **cols) == "ok"
+    for t in ("runs", "flows", "series", "link_series"):
         assert [p.name for p in (tmp_path / t).iterdir()] == [f"{res.run_id}.parquet"]
     r = load(tmp_path)
     assert list(r.runs["bottleneck.loss"]) == ["1%"] and list(r.flows["bottleneck.loss"]) == ["1%"] * 2
     assert list(r.flows["repeat"]) == [2, 2] and r.flows["repeat"].dtype == "Int64"
     # a swept key that is a standard column keeps the standard column and gets a prefix
-    assert list(r.runs["sweep.seed"]) == ["7"] and list(r.runs["seed"]) == [3]
-    assert "bottleneck.loss" not in r.series.columns and len(r.series) == 2
+    assert list(r.runs["sweep.seed"]) == [7] and list(r.runs["seed"]) == [3]
+    # swept columns keep their type (int, bool, float, string) in every table
+    for table in (r.runs, r.flows, r.series, r.link_series):
+        assert table["sweep.seed"].dtype == "Int64" and table["flows.0.pacing"].dtype == "boolean"
+        assert table["bottleneck.rate_x"].dtype == "float64" and (table["repeat"] == 2).all()
+        assert (table["bottleneck.loss"] == "1%").all()
+    assert len(r.series) == 2 and len(r.link_series) == 2
+    assert r.link_series["queue_bytes"].tolist() == [0, 3000]
     assert st.statuses() == {res.run_id: "ok"}
 
 
@@ -111,6 +121,7 @@ def test_failed_run_replaces_leftovers(tmp_path):
     assert write(st, fail, repeat=0) == "failed" and st.last_error == "boom: it broke"
     assert not (tmp_path / "flows" / f"{fail.run_id}.parquet").exists()
     assert not (tmp_path / "series" / f"{fail.run_id}.parquet").exists()
+    assert not (tmp_path / "link_series" / f"{fail.run_id}.parquet").exists()
     r = load(tmp_path)
     assert list(r.runs["status"]) == ["failed"] and len(r.flows) == 0
     assert list(r.failed_runs["error"]) == ["boom: it broke"]
@@ -123,8 +134,10 @@ def test_failed_run_replaces_leftovers(tmp_path):
 def test_empty_store(tmp_path):
     Store(tmp_path).prepare()
     r = load(tmp_path)
-    assert len(r.runs) == len(r.flows) == len(r.series) == 0
-    assert "goodput_bps" in r.flows.columns
+    assert len(r.runs) == len(r.flows) == len(r.series) == len(r.link_series) == 0
+    assert "goodput_bps" in r.flows.columns and "probe_rtt_ms" in r.link_series.columns
+    assert r.meta == {}
+    assert len(query(tmp_path, "SELECT * FROM link_series")) == 0
     df = query(tmp_path, "SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc")
     assert len(df) == 0
     from ccbench.cli_sweep import app
@@ -189,3 +202,78 @@ def test_store_files_are_plain_parquet(swept):
     for p in (swept / "runs").glob("*.parquet"):
         t = pq.read_table(p)
         assert t.num_rows == 1 and t.column("run_id")[0].as_py() == p.stem
+
+
+# ------------------------------------------------------------------------------------------
+# run --out: one run saved as a store; what is not a store
+# ------------------------------------------------------------------------------------------
+
+def test_save_run_writes_a_store_that_load_and_query_read(tmp_path, write_toml):
+    path = write_toml("name = \"saved\"\nduration = \"2s\"  # comment kept\nseed = 3\n"
+                      "[bottleneck]\nrate = \"10Mbit\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"cubic\"\ncount = 2\n")
+    sc = ccbench.load_scenario(path)
+    res = fake_result(sc)
+    out = tmp_path / "out"
+    assert res.save(out, command=["ccbench", "run", str(path), "--out", str(out)]) == out
+    r = ccbench.load(out)
+    assert list(r.runs["run_id"]) == [res.run_id] and len(r.flows) == 2 and len(r.link_series) == 2
+    m = r.meta
+    assert m["command"][:2] == ["ccbench", "run"] and m["backend"] == "sim" and m["study"] is None
+    assert m["ccbench_version"] == ccbench.__version__ and m["grid"] == {} and m["repeat"] == 1
+    assert m["scenario_file"] == str(path) and "# comment kept" in m["scenario_toml"]
+    assert m["kernel_version"] == os.uname().release and m["created"][:2] == "20"
+    assert query(out, "SELECT max(queue_bytes) q FROM link_series")["q"][0] == 3000
+    # a second run goes into the same store
+    fake_result(sc.with_overrides({"seed": 9})).save(out)
+    assert len(ccbench.load(out).runs) == 2
+
+
+def test_meta_toml_round_trips_an_overridden_scenario(tmp_path):
+    """Without a file (or with overrides) ccbench.json holds the scenario re-written as TOML,
+    which validates to the same scenario."""
+    import tomllib
+
+    from ccbench.meta import build_meta
+
+    sc = scenario(sweep={"bottleneck.loss": ["0%", "1%"], "repeat": 2}).with_overrides(
+        {"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "30%"}, "flows.0.pacing": True})
+    m = build_meta(sc, "sim")
+    back = Scenario.from_dict(tomllib.loads(m["scenario_toml"]))
+    assert back.canonical_json() == sc.canonical_json() and back.sweep == sc.sweep
+
+
+def test_load_refuses_a_directory_that_is_not_a_store(tmp_path):
+    flat = tmp_path / "flat"
+    fake_result(scenario()).write_parquet(flat)
+    with pytest.raises(store_mod.StoreError) as e:
+        ccbench.load(flat)
+    msg = str(e.value)
+    assert "flows.parquet" in msg and "flat layout" in msg and "runs/" in msg
+    with pytest.raises(store_mod.StoreError):
+        query(flat, "SELECT 1")
+    with pytest.raises(store_mod.StoreError):  # run --out into it would mix layouts
+        fake_result(scenario()).save(flat)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    with pytest.raises(store_mod.StoreError, match="notes.txt"):
+        ccbench.load(other)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert len(ccbench.load(empty).runs) == 0
+
+
+def test_results_repr_and_html(tmp_path):
+    st = Store(tmp_path)
+    st.prepare()
+    for i, (loss, gp) in enumerate((("0%", 1e6), ("0%", 3e6), ("1%", 5e6))):
+        write(st, fake_result(scenario(seed=10 + i), goodput=gp), **{"bottleneck.loss": loss, "repeat": i})
+    r = load(tmp_path)
+    assert r.swept == ["bottleneck.loss"]
+    cells = r.cell_goodput().set_index("bottleneck.loss")
+    # aggregate goodput of a run = 1 + 2 goodput units (two flows); cell means of the runs
+    assert cells.loc["0%", "mean"] == pytest.approx((3e6 + 9e6) / 2) and cells.loc["0%", "runs"] == 2
+    assert cells.loc["1%", "mean"] == pytest.approx(15e6)
+    assert "3 runs (0 failed)" in repr(r) and "bottleneck.loss" in repr(r)
+    page = r._repr_html_()
+    assert "<table" in page and "bottleneck.loss" in page and "6" in page and "15" in page

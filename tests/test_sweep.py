@@ -148,7 +148,9 @@ def test_nested_tables_and_cli_options():
     assert len(g2) == 2 * 1 * 2 * 2 * 4
     specs = plan(sc, g2)
     assert {s.scenario.n_flows for s in specs} == {1, 2}
-    assert {s.columns()["flows.0.count"] for s in specs} == {"1", "2"}
+    # an axis of integers is an integer column; an axis of strings a string column
+    assert {s.columns()["flows.0.count"] for s in specs} == {1, 2}
+    assert {type(s.columns()["bottleneck.rtt"]) for s in specs} == {str}
     # no [sweep] and no --grid: one cell, repeated
     assert [s.seed for s in plan(scenario(), Grid(repeat=3))] == [11, 12, 13]
     assert derive_seed(11, 2) == 13
@@ -184,7 +186,7 @@ def test_invalid_cells_and_duplicates_are_rejected_before_running():
 
 def _comparable(df):
     cols = [c for c in df.columns if c != "wall_time_s"]
-    return df[cols].sort_values([c for c in ("run_id", "flow_id", "t") if c in cols]).reset_index(drop=True)
+    return df[cols].sort_values([c for c in ("run_id", "flow_id", "t_s") if c in cols]).reset_index(drop=True)
 
 
 def test_same_sweep_twice_gives_identical_tables(tmp_path, sim_core):
@@ -193,7 +195,7 @@ def test_same_sweep_twice_gives_identical_tables(tmp_path, sim_core):
     b = run_sweep(sc, tmp_path / "b", workers=1, progress=False)
     assert (a.ok, a.failed, b.ok, b.failed) == (8, 0, 8, 0)
     ra, rb = load(tmp_path / "a"), load(tmp_path / "b")
-    for table in ("runs", "flows", "series"):
+    for table in ("runs", "flows", "series", "link_series"):
         x, y = _comparable(getattr(ra, table)), _comparable(getattr(rb, table))
         assert len(x) > 0
         assert x.equals(y), table
@@ -294,7 +296,7 @@ def test_resume_after_sigkill(tmp_path, sim_core):
     assert r.returncode == 0, r.stderr
     specs = plan(Scenario.from_dict(_toml(study), source=str(study)))
     assert len(specs) == 24
-    files = {t: sorted((out / t).iterdir()) for t in ("runs", "flows", "series")}
+    files = {t: sorted((out / t).iterdir()) for t in ("runs", "flows", "series", "link_series")}
     for t, paths in files.items():
         assert [p.name for p in paths if not p.name.endswith(".parquet")] == [], f"leftovers in {t}"
         assert {p.stem for p in paths} == {s.run_id for s in specs}, t
@@ -304,7 +306,7 @@ def test_resume_after_sigkill(tmp_path, sim_core):
     assert len(res.runs) == 24 and res.runs["run_id"].is_unique
     assert set(res.runs["status"]) == {"ok"}
     assert len(res.flows) == 24 and not res.flows.duplicated(["run_id", "flow_id"]).any()
-    assert not res.series.duplicated(["run_id", "flow_id", "t"]).any()
+    assert not res.series.duplicated(["run_id", "flow_id", "t_s"]).any()
     # the runs stored before the kill were kept, not run again
     assert all((out / "runs" / name).stat().st_mtime_ns == t for name, t in before.items())
     # and the result is the same as an uninterrupted sweep
@@ -362,3 +364,65 @@ def test_kernel_lock_serialises_processes(tmp_path):
         p.join(10)
     events = [line.split()[0] for line in log.read_text().splitlines()]
     assert events == ["start", "end"] * 3  # never two holders at once
+
+
+# ------------------------------------------------------------------------------------------
+# typed swept columns, ccbench.json, identical repeats, ccbench.sweep
+# ------------------------------------------------------------------------------------------
+
+def test_axis_types_are_decided_once_per_axis():
+    from ccbench.sweep import axis_type
+
+    assert axis_type([1, 2, 3]) == "int64"
+    assert axis_type([1, 2.5]) == "float64"  # one float makes the whole axis float
+    assert axis_type([True, False]) == "bool"
+    assert axis_type(["1%", "2%"]) == "string"
+    assert axis_type([1, "2%"]) == "string" and axis_type([True, 1]) == "string"
+    sc = scenario({"bottleneck.rtt": ["10ms", "20ms"], "flows.0.count": [1, 2],
+                   "flows.0.pacing": [False, True], "sample_interval": [0.1, 1]})
+    cols = [s.columns() for s in plan(sc)]
+    assert {type(c["flows.0.count"]) for c in cols} == {int}
+    assert {type(c["flows.0.pacing"]) for c in cols} == {bool}
+    # 1 (an int in TOML) is stored as 1.0 in a float axis: one type for every run file
+    assert {type(c["sample_interval"]) for c in cols} == {float}
+    assert {c["sample_interval"] for c in cols} == {0.1, 1.0}
+
+
+def test_sweep_store_has_typed_columns_meta_and_link_series(tmp_path, sim_core):
+    import ccbench
+
+    sc = scenario({"flows.0.count": [1, 2], "bottleneck.loss": ["0%", "1%"], "repeat": 2},
+                  probe={"ping": "50ms"})
+    res = ccbench.sweep(sc, tmp_path / "s", workers=2, progress=False,
+                        command=["ccbench", "sweep", "x.toml"], study="demo")
+    assert res.summary.ok == 8 and len(res.runs) == 8
+    for table in (res.runs, res.flows, res.series, res.link_series):
+        assert table["flows.0.count"].dtype == "Int64" and set(table["flows.0.count"]) == {1, 2}
+        assert set(table["bottleneck.loss"]) == {"0%", "1%"} and set(table["repeat"]) == {0, 1}
+    # the link series: one row per sample instant per run, the probe seen in every interval
+    per_run = res.link_series.groupby("run_id").size()
+    assert len(per_run) == 8 and set(per_run) == {20}  # 2 s / 100 ms
+    assert res.link_series["probe_rtt_ms"].notna().all()
+    m = res.meta
+    assert m["command"] == ["ccbench", "sweep", "x.toml"] and m["study"] == "demo"
+    assert m["grid"] == {"flows.0.count": [1, 2], "bottleneck.loss": ["0%", "1%"]} and m["repeat"] == 2
+    assert m["backend"] == "sim" and "[bottleneck]" in m["scenario_toml"]
+    assert res.swept == ["flows.0.count", "bottleneck.loss"]
+    assert len(res.cell_goodput()) == 4
+
+
+def test_identical_repeats_are_reported(tmp_path, sim_core):
+    """Without random loss, jitter or start jitter every repeat is the same run: the summary
+    names those cells; with start_jitter the repeats differ and nothing is reported."""
+    import io
+
+    from rich.console import Console
+
+    same = scenario({"flows.0.cc": ["cubic", "reno"], "repeat": 2}, start_jitter="0s")
+    buf = io.StringIO()
+    s = run_sweep(same, tmp_path / "same", workers=2, progress=True,
+                  console=Console(file=buf, width=200))
+    assert sorted(c["flows.0.cc"] for c in s.identical_cells) == ["cubic", "reno"]
+    assert "same goodput in every repeat" in buf.getvalue()
+    differ = scenario({"flows.0.cc": ["cubic", "reno"], "repeat": 2}, start_jitter="20ms")
+    assert run_sweep(differ, tmp_path / "differ", workers=2, progress=False).identical_cells == []

@@ -1,4 +1,5 @@
-"""The top-level Python API: ``ccbench.run`` and ``ccbench.load``."""
+"""The top-level Python API: ``ccbench.run``, ``ccbench.sweep`` and ``ccbench.load``.
+The tables they return are described column by column in docs/results.md."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ from typing import Any, Mapping, Sequence, Union
 from .results import RunResult
 from .scenario import Scenario, load_scenario
 
-__all__ = ["run", "load", "RunFailed", "as_scenario"]
+__all__ = ["run", "sweep", "load", "RunFailed", "as_scenario"]
 
 
 class RunFailed(RuntimeError):
@@ -38,8 +39,9 @@ def run(
     overrides: Sequence[str] | Mapping[str, Any] = (),
     raise_on_error: bool = True,
 ) -> RunResult:
-    """Validate, check against the backend, run. Returns a RunResult whose ``flows``, ``runs``
-    and ``series`` are pandas DataFrames.
+    """Validate, check against the backend, run. Returns a RunResult whose ``flows``, ``runs``,
+    ``series`` and ``link_series`` are pandas DataFrames (every column: docs/results.md);
+    ``result.save(dir)`` stores it where ``ccbench.load(dir)`` reads it.
 
     Bad input raises ScenarioError before anything runs. A backend failure raises RunFailed
     unless ``raise_on_error=False``, in which case the failed RunResult is returned.
@@ -53,8 +55,32 @@ def run(
     return result
 
 
+def sweep(
+    scenario_or_path: Union[Scenario, str, Path, Mapping[str, Any]],
+    out: Union[str, Path],
+    **kwargs: Any,
+):
+    """Run a sweep into the store directory ``out`` and return its Results (as ``load(out)``).
+
+    ``scenario_or_path``: a Scenario, a TOML file or a TOML-shaped dict; its ``[sweep]`` table
+    is the grid. Keyword arguments are those of ``ccbench.sweep.run_sweep``: ``grid``
+    (["key=v1,v2"]), ``zips``, ``repeat``, ``backend``, ``workers``, ``dask``,
+    ``retry_failed``, ``overrides``, ``progress``, ``command``, ``study``. Runs already stored
+    are not run again. The run summary is ``results.summary``.
+    """
+    from . import sweep as sweep_mod
+
+    summary = sweep_mod.run_sweep(scenario_or_path, out, **kwargs)
+    results = load(out)
+    results.summary = summary
+    return results
+
+
 def load(directory: Union[str, Path]):
-    """Results stored by sweeps in ``directory`` (``.flows``, ``.runs``, ``.series``)."""
+    """The Results stored in the store directory ``directory`` by a sweep or ``ccbench run
+    --out``: ``.runs``, ``.flows``, ``.series``, ``.link_series`` DataFrames and ``.meta``
+    (DIR/ccbench.json); every column is described in docs/results.md. A directory that is
+    neither a store nor empty raises ccbench.store.StoreError."""
     try:
         from . import store
     except ModuleNotFoundError as e:  # pragma: no cover - depends on another module landing

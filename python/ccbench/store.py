@@ -1,10 +1,12 @@
 """The sweep store: a directory of Parquet files, one per run per table, queryable with DuckDB.
 
-Layout of a store directory DIR::
+Layout of a store directory DIR (every column: docs/results.md)::
 
-    DIR/runs/<run_id>.parquet     one row: the run (status "ok" or "failed" with the error)
-    DIR/flows/<run_id>.parquet    one row per flow (only for runs that produced flows)
-    DIR/series/<run_id>.parquet   the sampled time series (only for runs that produced them)
+    DIR/runs/<run_id>.parquet         one row: the run (status "ok" or "failed" with the error)
+    DIR/flows/<run_id>.parquet        one row per flow (only for runs that produced flows)
+    DIR/series/<run_id>.parquet       per-flow time series (only for runs that produced them)
+    DIR/link_series/<run_id>.parquet  bottleneck time series: queue and probe RTT
+    DIR/ccbench.json                  how the directory was made (ccbench.meta)
 
 ``run_id`` is the content hash of ccbench.results.make_run_id (normalised scenario + backend +
 ccbench version). Each file is written to a hidden temporary name in the same directory and then
@@ -13,9 +15,11 @@ half-written file. A run's ``runs`` file is written last: it is the commit marke
 series files whose run has no ``runs`` file (the writer was killed in between) are ignored by
 :func:`load` and :func:`query` and replaced when the run is executed again.
 
-Swept parameters are extra string columns of ``runs`` and ``flows`` named by their key path
-("bottleneck.loss"), plus an integer ``repeat`` column. A key path that equals a standard column
-name (e.g. ``seed``) is stored as ``sweep.<key>`` instead.
+Swept parameters are extra columns of every table named by their key path ("bottleneck.loss"),
+plus an integer ``repeat`` column. Their type follows the Python type of the value (bool,
+int64, float64, else string); ccbench.sweep.plan gives every run of a sweep the same type per
+axis. A key path that equals a standard column name (e.g. ``seed``) is stored as
+``sweep.<key>`` instead.
 """
 from __future__ import annotations
 
@@ -24,17 +28,48 @@ import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from ccbench.results import to_frame
+from ccbench.meta import META_FILE, build_meta, read_meta, write_meta
+from ccbench.results import TABLES, to_frame
 
-__all__ = ["TABLES", "Store", "Results", "load", "query", "connect"]
+__all__ = ["TABLES", "Store", "StoreError", "Results", "load", "query", "connect", "save_run",
+           "is_store"]
 
-TABLES = ("runs", "flows", "series")
 _TMP_PREFIX = ".tmp-"
+_COMPRESSED = ("series", "link_series")
+
+
+class StoreError(ValueError):
+    """A directory that is not a ccbench store (message says what was found and expected)."""
+
+
+def is_store(root: str | os.PathLike) -> bool:
+    """True when ``root`` holds a store's table directories or its ccbench.json."""
+    root = Path(root)
+    return (root / META_FILE).is_file() or any((root / t).is_dir() for t in TABLES)
+
+
+def check_store_dir(root: str | os.PathLike, purpose: str = "read") -> None:
+    """Raise StoreError when ``root`` exists, is not empty and is not a store (e.g. the flat
+    layout of ``write_parquet``: flows.parquet at the top)."""
+    root = Path(root)
+    if not root.is_dir() or is_store(root):
+        return
+    found = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    if not found:
+        return
+    flat = [n for n in found if n in {f"{t}.parquet" for t in TABLES}]
+    what = (f"the flat layout of an older ccbench or of RunResult.write_parquet ({', '.join(flat)})"
+            if flat else ", ".join(found[:6]) + (" ..." if len(found) > 6 else ""))
+    action = "read it" if purpose == "read" else "write into it"
+    raise StoreError(
+        f"{root}: not a ccbench store, cannot {action}: found {what}; expected a store directory "
+        f"(runs/, flows/, series/, link_series/ of <run_id>.parquet files and ccbench.json, as "
+        f"written by `ccbench sweep` or `ccbench run --out`) or an empty directory")
 
 
 def _schema(table: str) -> pa.Schema | None:
@@ -139,11 +174,12 @@ class Store:
         return (tab.column("status")[0].as_py() if tab.num_rows else None) or "ok"
 
     def write(self, run_id: str, runs: Any, flows: Any = None, series: Any = None,
-              columns: Mapping[str, Any] | None = None) -> str:
-        """Store one run atomically (series, flows, then runs as the commit marker).
+              columns: Mapping[str, Any] | None = None, link_series: Any = None) -> str:
+        """Store one run atomically (link_series, series, flows, then runs as the commit marker).
 
-        ``runs``/``flows``/``series``: pyarrow Tables or pandas DataFrames (None = no rows).
-        ``columns`` (swept parameters and ``repeat``) are added to runs and flows.
+        ``runs``/``flows``/``series``/``link_series``: pyarrow Tables or pandas DataFrames
+        (None = no rows). ``columns`` (swept parameters and ``repeat``) are added to every table,
+        typed by their Python type (bool, int64, float64, else string).
         Returns the run's status; for a failed run ``self.last_error`` holds its message.
         """
         if self._standard is None:
@@ -156,16 +192,14 @@ class Store:
             status = runs_t.column("status")[0].as_py() or "ok"
         if status != "ok" and runs_t.num_rows and "error" in runs_t.column_names:
             self.last_error = runs_t.column("error")[0].as_py()
-        for table, data in (("series", series), ("flows", flows)):
+        for table, data in (("link_series", link_series), ("series", series), ("flows", flows)):
             target = self.path(table, run_id)
             tab = _as_arrow(data, table) if data is not None else None
             if tab is None or tab.num_rows == 0:
                 # a failed or empty run has no rows here; drop what an earlier attempt left
                 target.unlink(missing_ok=True)
                 continue
-            if table == "flows":
-                tab = _with_columns(tab, extra)
-            self._write_atomic(tab, target)
+            self._write_atomic(_with_columns(tab, extra), target)
         self._write_atomic(runs_t, self.path("runs", run_id))
         return status
 
@@ -184,8 +218,8 @@ class Store:
 def _write_table(tab: pa.Table, path: Path) -> None:
     """Deterministic Parquet (no pandas metadata, no timestamps). The one-row runs files and the
     small flows files are not compressed (compression costs more time than it saves bytes at
-    this size); series files are zstd-compressed."""
-    series = path.parent.name == "series"
+    this size); series and link_series files are zstd-compressed."""
+    series = path.parent.name in _COMPRESSED
     pq.write_table(tab.replace_schema_metadata(None), str(path),
                    compression="zstd" if series else "none", write_statistics=series)
 
@@ -218,11 +252,23 @@ def _as_arrow(data: Any, table: str) -> pa.Table:
     return data if isinstance(data, pa.Table) else _to_arrow(data, table)
 
 
+def column_type(value: Any) -> pa.DataType:
+    """Arrow type of a swept column from its (already typed, see sweep.plan) value."""
+    if isinstance(value, bool):
+        return pa.bool_()
+    if isinstance(value, int):
+        return pa.int64()
+    if isinstance(value, float):
+        return pa.float64()
+    return pa.string()
+
+
 def _with_columns(tab: pa.Table, extra: Mapping[str, Any]) -> pa.Table:
-    """Append the parameter columns (strings) and ``repeat`` (int64) to every row."""
+    """Append the parameter columns and ``repeat`` (int64) to every row."""
     n = tab.num_rows
     for k, v in extra.items():
-        arr = pa.array([v] * n, pa.int64() if k == "repeat" else pa.string())
+        typ = pa.int64() if k == "repeat" else column_type(v)
+        arr = pa.array([v if typ != pa.string() or isinstance(v, str) else str(v)] * n, typ)
         i = tab.schema.get_field_index(k)
         tab = tab.set_column(i, k, arr) if i >= 0 else tab.append_column(k, arr)
     return tab
@@ -260,23 +306,34 @@ def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
 
 
 class Results:
-    """The tables of a store directory: ``runs`` and ``flows`` DataFrames; ``series`` is read on
-    first access (it can be large). Rows are ordered by file name (run id), then as stored."""
+    """The tables of a store directory (columns: docs/results.md): ``runs`` and ``flows``
+    DataFrames; ``series`` and ``link_series`` are read on first access (they can be large);
+    ``meta`` is DIR/ccbench.json ({} when absent). Rows are ordered by file name (run id), then
+    as stored."""
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
         if not self.root.is_dir():
             raise FileNotFoundError(f"{self.root}: no such store directory")
+        check_store_dir(self.root)
+        self.meta = read_meta(self.root)
         self.runs = _read_dir(self.root, "runs", None)
         self._ids = set(self.runs["run_id"]) if "run_id" in self.runs else set()
         self.flows = _read_dir(self.root, "flows", self._ids)
-        self._series: pd.DataFrame | None = None
+        self._lazy: dict[str, pd.DataFrame] = {}
+
+    def _table(self, name: str) -> pd.DataFrame:
+        if name not in self._lazy:
+            self._lazy[name] = _read_dir(self.root, name, self._ids)
+        return self._lazy[name]
 
     @property
     def series(self) -> pd.DataFrame:
-        if self._series is None:
-            self._series = _read_dir(self.root, "series", self._ids)
-        return self._series
+        return self._table("series")
+
+    @property
+    def link_series(self) -> pd.DataFrame:
+        return self._table("link_series")
 
     @property
     def ok_runs(self) -> pd.DataFrame:
@@ -286,13 +343,103 @@ class Results:
     def failed_runs(self) -> pd.DataFrame:
         return self.runs[self.runs["status"] != "ok"] if "status" in self.runs else self.runs.iloc[:0]
 
+    @property
+    def swept(self) -> list[str]:
+        """The swept parameter columns (not ``repeat``), in the grid's order when known."""
+        standard = _standard_columns()
+        cols = [c for c in self.runs.columns if c not in standard]
+        grid = list((self.meta.get("grid") or {}).keys())
+        named = [param_column(k, standard) for k in grid]
+        return [c for c in named if c in cols] + [c for c in cols if c not in named]
+
+    def cell_goodput(self) -> pd.DataFrame:
+        """Mean, min, max of aggregate goodput (bit/s) over the ok runs of each grid cell."""
+        ok = self.ok_runs
+        by = self.swept
+        gp = "aggregate_goodput_bps"
+        if gp not in ok:
+            return pd.DataFrame()
+        if not by:
+            g = ok[gp].astype("float64")
+            return pd.DataFrame({"runs": [len(ok)], "mean": [g.mean()], "min": [g.min()], "max": [g.max()]})
+        frame = ok[by + [gp]].copy()
+        frame[gp] = frame[gp].astype("float64")
+        out = frame.groupby(by, dropna=False, sort=False)[gp].agg(["count", "mean", "min", "max"])
+        return out.rename(columns={"count": "runs"}).reset_index()
+
+    def _summary(self) -> dict[str, Any]:
+        m = self.meta
+        return {
+            "runs": len(self.runs),
+            "failed": len(self.failed_runs),
+            "flows": len(self.flows),
+            "backend": m.get("backend") or (", ".join(sorted(set(self.runs["backend"])))
+                                            if "backend" in self.runs and len(self.runs) else None),
+            "study": m.get("study"),
+            "swept": self.swept,
+            "repeat": m.get("repeat"),
+        }
+
     def __repr__(self) -> str:
-        return f"Results({str(self.root)!r}: {len(self.runs)} runs, {len(self.flows)} flow rows)"
+        s = self._summary()
+        parts = [f"{s['runs']} runs ({s['failed']} failed)", f"{s['flows']} flow rows"]
+        if s["backend"]:
+            parts.append(f"backend {s['backend']}")
+        if s["swept"]:
+            parts.append("swept " + ", ".join(s["swept"]))
+        if s["repeat"]:
+            parts.append(f"repeat {s['repeat']}")
+        if s["study"]:
+            parts.append(f"study {s['study']}")
+        return f"Results({str(self.root)!r}: " + "; ".join(parts) + ")"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        s = self._summary()
+        esc = html.escape
+        rows = [("directory", str(self.root)), ("runs", f"{s['runs']} ({s['failed']} failed)"),
+                ("flow rows", str(s["flows"]))]
+        for label, key in (("backend", "backend"), ("study", "study"), ("repeat", "repeat")):
+            if s[key]:
+                rows.append((label, str(s[key])))
+        if s["swept"]:
+            rows.append(("swept", ", ".join(s["swept"])))
+        head = "".join(f"<tr><th style='text-align:left'>{esc(k)}</th><td style='text-align:left'>"
+                       f"{esc(v)}</td></tr>" for k, v in rows)
+        out = f"<div><b>ccbench Results</b><table>{head}</table>"
+        cells = self.cell_goodput()
+        if len(cells):
+            shown = cells.head(20).copy()
+            for c in ("mean", "min", "max"):
+                shown[c] = (shown[c] / 1e6).map(lambda v: f"{v:.3g}")
+            shown = shown.rename(columns={"mean": "mean goodput (Mbit/s)", "min": "min", "max": "max"})
+            out += "<p>aggregate goodput per cell (ok runs)</p>" + shown.to_html(index=False, border=0)
+            if len(cells) > 20:
+                out += f"<p>... {len(cells) - 20} more cells</p>"
+        return out + "</div>"
 
 
 def load(dir: str | os.PathLike) -> Results:
-    """Read a store directory (what ``ccbench.load`` returns)."""
+    """Read a store directory (what ``ccbench.load`` returns). A directory that is neither a
+    store nor empty raises StoreError."""
     return Results(dir)
+
+
+def save_run(result: Any, dir: str | os.PathLike, command: Sequence[str] | None = None,
+             study: str | None = None) -> Path:
+    """Store one RunResult in the store directory ``dir`` (what ``ccbench run --out`` writes):
+    its tables via :meth:`Store.write` and DIR/ccbench.json. Returns the directory."""
+    root = Path(dir)
+    check_store_dir(root, purpose="write")
+    store = Store(root)
+    store.prepare()
+    store.write(result.run_id, result.runs_table, result.flows_table, result.series_table,
+                link_series=getattr(result, "link_series_table", None))
+    scenario = getattr(result, "scenario", None)
+    write_meta(root, build_meta(scenario, result.runs_table.column("backend")[0].as_py(),
+                                command=command, study=study))
+    return root
 
 
 def _sql_str(s: str) -> str:
@@ -300,12 +447,14 @@ def _sql_str(s: str) -> str:
 
 
 def connect(dir: str | os.PathLike, con=None):
-    """A DuckDB connection with views ``runs``, ``flows`` and ``series`` over the store."""
+    """A DuckDB connection with views ``runs``, ``flows``, ``series`` and ``link_series``
+    over the store."""
     import duckdb
 
     root = Path(dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such store directory")
+    check_store_dir(root)
     con = con or duckdb.connect()
     have = {t: bool(_parquet_files(root / t)) for t in TABLES}
     if not have["runs"]:  # nothing committed: flows/series files would all be orphans
@@ -328,7 +477,8 @@ def connect(dir: str | os.PathLike, con=None):
 
 
 def query(dir: str | os.PathLike, sql: str) -> pd.DataFrame:
-    """Run ``sql`` against the views runs / flows / series of a store; returns a DataFrame.
+    """Run ``sql`` against the views runs / flows / series / link_series of a store; returns a
+    DataFrame.
 
     Swept parameter columns have dots in their names: quote them, e.g.
     ``SELECT "bottleneck.loss", avg(goodput_bps) FROM flows GROUP BY 1``.

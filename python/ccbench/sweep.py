@@ -50,6 +50,8 @@ __all__ = [
     "execute_run",
     "run_sweep",
     "param_str",
+    "axis_type",
+    "identical_cells",
 ]
 
 RESERVED_KEYS = ("repeat", "zip")
@@ -79,6 +81,32 @@ def param_str(value: Any) -> str:
     if isinstance(value, (int, float)):
         return str(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def axis_type(values: Sequence[Any]) -> str:
+    """The column type of one swept key, decided once from all its values so every run file
+    of a sweep has the same type: "bool" when all are booleans, "int64" when all are integers,
+    "float64" when all are numbers, else "string" (e.g. "1%", "8ms")."""
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if any(isinstance(v, bool) for v in values):
+        return "string"
+    if all(isinstance(v, int) for v in values):
+        return "int64"
+    if all(isinstance(v, (int, float)) for v in values):
+        return "float64"
+    return "string"
+
+
+def typed_value(value: Any, kind: str) -> Any:
+    """``value`` as stored in a column of type ``kind`` (see axis_type)."""
+    if kind == "bool":
+        return bool(value)
+    if kind == "int64":
+        return int(value)
+    if kind == "float64":
+        return float(value)
+    return param_str(value)
 
 
 @dataclass(frozen=True)
@@ -288,10 +316,13 @@ class RunSpec:
     params: dict[str, Any]     # swept key path -> value as given
     scenario: Any              # ccbench.scenario.Scenario, overrides and seed applied
     run_id: str
+    types: dict[str, str] = field(default_factory=dict)  # swept key -> axis_type
 
     def columns(self) -> dict[str, Any]:
-        """The columns added to the runs and flows tables: parameter strings and ``repeat``."""
-        cols: dict[str, Any] = {k: param_str(v) for k, v in self.params.items()}
+        """The columns added to every table: the swept values, typed per axis (axis_type), and
+        ``repeat``."""
+        cols: dict[str, Any] = {k: typed_value(v, self.types.get(k, "string"))
+                                for k, v in self.params.items()}
         cols["repeat"] = self.repeat
         return cols
 
@@ -329,6 +360,7 @@ def plan(scenario: Any, grid: Grid | None = None, backend: str = "sim") -> list[
                 desc = ", ".join(f"{k}={param_str(v)}" for k, v in cell.items()) or "base scenario"
                 raise SweepError(f"{grid.source}: sweep cell {desc}: {e}") from None
         scenarios.append(row)
+    types = {k: axis_type(v) for k, v in grid.values.items()}
     runs: list[RunSpec] = []
     seen: dict[str, RunSpec] = {}
     for r in range(grid.repeat):
@@ -336,7 +368,7 @@ def plan(scenario: Any, grid: Grid | None = None, backend: str = "sim") -> list[
             sc = scenarios[ci][r]
             spec = RunSpec(index=len(runs), cell=ci, repeat=r,
                            seed=derive_seed(_cell_seed(scenario, cell), r), params=dict(cell),
-                           scenario=sc, run_id=results.make_run_id(sc, backend))
+                           scenario=sc, run_id=results.make_run_id(sc, backend), types=types)
             if spec.run_id in seen:
                 other = seen[spec.run_id]
                 raise SweepError(
@@ -388,7 +420,7 @@ def execute_run(scenario: Any, backend: str) -> dict[str, Any]:
     """Run one scenario on ``backend`` and return its three tables (never raises for a run
     that fails: the failure is returned as a failed runs row with the message).
 
-    Returns {"runs", "flows", "series": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
+    Returns {"runs", "flows", "series", "link_series": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
     ``backend.run`` (None if it did not get that far), "host"}.
     """
     from ccbench import backends, results
@@ -411,9 +443,10 @@ def execute_run(scenario: Any, backend: str) -> dict[str, Any]:
 
 def _payload(res: Any, backend_s: float | None, host: str | None) -> dict[str, Any]:
     # the typed pyarrow tables when the RunResult has them (cheaper to ship than DataFrames)
-    tabs = {t: getattr(res, f"{t}_table", None) for t in ("runs", "flows", "series")}
+    names = ("runs", "flows", "series", "link_series")
+    tabs = {t: getattr(res, f"{t}_table", None) for t in names}
     if any(v is None for v in tabs.values()):
-        tabs = {"runs": res.runs, "flows": res.flows, "series": res.series}
+        tabs = {t: getattr(res, t, None) for t in names}
     return {**tabs, "run_id": res.run_id, "backend_s": backend_s, "host": host}
 
 
@@ -558,6 +591,9 @@ class SweepSummary:
     interrupted: bool = False
     backend_s: float = 0.0  # total seconds spent inside backend.run over executed runs
     errors: Counter = field(default_factory=Counter)
+    # cells (swept values) whose repeats all gave the same aggregate goodput: the repeats did
+    # not vary (no random loss, jitter or start_jitter), so their spread says nothing
+    identical_cells: list = field(default_factory=list)
 
     @property
     def executed(self) -> int:
@@ -583,9 +619,12 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
               zips: Sequence[str] = (), repeat: int | None = None, backend: str = "sim",
               workers: int | None = None, dask: str | None = None, retry_failed: bool = False,
               overrides: Sequence[str] | Mapping[str, Any] = (), progress: bool = True,
-              console: Any = None, on_result: Callable[[RunSpec, dict], None] | None = None
-              ) -> SweepSummary:
+              console: Any = None, on_result: Callable[[RunSpec, dict], None] | None = None,
+              command: Sequence[str] | None = None, study: str | None = None) -> SweepSummary:
     """Run a sweep into ``out`` and return its summary.
+
+    ``command`` (the argv that asked for it) and ``study`` (a study name) are recorded in
+    DIR/ccbench.json with the scenario, grid, backend and versions (docs/results.md).
 
     ``scenario``: a Scenario or a path to a TOML file (``overrides`` applied first, like --set).
     Runs already stored with status ok are skipped; stored failed runs are skipped unless
@@ -621,9 +660,14 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
         else:
             todo.append(spec)
 
+    from ccbench.meta import build_meta, write_meta
+
+    meta = build_meta(base, backend, grid=g.values, repeat=g.repeat, command=command, study=study)
     console = _console(console)
     if not todo:
         summary.executor = "none (everything stored)"
+        write_meta(out, meta)
+        summary.identical_cells = identical_cells(store, specs)
         summary.wall_s = time.perf_counter() - t_start
         if progress:
             print_summary(summary, console, notes)
@@ -639,6 +683,7 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
     summary.executor = executor.description
     try:
         store.prepare()  # after the executor exists: a sweep that cannot start leaves no directory
+        write_meta(out, meta)
     except BaseException:
         executor.close()
         raise
@@ -703,10 +748,39 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
             bar.stop()
         if executor is not None:
             executor.close()
+    summary.identical_cells = identical_cells(store, specs)
     summary.wall_s = time.perf_counter() - t_start
     if progress:
         print_summary(summary, console, notes)
     return summary
+
+
+def identical_cells(store: Any, specs: Sequence[RunSpec]) -> list[dict[str, Any]]:
+    """The cells (swept values) with two or more ok repeats that all have the same aggregate
+    goodput: those repeats did not vary. Empty when there is only one repeat."""
+    import pyarrow.parquet as pq
+
+    by_cell: dict[int, list[RunSpec]] = {}
+    for spec in specs:
+        by_cell.setdefault(spec.cell, []).append(spec)
+    out = []
+    for cell_specs in by_cell.values():
+        if len(cell_specs) < 2:
+            continue
+        goodputs = []
+        for spec in cell_specs:
+            try:
+                row = pq.ParquetFile(store.path("runs", spec.run_id)).read(
+                    columns=["status", "aggregate_goodput_bps"]).to_pylist()[0]
+            except Exception:  # not stored (interrupted) or unreadable: cannot judge this cell
+                row = None
+            if row is None or row["status"] != "ok" or row["aggregate_goodput_bps"] is None:
+                goodputs = []
+                break
+            goodputs.append(row["aggregate_goodput_bps"])
+        if len(goodputs) >= 2 and len(set(goodputs)) == 1:
+            out.append(dict(cell_specs[0].params))
+    return out
 
 
 def _check_backend(name: str, remote: bool) -> None:
@@ -734,7 +808,7 @@ def _record(store, spec: RunSpec, payload: dict, summary: SweepSummary, bar, on_
             f"the worker computed run id {payload.get('run_id')} but the client expected "
             f"{spec.run_id}: different ccbench versions on client and worker?"))
     status = store.write(spec.run_id, payload["runs"], payload["flows"], payload["series"],
-                         spec.columns())
+                         spec.columns(), link_series=payload.get("link_series"))
     if status == "ok":
         summary.ok += 1
     else:
@@ -850,8 +924,28 @@ def print_summary(summary: SweepSummary, console=None, notes: Sequence[str] = ()
     console.print(t)
     for note in notes:
         console.print(f"[yellow]{note}[/]")
+    if summary.identical_cells:
+        n, first = len(summary.identical_cells), summary.identical_cells[0]
+        desc = ", ".join(f"{k}={param_str(v)}" for k, v in first.items()) or "the base scenario"
+        console.print(f"[yellow]warning:[/] {n} cell{'s' if n != 1 else ''} gave the same goodput in "
+                      f"every repeat (e.g. {desc}): the repeats did not vary, so their spread says "
+                      f"nothing; add random loss, jitter or start_jitter (docs/scenario.md)",
+                      highlight=False, soft_wrap=True)
     for msg, n in summary.errors.most_common(5):
         console.print(f"[red]failed ×{n}:[/] {msg}", highlight=False, soft_wrap=True)
     if len(summary.errors) > 5:
         console.print(f"[red]... and {len(summary.errors) - 5} more distinct errors[/] "
                       f"(see the runs table: status = 'failed')")
+
+
+class _CallableModule(type(sys)):
+    """``ccbench.sweep(scenario, out, **kw)`` calls ccbench.api.sweep (runs the sweep and
+    returns the loaded Results) while ``ccbench.sweep.run_sweep`` etc. stay module attributes."""
+
+    def __call__(self, scenario_or_path: Any, out: str | os.PathLike, **kwargs: Any):
+        from ccbench.api import sweep as _sweep
+
+        return _sweep(scenario_or_path, out, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
