@@ -349,3 +349,17 @@ def test_run_out_refuses_what_is_not_a_store(minimal_toml, tmp_path):
     p = ccbench("run", minimal_toml, "--out", other)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "not a ccbench store" in p.stderr
     assert sorted(x.name for x in other.iterdir()) == ["flows.parquet"]
+
+
+def test_no_command_help_shows_a_bool_placeholder():
+    """Every registered command (also those other modules add) lists its flags bare."""
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    names = [c.name or c.callback.__name__ for c in app.registered_commands]
+    assert {"run", "sweep", "query"} <= set(names)
+    for name in names:
+        res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+        assert res.exit_code == 0, (name, res.output)
+        assert "<bool>" not in res.output, name
