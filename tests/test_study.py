@@ -1,0 +1,177 @@
+"""ccbench study: the study files, list/show/run, the published-vs-measured table."""
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from ccbench import study
+from ccbench.cli import app
+
+BUILTIN = ["vegas-vs-cubic", "dumbbell-loss", "jitter-cliff", "loss-tolerance", "chaos-zone",
+           "coexistence-1g"]
+
+runner = CliRunner()
+
+TINY = """
+[study]
+name = "tiny"
+seed = "999"
+title = "A tiny user study"
+question = "Does BBR beat CUBIC at 1 % loss?"
+original = "none"
+analyses = ["goodput", "ratio"]
+
+[[part]]
+name = "loss"
+[part.scenario]
+duration = "3s"
+[part.scenario.bottleneck]
+rate = "10Mbit"
+rtt = "20ms"
+loss = "1%"
+[[part.scenario.flows]]
+cc = "cubic"
+[part.sweep]
+"flows.0.cc" = ["cubic", "bbr"]
+repeat = 2
+[part.quick]
+duration = "2s"
+repeat = 1
+
+[[published]]
+part = "loss"
+cell = { cc = "bbr" }
+metric = "goodput"
+value = 9.1
+unit = "Mbit/s"
+"""
+
+
+def test_every_builtin_study_is_listed_and_loads():
+    paths = {p.stem for p in study.builtin_studies()}
+    assert set(BUILTIN) <= paths
+    assert "demo-loss" not in paths  # a scenario, not a study
+    r = runner.invoke(app, ["study", "list"], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    for name in BUILTIN:
+        assert name in r.output
+        s = study.find_study(name)
+        assert s.name == name  # found by file name = study name
+        assert s.published, f"{name} has no published numbers"
+        assert s.n_runs(quick=True) < s.n_runs()
+
+
+def test_show_prints_question_parts_runs_and_published_numbers():
+    r = runner.invoke(app, ["study", "show", "dumbbell-loss"], terminal_width=250)
+    assert r.exit_code == 0, r.output
+    s = study.find_study("dumbbell-loss")
+    assert "question" in r.output and "alone" in r.output and "competing" in r.output
+    assert f"{s.n_runs()} full" in r.output
+    assert "5.03" in r.output and "542" in r.output
+
+
+def test_user_study_file_by_path_runs_and_reports(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    r = runner.invoke(app, ["study", "show", str(path)], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    assert "A tiny user study" in r.output
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["study", "run", str(path), "--out", str(out), "-q", "-j", "1"],
+                      terminal_width=200)
+    assert r.exit_code == 0, r.output
+    meta = json.loads((out / "ccbench.json").read_text())
+    assert meta["study"] == "tiny" and meta["quick"] is False
+    assert meta["parts"][0]["runs"] == 4 and meta["grid"] == {"flows.0.cc": ["cubic", "bbr"]}
+    import ccbench
+
+    res = ccbench.load(out)
+    assert set(res.runs["name"]) == {"tiny/loss"}
+    assert len(res.runs) == 4
+    html = (out / "report.html").read_text()
+    assert "Published vs measured" in html
+    table = study.published_table(study.load_study(path), res)
+    # the measured value is the mean of the stored BBR goodputs, whatever they are
+    bbr = res.flows[res.flows["cc"] == "bbr"]["goodput_bps"].mean() / 1e6
+    assert table.loc[0, "measured"] == pytest.approx(bbr, rel=1e-3)
+    assert table.loc[0, "n"] == 2
+
+
+@pytest.mark.parametrize("edit, key", [
+    (('metric = "goodput"', 'metric = "goodptu"'), "published.0.metric"),
+    (('rate = "10Mbit"', 'rate = "-3Mbit"'), "part.0.scenario.bottleneck.rate"),
+    (('"flows.0.cc" = ["cubic", "bbr"]', '"flows.0.cc" = ["cubic", "bbrr"]'), "part.0.sweep.flows.0.cc"),
+    (('cell = { cc = "bbr" }', 'cell = { cc = "vegas" }'), "published.0.cell.cc"),
+    (('question = ', 'questoin = '), "study.questoin"),
+    (('duration = "2s"', 'duration = "fast"'), "part.0.quick.duration"),
+])
+def test_bad_study_file_gives_one_line_with_file_and_key(tmp_path, edit, key):
+    path = tmp_path / "bad.toml"
+    path.write_text(TINY.replace(*edit))
+    r = runner.invoke(app, ["study", "show", str(path)], terminal_width=300)
+    assert r.exit_code == 2
+    lines = [l for l in r.output.splitlines() if l.strip()]
+    assert len(lines) == 1, r.output
+    assert lines[0].startswith(f"error: {path}: {key}:"), r.output
+    assert "expected" in lines[0] or "required" in lines[0]
+
+
+def test_unknown_study_name_suggests_the_close_one():
+    r = runner.invoke(app, ["study", "show", "jiter-cliff"], terminal_width=300)
+    assert r.exit_code == 2 and "did you mean 'jitter-cliff'" in r.output
+
+
+def test_verdict_rules():
+    M = study.Measured
+    assert study.verdict(10.0, M(10.5, 9.8, 11.2, 5)) == "agrees"          # inside a tight interval
+    assert study.verdict(10.0, M(30.0, -20.0, 80.0, 2)) == "inconclusive"  # inside a useless one
+    assert study.verdict(10.0, M(11.5, 11.2, 11.8, 5)) == "close"          # outside, within 25 %
+    assert study.verdict(10.0, M(20.0, 19.0, 21.0, 5)) == "disagrees"
+    assert study.verdict(10.0, M(None)) == "not measured"
+
+
+def test_cells_match_typed_and_string_swept_columns():
+    df = pd.DataFrame({"flows.0.count": pd.array([1, 10], dtype="Int64"),
+                       "bottleneck.loss": ["0.1%", "1%"], "cc": ["cubic", "bbr"]})
+    assert len(study._match(df, {"flows.0.count": 10})) == 1
+    assert len(study._match(df, {"bottleneck.loss": "1%", "cc": "BBR"})) == 1
+    assert len(study._match(df, {"bottleneck.loss": "1%", "cc": "cubic"})) == 0
+
+
+# ---- every built-in study, --quick, into tmp dirs (one module-scoped fixture) -----------------
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("studies")
+    runs = {}
+    for name in BUILTIN:
+        runs[name] = study.run_study(name, root / name, quick=True, workers=2, progress=False,
+                                     command=["pytest"])
+    return runs
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_quick_study_writes_a_report_with_published_vs_measured(quick_runs, name):
+    run = quick_runs[name]
+    assert run.all_ok
+    meta = json.loads((run.out / "ccbench.json").read_text())
+    assert meta["study"] == name and meta["quick"] is True
+    assert [p["name"] for p in meta["parts"]] == [p.name for p in run.study.parts]
+    html = run.report.read_text()
+    assert "Published vs measured" in html
+    assert "The seed&#x27;s numbers beside ours" in html or "The seed's numbers beside ours" in html
+    assert "analysis published failed" not in html and "(failed)" not in html
+    import ccbench
+
+    table = study.published_table(run.study, ccbench.load(run.out))
+    assert len(table) == len(run.study.published)
+    for _, row in table.iterrows():
+        assert f"{row['published']:g}" in html or str(row["published"]) in html
+    # every published cell of a built-in study is in its quick grid, so every row is measured
+    assert (table["verdict"] != "not measured").all(), table
