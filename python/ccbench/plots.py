@@ -331,6 +331,18 @@ def _setup_x(ax, x: str, positions: dict[float, float], log: bool) -> None:
             ax.axvline(math.sqrt(positions[0.0] * positive[0]), color="0.7", lw=0.8, ls=":")
 
 
+def _dodge(positions: dict[float, float], log: bool, k: int, n: int) -> dict[float, float]:
+    """Shift line k of n sideways a little so error bars at one x do not hide each other."""
+    if n <= 1:
+        return positions
+    shift = k - (n - 1) / 2.0
+    if log:
+        return {v: p * 1.035 ** shift for v, p in positions.items()}
+    vals = list(positions.values())
+    span = (max(vals) - min(vals)) or (abs(vals[0]) or 1.0)
+    return {v: p + shift * 0.006 * span for v, p in positions.items()}
+
+
 def _numeric_x(flows: pd.DataFrame, x: str) -> pd.DataFrame:
     if x not in flows.columns:
         raise PlotError(f"no {x} column in the flows table")
@@ -358,13 +370,17 @@ def goodput_vs(results: Any, x: str = "loss_pct", confidence: float = 0.95) -> F
     ax = axes[0, 0]
     styles = ["-", "--", ":", "-."]
     other_groups = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
+    n_lines = sum(odf["cc"].nunique() for _, odf in other_groups)
+    k = 0
     for oi, (okey, odf) in enumerate(other_groups):
         okey = okey if isinstance(okey, tuple) else (okey,)
         for cc, df in odf.groupby("cc", sort=True):
+            pos = _dodge(positions, log, k, n_lines)
+            k += 1
             pts = []
             for xv, cell in df.groupby(x, sort=True):
                 ci = _mean_ci(cell["goodput_bps"] / 1e6)
-                pts.append((positions[xv], ci.mean, ci.lo, ci.hi))
+                pts.append((pos[xv], ci.mean, ci.lo, ci.hi))
             px = [p[0] for p in pts]
             py = [p[1] for p in pts]
             err = np.array([[(m - lo) if lo is not None else 0.0 for _, m, lo, _ in pts],
@@ -428,33 +444,45 @@ def goodput_ratio(results: Any, numerator: Optional[str] = None, baseline: Optio
             raise PlotError("no numeric swept axis (loss_pct, jitter_ms, rtt_ms, ...) varies")
         x = axes_[0]
     flows = _numeric_x(flows, x)
-    per_run = _per_run_cc(flows, "goodput_bps", [x])
+    others = _other_cells(flows, t, [x, "cc"])
+    per_run = _per_run_cc(flows, "goodput_bps", [x, *others])
     ratio_ci = getattr(analysis, "ratio_ci", None)
-    rows = []
-    for xv, cell in per_run.groupby(x, sort=True):
-        a = cell.loc[cell["cc"] == numerator, "goodput_bps"].dropna().tolist()
-        b = cell.loc[cell["cc"] == baseline, "goodput_bps"].dropna().tolist()
-        if not a or not b or np.mean(b) == 0:
-            continue
-        lo = hi = None
-        if ratio_ci is not None:
-            r = ratio_ci(a, b, confidence=confidence)
-            ratio, lo, hi = r.ratio, r.lo, r.hi
-        else:
-            ratio = float(np.mean(a) / np.mean(b))
-        rows.append((xv, ratio, lo, hi))
-    if not rows:
+    lines = []
+    groups = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
+    for okey, odf in groups:
+        okey = okey if isinstance(okey, tuple) else (okey,)
+        rows = []
+        for xv, cell in odf.groupby(x, sort=True):
+            a = cell.loc[cell["cc"] == numerator, "goodput_bps"].dropna().tolist()
+            b = cell.loc[cell["cc"] == baseline, "goodput_bps"].dropna().tolist()
+            if not a or not b or np.mean(b) == 0:
+                continue
+            lo = hi = None
+            if ratio_ci is not None:
+                r = ratio_ci(a, b, confidence=confidence)
+                ratio, lo, hi = r.ratio, r.lo, r.hi
+            else:
+                ratio = float(np.mean(a) / np.mean(b))
+            rows.append((xv, ratio, lo, hi))
+        if rows:
+            lines.append((_label(dict(zip(others, okey))), rows))
+    if not lines:
         raise PlotError(f"no cell has flows of both {numerator} and {baseline}")
-    positions, log = _loss_positions([r[0] for r in rows]) if x == "loss_pct" else (
-        {r[0]: r[0] for r in rows}, False)
+    xs = sorted({r[0] for _, rows in lines for r in rows})
+    positions, log = _loss_positions(xs) if x == "loss_pct" else ({v: v for v in xs}, False)
     fig, axes = _figure()
     ax = axes[0, 0]
-    px = [positions[r[0]] for r in rows]
-    py = [r[1] for r in rows]
-    err = np.array([[(r[1] - r[2]) if r[2] is not None and np.isfinite(r[2]) else 0.0 for r in rows],
-                    [(r[3] - r[1]) if r[3] is not None and np.isfinite(r[3]) else 0.0 for r in rows]])
-    ax.errorbar(px, py, yerr=err, marker="o", capsize=3, color="#333333",
-                label=f"{numerator} / {baseline}")
+    styles = ["-", "--", ":", "-."]
+    greys = ["#222222", "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b"]
+    for k, (cell, rows) in enumerate(lines):
+        pos = _dodge(positions, log, k, len(lines))
+        px = [pos[r[0]] for r in rows]
+        py = [r[1] for r in rows]
+        err = np.array([[(r[1] - r[2]) if r[2] is not None and np.isfinite(r[2]) else 0.0 for r in rows],
+                        [(r[3] - r[1]) if r[3] is not None and np.isfinite(r[3]) else 0.0 for r in rows]])
+        label = f"{numerator} / {baseline}" + (f" ({cell})" if cell else "")
+        ax.errorbar(px, py, yerr=err, marker="o", capsize=3, color=greys[k % len(greys)],
+                    ls=styles[(k // len(greys)) % len(styles)], label=label)
     ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
     _setup_x(ax, x, positions, log)
     ax.set_ylabel(f"goodput ratio {numerator} / {baseline}")
@@ -487,6 +515,10 @@ def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: 
     rid = select_run(t, run_id, where)
     s = _run_series(t, rid, column)
     ccs = sorted(s["cc"].dropna().astype(str).unique()) or ["?"]
+    empty = [cc for cc in ccs if cc != "?" and s.loc[s["cc"].astype(str) == cc, column].isna().all()]
+    ccs = [cc for cc in ccs if cc not in empty]
+    if empty:  # e.g. CUBIC has no pacing rate in the simulator: say so instead of an empty panel
+        title += f" ({', '.join(empty)}: no {column} samples)"
     fig, axes = _figure(len(ccs), 1, height=2.2 + 2.0 * len(ccs), sharex=True, sharey=True)
     colours = _colour_map(ccs)
     for ax, cc in zip(axes[:, 0], ccs):
@@ -687,7 +719,7 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
         raise PlotError("no flow has both a goodput and a 95th-percentile RTT")
     colours = _colour_map(per_run["cc"])
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
-    fig, axes = _figure(width=8.5, height=4.8)
+    fig, axes = _figure(width=7.5, height=5.0 + 0.18 * len(per_run.groupby(["cc", *others], dropna=False)))
     ax = axes[0, 0]
     cells = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
     for ci_, (ckey, cdf) in enumerate(cells):
@@ -710,7 +742,8 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
                 xytext=(0.70, 0.80), textcoords="axes fraction", ha="right", va="top",
                 fontsize="small", arrowprops=dict(arrowstyle="->", color="0.4"))
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14),
+              ncols=2 if len(ax.containers) > 3 else 1, frameon=False)
     ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium")
     return fig
 
