@@ -175,3 +175,17 @@ def test_quick_study_writes_a_report_with_published_vs_measured(quick_runs, name
         assert f"{row['published']:g}" in html or str(row["published"]) in html
     # every published cell of a built-in study is in its quick grid, so every row is measured
     assert (table["verdict"] != "not measured").all(), table
+
+
+def test_cv_metric_is_in_percent_of_the_mean():
+    """Synthetic runs with a known spread: goodputs 8, 10, 12 Mbit/s have sample sd 2 and mean
+    10, so CV = 20 %."""
+    part = study.Part("p", "", {}, {"flows.0.cc": ["cubic"]}, {}, study="s")
+    flows = pd.DataFrame({"run_id": ["a", "b", "c"], "cc": "cubic", "flows.0.cc": "cubic",
+                          "goodput_bps": [8e6, 10e6, 12e6], "name": "s/p"})
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "name": "s/p", "status": "ok"})
+    data = study.PartData(type("R", (), {"runs": runs, "flows": flows, "meta": {}})(), part)
+    m = study.measure(data, study.Published("p", {"cc": "cubic"}, "cv", 66.0, "%"))
+    assert m.mean == pytest.approx(20.0)
+    m = study.measure(data, study.Published("p", {"cc": "cubic"}, "goodput", 10.0, "KB/s"))
+    assert m.mean == pytest.approx(10e6 / 8e3)  # 1250 KB/s

@@ -759,7 +759,7 @@ def measure(data: PartData, row: Published) -> Measured:
         if v.size < 2:
             m = Measured(None, n=int(v.size), note="needs at least 2 runs")
         else:
-            cv = lambda x, axis=None: (np.std(x, ddof=1, axis=axis) / np.mean(x, axis=axis))  # noqa: E731
+            cv = lambda x, axis=None: 100 * np.std(x, ddof=1, axis=axis) / np.mean(x, axis=axis)  # noqa: E731
             b = analysis.bootstrap_ci(v, stat=cv)
             m = Measured(b.mean, b.lo, b.hi, b.n, "bootstrap interval")
     elif row.metric == "bbr_cubic_ratio":
