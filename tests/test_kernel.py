@@ -457,3 +457,15 @@ def test_link_series_rows_bin_the_latest_reply_of_each_interval():
     # a reply exactly at an instant belongs to the interval it ends
     assert [r["probe_rtt_ms"] for r in link_series_rows([0.1, 0.2], lambda t: None, [(0.1, 5.0)])] == [5.0, None]
     assert [r["probe_rtt_ms"] for r in link_series_rows([0.1, 0.2], lambda t: 0, [])] == [None, None]
+
+
+def test_iperf3_duration_is_whole_seconds_rounded_up():
+    """iperf3 reads -t with atoi: a flow starting at 3.6 ms (start_jitter) of a 10 s run must
+    get -t 10, not "9.996" (which iperf3 runs as 9 s, leaving the link idle for the last second)."""
+    from ccbench.kernel.traffic import client_argv
+    from ccbench.scenario import FlowSpec
+
+    f = FlowSpec(id=0, group=0, cc="cubic", start_s=0.0036, rwnd_bytes=1 << 20, size_bytes=None, pacing=False)
+    for dur, want in ((10 - 0.0036, "10"), (10.0, "10"), (0.3, "1"), (2.5, "3")):
+        argv = client_argv(f, 5201, 40001, dur, "autotune")
+        assert argv[argv.index("-t") + 1] == want, (dur, argv)

@@ -316,7 +316,8 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0) -> R
             "cc": (fs.cc if fs and fs.cc else fp.cc),
             "goodput_bps": goodput,
             "bytes_acked": size if completed else (last[ix["bytes_acked"]] if last else sent.get("bytes")),
-            "retransmits": sent.get("retransmits", last[ix["total_retrans"]] if last else None),
+            # as of the end of the window (iperf3's own count includes what it sent after the end)
+            "retransmits": last[ix["total_retrans"]] if last else sent.get("retransmits"),
             "loss_events": events if live else None,
             "rtt_min_ms": (last[ix["min_rtt"]] / 1000.0) if last and last[ix["min_rtt"]] else (min(rtt) if rtt else None),
             "rtt_mean_ms": (sum(rtt) / len(rtt)) if rtt else None,

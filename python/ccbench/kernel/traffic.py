@@ -3,6 +3,7 @@ per flow (sender ns, ``-C <cc>``), the ping probe, and the sock_diag sampler thr
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import struct
@@ -85,8 +86,12 @@ def start_servers(topo: Topology, flows: list[FlowProc], timeout: float = 10.0) 
 
 
 def client_argv(flow, port: int, cport: int, duration_s: float, rwnd_mode: str) -> list[str]:
+    # iperf3 reads -t with atoi (3.12: "-t 9.996" runs 9 s): round up to whole seconds, so a
+    # flow whose start is not on a whole second (start_jitter) still sends to the end of the
+    # run; what it sends after the end is not counted (the tables stop at the duration)
+    seconds = max(1, math.ceil(duration_s - 1e-9))
     argv = ["iperf3", "-c", RECEIVER_ADDR, "-p", str(port), "--cport", str(cport), "-C", flow.cc, "-J",
-            "-i", "0", "-t", f"{max(duration_s, 0.5):.3f}"]
+            "-i", "0", "-t", str(seconds)]
     if flow.size_bytes:
         argv[argv.index("-t"):argv.index("-t") + 2] = ["-n", str(int(flow.size_bytes))]
     if rwnd_mode == "setsockopt":
