@@ -647,7 +647,7 @@ def _draw_cdfs(groups: list[tuple[str, str, np.ndarray]], xlabel: str, title: st
     ax.set_ylabel("fraction of samples ≤ x")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="best")
     ax.set_title(title, fontsize="medium")
     return fig
 
@@ -729,8 +729,9 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
             ax.scatter(g["delay"], g["goodput"] / 1e6, s=10, color=c, alpha=0.35, lw=0)
             gy = _mean_ci(g["goodput"] / 1e6)
             gx = _mean_ci(g["delay"])
-            xerr = [[gx.mean - gx.lo], [gx.hi - gx.mean]] if gx.lo is not None else None
-            yerr = [[gy.mean - gy.lo], [gy.hi - gy.mean]] if gy.lo is not None else None
+            # delay and goodput are not negative: a t interval reaching below 0 is cut at 0
+            xerr = [[gx.mean - max(gx.lo, 0.0)], [gx.hi - gx.mean]] if gx.lo is not None else None
+            yerr = [[gy.mean - max(gy.lo, 0.0)], [gy.hi - gy.mean]] if gy.lo is not None else None
             label = str(cc) + (f" ({_label(dict(zip(others, ckey)))})" if others else "")
             ax.errorbar([gx.mean], [gy.mean], xerr=xerr, yerr=yerr, color=c, capsize=3,
                         marker=markers[ci_ % len(markers)], ms=7, ls="none", label=label)
@@ -738,13 +739,15 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     ax.set_xlabel("95th percentile RTT (ms)  ← more delay")
     ax.set_ylabel("goodput per flow (Mbit/s)")
     ax.grid(True, alpha=0.3)
-    ax.annotate("up and right is better", xy=(0.97, 0.97), xycoords="axes fraction",
-                xytext=(0.70, 0.80), textcoords="axes fraction", ha="right", va="top",
-                fontsize="small", arrowprops=dict(arrowstyle="->", color="0.4"))
+    # above the top right corner, outside the data, as Pantheon writes it
+    ax.annotate("up and right is better", xy=(1.0, 1.065), xycoords="axes fraction",
+                xytext=(0.82, 1.02), textcoords="axes fraction", ha="right", va="bottom",
+                fontsize="small", color="0.3", arrowprops=dict(arrowstyle="->", color="0.4"))
     ax.set_ylim(bottom=0)
     ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14),
               ncols=2 if len(ax.containers) > 3 else 1, frameon=False)
-    ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium")
+    ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium",
+                 loc="left")
     return fig
 
 

@@ -61,10 +61,12 @@ th{background:#f4f5f7;font-weight:600}td.num,th.num{text-align:right;font-varian
 table.meta th{background:none;color:#555;font-weight:500;white-space:nowrap}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0;color:#333}
 pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:.7em 1em;overflow:auto;font-size:.85em;
+ white-space:pre-wrap;overflow-wrap:anywhere;
  line-height:1.35}
 code{font-size:.9em;background:#f3f3f3;padding:0 .25em}
 figure{margin:1.2em 0 1.8em}figure svg{display:block;width:100%;max-width:860px;height:auto}
 figcaption{color:#444;font-size:.9em;margin-top:.3em}
+summary{cursor:pointer;color:#333;margin:.3em 0}
 .warn{color:#8a4b00;background:#fff6e5;border-left:3px solid #f0a020;padding:.4em .8em}
 .bad{color:#a00}.ok{color:#176a1a}
 nav ol{columns:2;font-size:.92em}footer{margin-top:3em;color:#777;font-size:.85em}
@@ -147,7 +149,9 @@ def _scenario_name_and_description(meta: dict) -> tuple[Optional[str], str]:
     text = meta.get("scenario_toml") or ""
     name = None
     try:
-        name = tomllib.loads(text).get("name") if text else None
+        data = tomllib.loads(text) if text else {}
+        study = data.get("study") if isinstance(data.get("study"), dict) else {}
+        name = data.get("name") or study.get("name")
     except tomllib.TOMLDecodeError:
         pass
     lines = []
@@ -206,7 +210,10 @@ def _header_section(dir: Path, meta: dict, t: plots.Tables) -> Section:
             [{"swept key": k, "values": ", ".join(map(str, v if isinstance(v, list) else [v])),
               "count": len(v) if isinstance(v, list) else 1} for k, v in grid.items()]), "The grid"))
     if meta.get("scenario_toml"):
-        parts.append(f"<details open><summary>Scenario TOML</summary><pre>{_e(meta['scenario_toml'])}</pre></details>")
+        toml_text = meta["scenario_toml"]
+        is_open = " open" if toml_text.count("\n") <= 40 else ""  # a long study file starts folded
+        parts.append(f"<details{is_open}><summary>Scenario TOML ({toml_text.count(chr(10)) + 1} lines)"
+                     f"</summary><pre>{_e(toml_text)}</pre></details>")
     else:
         parts.append("<p>Scenario TOML: unknown (no ccbench.json in the store).</p>")
     return Section("What was asked", paragraphs=paragraphs, html="".join(parts))
@@ -270,14 +277,20 @@ def summary_table(t: plots.Tables, confidence: float = 0.95) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-def _series_has(t: plots.Tables, col: str) -> bool:
-    s = t.get_series()
-    return not s.empty and col in s.columns and s[col].notna().any()
+def _has(s: pd.DataFrame, col: str, run_id: Optional[str]) -> bool:
+    if s.empty or col not in s.columns:
+        return False
+    if run_id is not None:
+        s = s[s["run_id"] == run_id]
+    return bool(s[col].notna().any())
 
 
-def _link_has(t: plots.Tables, col: str) -> bool:
-    s = t.get_link_series()
-    return not s.empty and col in s.columns and s[col].notna().any()
+def _series_has(t: plots.Tables, col: str, run_id: Optional[str] = None) -> bool:
+    return _has(t.get_series(), col, run_id)
+
+
+def _link_has(t: plots.Tables, col: str, run_id: Optional[str] = None) -> bool:
+    return _has(t.get_link_series(), col, run_id)
 
 
 def _figure_plan(t: plots.Tables) -> list[tuple[str, str, str]]:
@@ -297,15 +310,15 @@ def _figure_plan(t: plots.Tables) -> list[tuple[str, str, str]]:
                      f"Goodput of {num} relative to {base} vs {plots.AXES[axes[0]]} (1 = equal)."))
     run = plots.select_run(t)
     where = f"run {run[:10]}"
-    if _series_has(t, "goodput_bps"):
+    if _series_has(t, "goodput_bps", run):
         plan.append(("One run over time", "throughput-time", f"Per-flow throughput over time ({where}: the first ok run in grid order)."))
-    if _series_has(t, "cwnd_pkts"):
+    if _series_has(t, "cwnd_pkts", run):
         plan.append(("One run over time", "cwnd-time", f"Congestion window per flow ({where})."))
-    if _series_has(t, "rtt_ms"):
+    if _series_has(t, "rtt_ms", run):
         plan.append(("One run over time", "rtt-time", f"Smoothed RTT per flow ({where})."))
-    if _series_has(t, "pacing_bps"):
+    if _series_has(t, "pacing_bps", run):
         plan.append(("One run over time", "pacing-time", f"Pacing rate per flow ({where})."))
-    if _link_has(t, "queue_bytes"):
+    if _link_has(t, "queue_bytes", run):
         plan.append(("One run over time", "queue-time", f"Bottleneck queue ({where})."))
     s = t.get_series()
     if _series_has(t, "goodput_bps"):
