@@ -27,7 +27,10 @@ def build_meta(scenario: Any, backend: str, *, grid: Optional[Mapping[str, Seque
     """The ccbench.json dict for runs of ``scenario`` (a Scenario, or None when unknown)."""
     from . import __version__
 
-    file, text = scenario_toml(scenario) if scenario is not None else (None, None)
+    try:
+        file, text = scenario_toml(scenario) if scenario is not None else (None, None)
+    except TypeError:  # a value TOML cannot hold (a dict built in Python): keep the metadata
+        file, text = getattr(scenario, "source", None), None
     return {
         "ccbench_version": __version__,
         "command": list(command) if command is not None else None,
