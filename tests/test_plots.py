@@ -301,3 +301,15 @@ def test_ratio_one_line_per_other_swept_value(store):
     line = line_by_label(ax, "bbr / cubic (access.delay=1ms)")
     expected = [39.0 / (cell_goodput_mbps("cubic", v) - 1) for v in sorted(LOSSES.values())]
     assert np.allclose(line.get_ydata(), expected)
+
+
+def test_shared_y_range_covers_every_panel(store):
+    # bbr's panel is drawn first with small values; cubic's larger values must not be cut off
+    mixed = store.series.copy()
+    mixed.loc[mixed.flow_id == 1, "cc"] = "bbr"
+    mixed.loc[mixed.cc == "cubic", "goodput_bps"] *= 100
+    fig = plots.throughput_time(SimpleNamespace(**{**vars(store), "series": mixed}))
+    top = max(mixed.loc[mixed.run_id == plots.select_run(store), "goodput_bps"]) / 1e6
+    for ax in fig.axes:
+        if ax.has_data():
+            assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= top

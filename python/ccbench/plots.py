@@ -532,9 +532,10 @@ def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: 
                      loc="left")
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        ax.set_ylim(bottom=0)
         if 1 < len(flows) <= 6:
             ax.legend(fontsize="x-small", ncols=min(len(flows), 3))
+    # only now: set_ylim freezes autoscaling, and the shared y range must cover every panel
+    axes[0, 0].set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle(f"{title}\n{_run_title(t, rid)}", fontsize="medium")
     return fig
