@@ -305,6 +305,8 @@ def test_resume_after_sigkill(tmp_path, sim_core):
     res = load(out)
     assert len(res.runs) == 24 and res.runs["run_id"].is_unique
     assert set(res.runs["status"]) == {"ok"}
+    # the store records the command that made it (for the report's header)
+    assert res.meta["command"][:2] == ["ccbench", "sweep"] and "--workers" in res.meta["command"]
     assert len(res.flows) == 24 and not res.flows.duplicated(["run_id", "flow_id"]).any()
     assert not res.series.duplicated(["run_id", "flow_id", "t_s"]).any()
     # the runs stored before the kill were kept, not run again

@@ -48,6 +48,8 @@ def plot_command(
     from rich.console import Console
     from rich.table import Table
 
+    from rich.markup import escape
+
     from ccbench import plots
 
     if list_:
@@ -55,7 +57,7 @@ def plot_command(
         t.add_column("kind")
         t.add_column("what it shows")
         for name, (_, desc) in plots.KINDS.items():
-            t.add_row(name, desc)
+            t.add_row(name, escape(desc))
         Console(width=max(Console().width, 110)).print(t)
         return
     if dir is None or kind is None:

@@ -4,6 +4,7 @@ Also runnable on its own: ``python -m ccbench.cli_sweep sweep study.toml ...``.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -63,7 +64,8 @@ def sweep_command(
             return
         summary = sw.run_sweep(scenario, out, grid=grid, zips=zip_, repeat=repeat, backend=backend,
                                workers=workers, dask=dask, retry_failed=retry_failed,
-                               overrides=set_, progress=not quiet, console=err)
+                               overrides=set_, progress=not quiet, console=err,
+                               command=["ccbench", *sys.argv[1:]])
     except ValueError as e:  # SweepError, ScenarioError
         err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
