@@ -1171,7 +1171,8 @@ def analysis_oscillation(study: Study, datas: list[PartData]):
     tables, paragraphs = [], []
     for d in datas:
         rows, summary = [], []
-        for rid in d.runs["run_id"]:
+        ordered = d.runs.sort_values("repeat") if "repeat" in d.runs.columns else d.runs
+        for rid in ordered["run_id"]:
             run_flows = d.flows[d.flows["run_id"] == rid]
             rrow = d.runs[d.runs["run_id"] == rid].iloc[0]
             for cc in _ccs(d):
