@@ -473,8 +473,8 @@ def find_study(name_or_path: str | os.PathLike) -> Study:
     """A built-in study by name, or a study file by path."""
     text = str(name_or_path)
     p = Path(text)
-    if p.suffix == ".toml" or os.sep in text or p.exists():
-        return load_study(p)
+    if p.suffix == ".toml" or os.sep in text or p.is_file():
+        return load_study(p)  # a path (a directory of the same name as a study does not count)
     for path in builtin_studies():
         if path.stem == text:
             return load_study(path)
