@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -83,6 +84,30 @@ def test_summary_table_intervals():
     assert hi - m == pytest.approx(4.302653 / 3 ** 0.5, abs=0.01)  # 3 significant digits shown
     assert m - lo == pytest.approx(4.302653 / 3 ** 0.5, abs=0.01)
     assert row["runs"] == 3 and row["flows"] == 6
+
+
+def test_summary_keeps_scenarios_of_one_store_apart():
+    """A study stores several scenarios (parts) in one store: the same swept cell of two parts
+    is two rows, never pooled (pooling a lone flow with a competing one makes a meaningless
+    interval)."""
+    from ccbench import plots
+
+    a, b = fake_store(failed=False), fake_store(failed=False)
+    for tab in ("runs", "flows", "series", "link_series"):
+        getattr(b, tab)["run_id"] = "b" + getattr(b, tab)["run_id"].str[1:]
+    b.flows["name"] = "other"
+    b.flows["goodput_bps"] *= 3
+    a.flows["name"] = "fake"
+    a.runs["name"], b.runs["name"] = "fake", "other"
+    both = SimpleNamespace(**{tab: pd.concat([getattr(a, tab), getattr(b, tab)], ignore_index=True)
+                              for tab in ("runs", "flows", "series", "link_series")}, meta=a.meta)
+    df = report.summary_table(plots.tables(both))
+    assert len(df) == 12 and set(df["name"]) == {"fake", "other"}
+    for name, scale in (("fake", 1.0), ("other", 3.0)):
+        row = df[(df["name"] == name) & (df["bottleneck.loss"] == "1%") & (df["cc"] == "cubic")].iloc[0]
+        m = float(re.findall(r"-?[\d.]+", row["goodput per flow, Mbit/s"])[0])
+        assert m == pytest.approx(5.0 * scale, rel=1e-3)
+        assert row["runs"] == 3
 
 
 def test_sections_given_are_rendered_escaped(tmp_path):

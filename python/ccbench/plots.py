@@ -137,6 +137,11 @@ def swept_columns(results: Any) -> list[str]:
                 break
     if not cols:  # no metadata: swept columns are the key paths (they contain a dot)
         cols = [c for c in t.runs.columns if "." in c]
+    # A store holding several scenarios (the parts of a study, e.g. "dumbbell-loss/alone" and
+    # "dumbbell-loss/competing") has cells that differ by scenario: pooling them would mix a
+    # lone flow with a competing one, so the scenario name is a cell dimension too.
+    if "name" in t.runs.columns and t.runs["name"].dropna().nunique() > 1:
+        cols.insert(0, "name")
     return cols
 
 
