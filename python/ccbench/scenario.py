@@ -662,18 +662,25 @@ def load_scenario(
     """Read, override and validate a scenario file. Raises ScenarioError."""
     path = Path(path)
     source = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(source, None, "no such file", "a path to a scenario .toml file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(source, None, f"cannot read the file: {e}", "a UTF-8 TOML file") from None
+    text = read_toml_text(path, "a path to a scenario .toml file")
     raw = parse_toml(text, source)
     raw.setdefault("name", path.stem)
     sc = Scenario.from_dict(raw, source=source)
     if overrides:
         sc = sc.with_overrides(overrides)
     return sc
+
+
+def read_toml_text(path: Path, expected: str, error: "type[ScenarioError] | None" = None) -> str:
+    """The UTF-8 text of a TOML file; a missing or unreadable file raises ``error`` (a
+    ScenarioError subclass, default ScenarioError) naming the file and ``expected``."""
+    error = error or ScenarioError
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise error(str(path), None, "no such file", expected) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise error(str(path), None, f"cannot read the file: {e}", "a UTF-8 TOML file") from None
 
 
 def parse_toml(text: str, source: str) -> dict:

@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from .scenario import Scenario, ScenarioError, parse_toml
+from .scenario import Scenario, ScenarioError, parse_toml, read_toml_text
 
 __all__ = [
     "StudyError",
@@ -248,12 +248,7 @@ def load_study(path: str | os.PathLike) -> Study:
     """Read and validate a study file. Raises StudyError (file, key path, what was expected)."""
     path = Path(path)
     src = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise StudyError(src, None, "no such file", "a study .toml file or a built-in study name") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise StudyError(src, None, f"cannot read the file: {e}", "a UTF-8 TOML file") from None
+    text = read_toml_text(path, "a study .toml file or a built-in study name", StudyError)
     try:
         raw = parse_toml(text, src)
     except ScenarioError as e:
@@ -616,27 +611,26 @@ class PartData:
         flows = results.flows
         self.flows = flows[flows["run_id"].isin(ids)].reset_index(drop=True) if "run_id" in flows else flows
         self._ids = ids
-        self._series = None
-        self._link = None
+        self._lazy: dict[str, pd.DataFrame] = {}
         meta = dict(getattr(results, "meta", {}) or {})
         meta["grid"] = part.axes(bool(meta.get("quick")))  # this part's own axes, for plots
         self.meta = meta
 
+    def _part_rows(self, table: str) -> pd.DataFrame:
+        """This part's rows of a time-series table of the whole store (read lazily, once)."""
+        if table not in self._lazy:
+            s = getattr(self._results, table, None)
+            s = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
+            self._lazy[table] = s[s["run_id"].isin(self._ids)].reset_index(drop=True) if "run_id" in s else s
+        return self._lazy[table]
+
     @property
     def series(self) -> pd.DataFrame:
-        if self._series is None:
-            s = getattr(self._results, "series", None)
-            s = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
-            self._series = s[s["run_id"].isin(self._ids)].reset_index(drop=True) if "run_id" in s else s
-        return self._series
+        return self._part_rows("series")
 
     @property
     def link_series(self) -> pd.DataFrame:
-        if self._link is None:
-            s = getattr(self._results, "link_series", None)
-            s = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
-            self._link = s[s["run_id"].isin(self._ids)].reset_index(drop=True) if "run_id" in s else s
-        return self._link
+        return self._part_rows("link_series")
 
     @property
     def empty(self) -> bool:
