@@ -189,3 +189,16 @@ def test_cv_metric_is_in_percent_of_the_mean():
     assert m.mean == pytest.approx(20.0)
     m = study.measure(data, study.Published("p", {"cc": "cubic"}, "goodput", 10.0, "KB/s"))
     assert m.mean == pytest.approx(10e6 / 8e3)  # 1250 KB/s
+
+
+def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path):
+    """dumbbell-loss sets an access-link rate, which the kernel backend does not emulate (and
+    without root it cannot run at all): the study must stop with the part and the reason
+    before any run is stored, not store 18 failed runs."""
+    from ccbench.study import StudyError, run_study
+
+    out = tmp_path / "k"
+    with pytest.raises(StudyError) as ei:
+        run_study("dumbbell-loss", out, backend="kernel", quick=True, progress=False)
+    assert "part 'alone' cannot run on the kernel backend" in str(ei.value)
+    assert not out.exists()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import inspect
 import json
 import math
 import os
@@ -517,14 +516,10 @@ def run_study(study: Study | str | os.PathLike, out: str | os.PathLike | None = 
     out = Path(out) if out is not None else default_out(study, quick)
     run = StudyRun(study, out, quick, backend)
     t0 = time.perf_counter()
-    accepted = set(inspect.signature(sw.run_sweep).parameters)
-    extra = {}
-    if "command" in accepted:
-        extra["command"] = list(command) if command is not None else list(sys.argv)
-    if "study" in accepted:
-        extra["study"] = study.name
-    for part in study.parts:
-        sc = part.scenario(quick, repeat, source=str(study.path))
+    extra = {"command": list(command) if command is not None else list(sys.argv), "study": study.name}
+    scenarios = [part.scenario(quick, repeat, source=str(study.path)) for part in study.parts]
+    check_backend(study, scenarios, backend)
+    for part, sc in zip(study.parts, scenarios):
         if progress and console is not None:
             console.print(f"[bold]{study.name}[/]: part {part.name} - {sc.describe()}",
                           highlight=False, soft_wrap=True)
@@ -537,6 +532,22 @@ def run_study(study: Study | str | os.PathLike, out: str | os.PathLike | None = 
 
         run.report = build_report(out)
     return run
+
+
+def check_backend(study: Study, scenarios: Sequence[Scenario], backend: str) -> None:
+    """Refuse, before anything runs, a study that the backend cannot run in some cell (e.g. an
+    access-link rate or Vegas on the kernel backend): the ScenarioError names the part's file,
+    key and what was expected, and the part."""
+    from . import backends
+    from . import sweep as sw
+
+    for part, sc in zip(study.parts, scenarios):
+        for spec in sw.plan(sc, sw.grid_from_scenario(sc), backend):
+            try:
+                backends.check(spec.scenario, backend)
+            except ScenarioError as e:
+                raise StudyError(e.source, e.key, f"part {part.name!r} cannot run on the {backend} "
+                                 f"backend: {e.problem}", e.expected) from None
 
 
 def write_meta(study: Study, out: Path, *, quick: bool, backend: str, repeat: Optional[int],
