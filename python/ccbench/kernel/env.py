@@ -63,11 +63,17 @@ def ping_path() -> str | None:
 def link_binary() -> Path | None:
     """ccbench-link: $CCBENCH_LINK, else target/release/ccbench-link in the repository."""
     env = os.environ.get("CCBENCH_LINK")
-    if env:
-        p = Path(env)
-        return p if p.is_file() and os.access(p, os.X_OK) else None
-    p = REPO_ROOT / "target" / "release" / "ccbench-link"
-    return p if p.is_file() and os.access(p, os.X_OK) else None
+    p = Path(env) if env else REPO_ROOT / "target" / "release" / "ccbench-link"
+    return p if _is_executable_file(p) else None
+
+
+def _is_executable_file(p: Path) -> bool:
+    """An executable regular file; False also where a directory on the way cannot be entered
+    (a checkout in another user's 0700 home makes Path.is_file raise PermissionError)."""
+    try:
+        return p.is_file() and os.access(p, os.X_OK)
+    except OSError:
+        return False
 
 
 def link_binary_or_raise() -> Path:
