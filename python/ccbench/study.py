@@ -862,6 +862,13 @@ def _is_quick(data: PartData) -> bool:
     return bool(data.meta.get("quick"))
 
 
+def _cell_ccs(data: PartData):
+    """Every (grid cell, cc) pair of a part, cells in grid order, algorithms in _ccs order."""
+    for cell in _cells(data):
+        for cc in _ccs(data):
+            yield cell, cc
+
+
 def _ccs(data: PartData) -> list[str]:
     if "cc" not in data.flows.columns:
         return []
@@ -882,11 +889,10 @@ def analysis_goodput(study: Study, datas: list[PartData]):
     tables = []
     for d in datas:
         rows = []
-        for cell in _cells(d):
-            for cc in _ccs(d):
-                m = _ci(per_run(d, {**cell, "cc": cc}))
-                if m.n:
-                    rows.append({**_cell_cols(cell), "cc": cc, **_ci_cols(m, scale)})
+        for cell, cc in _cell_ccs(d):
+            m = _ci(per_run(d, {**cell, "cc": cc}))
+            if m.n:
+                rows.append({**_cell_cols(cell), "cc": cc, **_ci_cols(m, scale)})
         if rows:
             tables.append((f"{d.part.name}: goodput per flow ({study.unit}), mean of repeats with "
                            f"the 95 % t interval", pd.DataFrame(rows)))
@@ -946,21 +952,20 @@ def analysis_variability(study: Study, datas: list[PartData]):
     tables = []
     for d in datas:
         rows = []
-        for cell in _cells(d):
-            for cc in _ccs(d):
-                v = per_run(d, {**cell, "cc": cc}).to_numpy()
-                if v.size == 0:
-                    continue
-                cv = analysis.coefficient_of_variation(v)
-                bi = analysis.bimodality(v)
-                means = getattr(bi, "means", None)
-                rows.append({**_cell_cols(cell), "cc": cc, "n": int(v.size),
-                             "mean": _fmt(float(np.mean(v)) * scale, 4),
-                             "CV %": _fmt(cv * 100 if cv is not None else None, 3),
-                             "bimodal": {True: "yes", False: "no"}.get(bi.bimodal, "n too small"),
-                             "mode means": (" / ".join(f"{x * scale:.4g}" for x in means)
-                                            if means and bi.bimodal else ""),
-                             "ΔBIC": _fmt(getattr(bi, "delta_bic", None), 3)})
+        for cell, cc in _cell_ccs(d):
+            v = per_run(d, {**cell, "cc": cc}).to_numpy()
+            if v.size == 0:
+                continue
+            cv = analysis.coefficient_of_variation(v)
+            bi = analysis.bimodality(v)
+            means = getattr(bi, "means", None)
+            rows.append({**_cell_cols(cell), "cc": cc, "n": int(v.size),
+                         "mean": _fmt(float(np.mean(v)) * scale, 4),
+                         "CV %": _fmt(cv * 100 if cv is not None else None, 3),
+                         "bimodal": {True: "yes", False: "no"}.get(bi.bimodal, "n too small"),
+                         "mode means": (" / ".join(f"{x * scale:.4g}" for x in means)
+                                        if means and bi.bimodal else ""),
+                         "ΔBIC": _fmt(getattr(bi, "delta_bic", None), 3)})
         if rows:
             tables.append((f"{d.part.name}: run-to-run variability of goodput ({study.unit}); "
                            f"bimodality from analysis.bimodality (two-Gaussian mixture vs one, BIC)",
@@ -1095,14 +1100,13 @@ def analysis_delay(study: Study, datas: list[PartData]):
     tables = []
     for d in datas:
         rows = []
-        for cell in _cells(d):
-            for cc in _ccs(d):
-                m = _ci(per_run(d, {**cell, "cc": cc}, "rtt_mean_ms"))
-                p = _ci(per_run(d, {**cell, "cc": cc}, "rtt_p95_ms"))
-                if m.n:
-                    rows.append({**_cell_cols(cell), "cc": cc, "RTT mean ms": _fmt(m.mean),
-                                 "95% lo": _fmt(m.lo), "95% hi": _fmt(m.hi),
-                                 "RTT p95 ms": _fmt(p.mean), "n": m.n})
+        for cell, cc in _cell_ccs(d):
+            m = _ci(per_run(d, {**cell, "cc": cc}, "rtt_mean_ms"))
+            p = _ci(per_run(d, {**cell, "cc": cc}, "rtt_p95_ms"))
+            if m.n:
+                rows.append({**_cell_cols(cell), "cc": cc, "RTT mean ms": _fmt(m.mean),
+                             "95% lo": _fmt(m.lo), "95% hi": _fmt(m.hi),
+                             "RTT p95 ms": _fmt(p.mean), "n": m.n})
         if rows:
             tables.append((f"{d.part.name}: average delay (flow RTT)", pd.DataFrame(rows)))
     return _section("Average delay", [], tables)
@@ -1141,22 +1145,21 @@ def analysis_latency(study: Study, datas: list[PartData]):
     tables = []
     for d in datas:
         rows = []
-        for cell in _cells(d):
-            for cc in _ccs(d):
-                fcell = {**cell, "cc": cc}
-                tot = per_run(d, fcell, how="sum")
-                if tot.empty:
-                    continue
-                runs = d.runs[d.runs["run_id"].isin(set(tot.index))]
-                g = _ci(tot)
-                p50 = _ci(runs["probe_rtt_p50_ms"].astype(float)) if "probe_rtt_p50_ms" in runs else Measured(None)
-                p95 = _ci(runs["probe_rtt_p95_ms"].astype(float)) if "probe_rtt_p95_ms" in runs else Measured(None)
-                rtt = _ci(per_run(d, fcell, "rtt_mean_ms"))
-                rows.append({**_cell_cols(cell), "cc": cc, f"total goodput {study.unit}": _fmt(g.mean * scale, 4),
-                             "95% lo": _fmt(g.lo * scale if g.lo is not None else None, 4),
-                             "95% hi": _fmt(g.hi * scale if g.hi is not None else None, 4),
-                             "ping p50 ms": _fmt(p50.mean), "ping p95 ms": _fmt(p95.mean),
-                             "flow RTT mean ms": _fmt(rtt.mean), "n": g.n})
+        for cell, cc in _cell_ccs(d):
+            fcell = {**cell, "cc": cc}
+            tot = per_run(d, fcell, how="sum")
+            if tot.empty:
+                continue
+            runs = d.runs[d.runs["run_id"].isin(set(tot.index))]
+            g = _ci(tot)
+            p50 = _ci(runs["probe_rtt_p50_ms"].astype(float)) if "probe_rtt_p50_ms" in runs else Measured(None)
+            p95 = _ci(runs["probe_rtt_p95_ms"].astype(float)) if "probe_rtt_p95_ms" in runs else Measured(None)
+            rtt = _ci(per_run(d, fcell, "rtt_mean_ms"))
+            rows.append({**_cell_cols(cell), "cc": cc, f"total goodput {study.unit}": _fmt(g.mean * scale, 4),
+                         "95% lo": _fmt(g.lo * scale if g.lo is not None else None, 4),
+                         "95% hi": _fmt(g.hi * scale if g.hi is not None else None, 4),
+                         "ping p50 ms": _fmt(p50.mean), "ping p95 ms": _fmt(p95.mean),
+                         "flow RTT mean ms": _fmt(rtt.mean), "n": g.n})
         if rows:
             tables.append((f"{d.part.name}: goodput and latency under load (ping during the transfer)",
                            pd.DataFrame(rows)))
