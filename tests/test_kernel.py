@@ -231,7 +231,12 @@ def cubic_run():
     from ccbench.backends import kernel
 
     keep: dict = {}
-    sc = scenario(duration="10s", probe={"ping": "200ms"})
+    # start_jitter 0: the flow's window is exactly 10 s. With a start offset the iperf3 client
+    # (whole seconds only) sends a few ms past the end of the run, into the tear-down, and the
+    # emulator's lateness then reaches milliseconds (measured: p99 2-12 ms against 52 µs);
+    # a known problem, left for the hardening issue: the lateness bound here is about the
+    # emulator during the run.
+    sc = scenario(duration="10s", probe={"ping": "200ms"}, start_jitter="0s")
     res = kernel.run(sc, keep=keep)
     return sc, res, keep
 
