@@ -207,3 +207,55 @@ def test_sim_backend_without_counters_gives_two_null_rows(monkeypatch):
     r = sim.run(scenario())
     assert r.counters["side"].tolist() == ["sender", "receiver"]
     assert r.counters[list(COUNTER_NAMES)].isna().all().all()
+
+
+# ---- the kernel's MIB files ------------------------------------------------------------------
+
+SNMP = """Ip: Forwarding DefaultTTL InReceives
+Ip: 2 64 100
+Tcp: RtoAlgorithm RtoMin MaxConn RetransSegs OutSegs
+Tcp: 1 200 -1 12 3400
+Udp: InDatagrams
+Udp: 5
+"""
+NETSTAT = """TcpExt: SyncookiesSent PAWSEstab DelayedACKs
+TcpExt: 0 7 19
+IpExt: InNoRoutes
+IpExt: 0
+"""
+
+
+def test_parse_mib_pairs_names_with_values():
+    from ccbench.kernel.mib import parse_mib
+
+    m = parse_mib(SNMP + NETSTAT)
+    assert m["TcpRetransSegs"] == 12 and m["TcpOutSegs"] == 3400 and m["TcpMaxConn"] == -1
+    assert m["TcpExtPAWSEstab"] == 7 and m["TcpExtDelayedACKs"] == 19 and m["IpExtInNoRoutes"] == 0
+    assert m["IpInReceives"] == 100 and m["UdpInDatagrams"] == 5
+    # a truncated read (a names line without its values) is skipped, the rest still pairs up
+    assert parse_mib("Tcp: A B\nTcpExt: X\nTcpExt: 4\n") == {"TcpExtX": 4}
+
+
+def test_mib_delta_is_null_for_a_counter_the_kernel_lacks():
+    from ccbench.backends.kernel import _counter_rows
+    from ccbench.kernel.mib import mib_delta
+
+    d = mib_delta({"TcpRetransSegs": 2, "TcpExtPAWSEstab": 1}, {"TcpRetransSegs": 9, "TcpExtPAWSEstab": 1},
+                  ["TcpRetransSegs", "TcpExtPAWSEstab", "TcpExtNotHere"])
+    assert d == {"TcpRetransSegs": 7, "TcpExtPAWSEstab": 0, "TcpExtNotHere": None}
+    rows = _counter_rows({"sender": {"TcpRetransSegs": 2}, "receiver": {}},
+                         {"sender": {"TcpRetransSegs": 5}, "receiver": {}})
+    assert [r["side"] for r in rows] == ["sender", "receiver"]
+    assert rows[0]["TcpRetransSegs"] == 3 and rows[0]["TcpOutSegs"] is None
+    assert all(v is None for k, v in rows[1].items() if k != "side")
+    # a reading that failed: every counter null, the rows still there
+    assert all(v is None for r in _counter_rows(None, None) for k, v in r.items() if k != "side")
+
+
+def test_read_mib_of_this_namespace_has_the_counters():
+    from ccbench.kernel.mib import read_mib
+
+    m = read_mib()
+    missing = [n for n in COUNTER_NAMES if n not in m]
+    # every one of them exists on any kernel of the last decade
+    assert not missing, missing
