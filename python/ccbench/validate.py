@@ -647,11 +647,12 @@ def _counter_cell(comp: Comparison, i: int, name: str) -> str:
     return text
 
 
-def main_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
-    """The per-cell table: header and rows of text."""
-    head = ["part", "cell", "cc"]
+def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """The per-cell table: header and rows of text. ``compact`` (the terminal): part and cell in
+    one column, goodput without its range."""
+    head = ["cell", "cc"] if compact else ["part", "cell", "cc"]
     for b in comp.backends:
-        head.append(f"{b} goodput Mbit/s")
+        head.append(f"{b} Mbit/s" if compact else f"{b} goodput Mbit/s")
     for b in comp.compared:
         head.append(f"{b} err")
     for b in comp.backends:
@@ -664,14 +665,17 @@ def main_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
         head.append("verdict")
     rows = []
     for i, c in enumerate(comp.cells):
-        row = [c.part, c.label or "–", c.cc]
-        row += [_goodput_text(comp.side(i, b)) + _failed_note(comp.side(i, b)) for b in comp.backends]
+        row = [c.name, c.cc] if compact else [c.part, c.label or "–", c.cc]
+        for b in comp.backends:
+            s = comp.side(i, b)
+            g = _f(_mb(s.mean("goodput"))) if compact else _goodput_text(s)
+            row.append(g + _failed_note(s))
         row += [_err_text(comp.goodput_error(i, b)) for b in comp.compared]
         row += [_f(comp.side(i, b).mean("rtt"), 1) for b in comp.backends]
         row += [_count_text(comp.side(i, b).mean("retx")) for b in comp.backends]
         for b in comp.compared:
             e, st = comp.retx_error(i, b)
-            row.append(_err_text(e) + (" (one-sided)" if st == "one-sided" else ""))
+            row.append(_err_text(e) + ((" ⚠" if compact else " (one-sided)") if st == "one-sided" else ""))
         if comp.compared:
             verdict = []
             for b in comp.compared:
@@ -699,17 +703,21 @@ def _failed_note(s: Side) -> str:
     return f" [{', '.join(bits)}]" if bits else ""
 
 
-def counters_with_data(comp: Comparison) -> list[str]:
-    """The counters some backend has a value for in some cell."""
-    return [n for n in COUNTERS if any(comp.side(i, b).counter(n) is not None
+def counters_with_data(comp: Comparison, nonzero: bool = False) -> list[str]:
+    """The counters some backend has a value for (``nonzero``: a value other than 0) in some cell."""
+    def has(v: Optional[float]) -> bool:
+        return v is not None and (v != 0 or not nonzero)
+
+    return [n for n in COUNTERS if any(has(comp.side(i, b).counter(n))
                                        for i in range(len(comp.cells)) for b in comp.backends)]
 
 
-def counter_rows(comp: Comparison, names: Optional[Sequence[str]] = None) -> tuple[list[str], list[list[str]]]:
+def counter_rows(comp: Comparison, names: Optional[Sequence[str]] = None,
+                 compact: bool = False) -> tuple[list[str], list[list[str]]]:
     names = list(COUNTERS) if names is None else list(names)
-    head = ["part", "cell", "cc"] + [n.removeprefix("TcpExt") for n in names]
-    rows = [[c.part, c.label or "–", c.cc] + [_counter_cell(comp, i, n) for n in names]
-            for i, c in enumerate(comp.cells)]
+    head = (["cell", "cc"] if compact else ["part", "cell", "cc"]) + [n.removeprefix("TcpExt") for n in names]
+    rows = [([c.name, c.cc] if compact else [c.part, c.label or "–", c.cc])
+            + [_counter_cell(comp, i, n) for n in names] for i, c in enumerate(comp.cells)]
     return head, rows
 
 
@@ -942,27 +950,28 @@ def print_tables(run: ValidateRun, console: Any) -> None:
     def show(title: str, head: list[str], rows: list[list[str]], colour_last: bool = False):
         t = Table(title=title, title_justify="left")
         for h in head:
-            t.add_column(h, overflow="fold")
+            t.add_column(h, overflow="fold", no_wrap=h in ("cell", "worst cell"))
         for r in rows:
             cells = [Text(str(x)) for x in r]
             if colour_last and r:
                 last = str(r[-1])
                 cells[-1].stylize("red" if "MISS" in last or last == "no" else
-                                  "green" if last in ("ok", "yes") else "")
+                                  "green" if last in ("goodput ok", "yes") else "")
             t.add_row(*cells)
         console.print(t)
 
-    head, rows = main_rows(comp)
-    show("validate: goodput (Mbit/s, mean and range), RTT, retransmits per cell", head, rows,
+    head, rows = main_rows(comp, compact=True)
+    show("validate: mean goodput, RTT and retransmits per cell (ranges and counters: validate.md)", head, rows,
          colour_last=bool(comp.compared))
-    names = counters_with_data(comp)
+    names = counters_with_data(comp, nonzero=True)
     if names:
-        head, rows = counter_rows(comp, names)
+        head, rows = counter_rows(comp, names, compact=True)
         show(f"TCP counters, mean per run ({' / '.join(comp.backends)}; ✗ more than "
-             f"{COUNTER_TARGET:.0%} apart, ⚠ one-sided; counters without data left out)", head, rows)
+             f"{COUNTER_TARGET:.0%} apart, ⚠ one-sided; counters that are 0 or – everywhere left out)",
+             head, rows)
     else:
-        console.print("TCP counters: – (no counter values in the stores"
-                      + ("" if any(comp.has_counters.values()) else ": no counters table") + ")",
+        console.print("TCP counters: 0 or – everywhere"
+                      + ("" if any(comp.has_counters.values()) else " (no counters table in the stores)"),
                       highlight=False)
     if comp.compared:
         head, rows = summary_rows(comp)
