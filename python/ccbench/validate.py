@@ -779,7 +779,7 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
               f"{'quick; ' if run.quick else ''}runs of {_durations(study, run.quick)}, "
               f"{_repeats(study, run.quick, repeat)} repeats per cell per backend)",
               f"- backends: {', '.join(comp.backends)}; reference: "
-              f"{comp.reference or f'none ({REFERENCE} has no runs)'}",
+              f"{comp.reference or (f'none ({REFERENCE} has no ok runs)' if REFERENCE in comp.backends else f'none ({REFERENCE} not in --backends)')}",
               f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
               f"machine: {os.cpu_count()} CPUs, Linux {os.uname().release}"]
     commit = _git_commit()
