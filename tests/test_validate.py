@@ -127,6 +127,8 @@ def test_cli_bad_grid_exit_2(tmp_path):
     assert res.exit_code == 2, res.output
     assert "error:" in res.output and "flows.0.cc" in res.output and "cubc" in res.output
     assert not (tmp_path / "o" / "sim" / "runs").exists()
+    res = CliRunner().invoke(app, ["validate", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert res.exit_code == 0 and "[part.quick]" in res.output and "--rerun" in res.output
 
 
 # ---- sim-only quick run, resume, --rerun -------------------------------------------------------
@@ -178,7 +180,10 @@ def test_kernel_unavailable_gives_sim_only_with_a_note(tmp_path, monkeypatch):
     assert run.ran == ["sim"] and "kernel" in run.skipped
     assert run.comparison.reference is None
     assert any("comparison needs the kernel backend" in n for n in run.notes)
-    assert "comparison needs the kernel backend" in (tmp_path / "o" / "validate.md").read_text()
+    md = (tmp_path / "o" / "validate.md").read_text()
+    assert "comparison needs the kernel backend" in md and "reference: none (kernel cannot run here)" in md
+    assert run.comparison.backends == ["sim"]  # no kernel store here: no empty kernel columns
+    assert "kernel goodput" not in md
     assert (tmp_path / "o" / "goodput.svg").is_file()
 
 

@@ -37,7 +37,7 @@ def validate_command(
                                        help="Directory: DIR/<backend>/ stores, validate.md/.csv, goodput.svg "
                                             "(default results/validate, or results/validate-quick)."),
     duration: Optional[str] = typer.Option(None, "--duration", "-d", help="Length of every run, e.g. 10s."),
-    quick: bool = typer.Option(False, "--quick", help="The small grid (the parts' [part.quick] tables)."),
+    quick: bool = typer.Option(False, "--quick", help="The small grid (the parts' \\[part.quick] tables)."),
     rerun: Optional[str] = typer.Option(None, "--rerun",
                                         help="Backends whose stored runs are deleted and run again, e.g. sim "
                                              "(after a model change; the kernel runs are kept)."),

@@ -584,7 +584,9 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
                 console=console, command=command, study=study.name))
         write_meta(study, out / b, quick=quick, backend=b, repeat=repeat, command=command)
         run.wall_s[b] = time.perf_counter() - t0
-    run.comparison = compare(study, out, names, quick, repeat)
+    # the backends run now, and those that could not run but have a store here from before
+    shown = [b for b in names if b in run.ran or (out / b / "runs").is_dir()]
+    run.comparison = compare(study, out, shown, quick, repeat)
     if run.comparison.reference is None:
         why = run.skipped.get(REFERENCE)
         if REFERENCE not in names:
@@ -768,6 +770,14 @@ def _repeats(study: Study, quick: bool, repeat: Optional[int]) -> str:
     return ", ".join(map(str, rs))
 
 
+def _no_reference(run: ValidateRun) -> str:
+    if REFERENCE not in run.backends:
+        return f"none ({REFERENCE} not in --backends)"
+    if REFERENCE in run.skipped:
+        return f"none ({REFERENCE} cannot run here)"
+    return f"none ({REFERENCE} has no ok runs)"
+
+
 def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
     comp = run.comparison
     repeat = run.repeat
@@ -779,7 +789,7 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
               f"{'quick; ' if run.quick else ''}runs of {_durations(study, run.quick)}, "
               f"{_repeats(study, run.quick, repeat)} repeats per cell per backend)",
               f"- backends: {', '.join(comp.backends)}; reference: "
-              f"{comp.reference or (f'none ({REFERENCE} has no ok runs)' if REFERENCE in comp.backends else f'none ({REFERENCE} not in --backends)')}",
+              f"{comp.reference or _no_reference(run)}",
               f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
               f"machine: {os.cpu_count()} CPUs, Linux {os.uname().release}"]
     commit = _git_commit()
