@@ -173,11 +173,14 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
 
 
 def test_kernel_unavailable_gives_sim_only_with_a_note(tmp_path, monkeypatch):
-    monkeypatch.setattr(v, "backend_unavailable",
-                        lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None)
+    """Not root: the kernel backend's own check says so, validate runs the simulator only."""
+    from ccbench.kernel import env
+
+    monkeypatch.setattr(env, "is_root", lambda uid=None: False)
+    monkeypatch.setattr(env, "euid", lambda: 1000)
     grid = _grid_file(tmp_path, SMALL)
     run = v.run_validate(grid, tmp_path / "o", backends="sim,kernel", repeat=1, progress=False, workers=1)
-    assert run.ran == ["sim"] and "kernel" in run.skipped
+    assert run.ran == ["sim"] and "needs root" in run.skipped["kernel"]
     assert run.comparison.reference is None
     assert any("comparison needs the kernel backend" in n for n in run.notes)
     md = (tmp_path / "o" / "validate.md").read_text()
