@@ -80,6 +80,8 @@ COUNTERS: dict[str, str] = {
     "TcpExtTCPPartialUndo": "sender",
     "TcpExtTCPSpuriousRTOs": "sender",
     "TcpExtTCPTimeouts": "sender",
+    "TcpExtTCPSackRecovery": "sender",
+    "TcpExtTCPLostRetransmit": "sender",
 }
 
 
