@@ -134,6 +134,27 @@ def test_not_root_for_real_as_nobody():
     assert "needs root" in out and "uid 65534" in out, out
 
 
+def test_refuses_mixed_timestamps_naming_the_groups():
+    from ccbench.backends import kernel
+
+    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+                             "flows": [{"cc": "cubic"}, {"cc": "cubic", "timestamps": False}]},
+                            source="ts.toml")
+    with pytest.raises(ScenarioError) as ei:
+        kernel.check(sc)
+    ts = [p for p in ei.value.problems if p[0] == "flows.1.timestamps"]
+    assert ts, str(ei.value)
+    text = str(ei.value)
+    assert "on in flows.0 but off in flows.1" in text and "net.ipv4.tcp_timestamps" in text
+    # one value everywhere (on or off) is fine
+    for v in (True, False):
+        same = sc.with_overrides({"flows.0.timestamps": v, "flows.1.timestamps": v})
+        try:
+            kernel.check(same)
+        except ScenarioError as e:
+            assert not any("timestamps" in (p[0] or "") for p in e.problems), str(e)
+
+
 def test_refuses_other_aqm_and_access_rate():
     from ccbench.backends import kernel
 
@@ -291,12 +312,65 @@ def test_sim_and_kernel_tables_have_the_same_columns_and_types(cubic_run):
 
     sc, kres, _ = cubic_run
     sres = sim.run(sc.with_overrides({"duration": "2s"}))
-    for name in ("flows", "runs", "series", "link_series"):
+    for name in ("flows", "runs", "series", "link_series", "counters"):
         assert getattr(kres, f"{name}_table").schema == getattr(sres, f"{name}_table").schema, name
         assert list(getattr(kres, name).columns) == list(getattr(sres, name).columns), name
         # pandas dtypes too, including the columns one backend leaves null (nullable dtypes)
         kd, sd = getattr(kres, name), getattr(sres, name)
         assert dict(kd.dtypes) == dict(sd.dtypes), name
+
+
+@pytest.fixture(scope="module")
+def reorder_runs():
+    """CUBIC over 48 Mbit/s, 50 ms, 300 kB, uniform ±8 ms reordering jitter on the data path,
+    8 s, with TCP timestamps on and off (kernel-emulation-facts.md, "Reordering and PAWS")."""
+    if _missing():
+        pytest.skip(_missing())
+    from ccbench.backends import kernel
+
+    out = {}
+    for ts in (True, False):
+        sc = Scenario.from_dict({
+            "duration": "8s", "seed": 1,
+            "bottleneck": {"rate": "48Mbit", "rtt": "50ms", "buffer": "300kB", "jitter": "8ms",
+                           "jitter_dist": "uniform", "reorder": True},
+            "flows": [{"cc": "cubic", "timestamps": ts}]}, source="paws")
+        out[ts] = kernel.run(sc)
+    return out
+
+
+def _counters(res) -> dict:
+    return {row["side"]: row for row in res.counters_table.to_pylist()}
+
+
+@needs_kernel
+def test_paws_drops_reordered_segments_only_with_timestamps(reorder_runs):
+    for ts, res in reorder_runs.items():
+        assert res.ok, res.error
+        c = _counters(res)
+        print(f"timestamps {ts}: goodput {res.flows.goodput_bps[0] / 1e6:.1f} Mbit/s, receiver "
+              f"PAWSEstab {c['receiver']['TcpExtPAWSEstab']}, OFOQueue {c['receiver']['TcpExtTCPOFOQueue']}, "
+              f"sender RetransSegs {c['sender']['TcpRetransSegs']}, SACKReorder {c['sender']['TcpExtTCPSACKReorder']}")
+        assert set(c) == {"sender", "receiver"}
+        # the jitter reorders: the receiver queues out-of-order segments, the sender sees it
+        assert c["receiver"]["TcpExtTCPOFOQueue"] > 100 and c["sender"]["TcpExtTCPSACKReorder"] > 0
+        # the data went one way: the receiver sent no data and retransmitted nothing
+        assert c["receiver"]["TcpRetransSegs"] <= 2
+        assert c["receiver"]["TcpInSegs"] >= 0.9 * res.flows.data_received[0]
+    assert _counters(reorder_runs[True])["receiver"]["TcpExtPAWSEstab"] > 0
+    assert _counters(reorder_runs[False])["receiver"]["TcpExtPAWSEstab"] == 0
+
+
+@needs_kernel
+def test_sender_retrans_segs_match_the_flows_retransmits(reorder_runs):
+    """TcpRetransSegs and tcpi_total_retrans count the same retransmissions (tcp_retransmit_skb
+    adds to both); they differ only by the last sock_diag interval (10 ms) before the end and
+    the control connection."""
+    for ts, res in reorder_runs.items():
+        mib = _counters(res)["sender"]["TcpRetransSegs"]
+        flows = int(res.flows.retransmits.sum())
+        assert flows > 0, "no retransmissions: the comparison would be empty"
+        assert abs(mib - flows) <= max(3, 0.02 * flows), (ts, mib, flows)
 
 
 @needs_kernel

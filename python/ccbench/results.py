@@ -1,5 +1,5 @@
-"""The result schema shared by every backend: `flows`, `runs`, `series` and `link_series`
-tables. Every column, its unit and which backend fills it: docs/results.md.
+"""The result schema shared by every backend: `flows`, `runs`, `series`, `link_series` and
+`counters` tables. Every column, its unit and which backend fills it: docs/results.md.
 
 A backend hands per-flow rows, the time series and run-level extras to :func:`build_result`,
 which adds the standard columns (ids, scenario descriptors, Jain's indices, aggregate goodput)
@@ -33,6 +33,9 @@ __all__ = [
     "RUNS_SCHEMA",
     "SERIES_SCHEMA",
     "LINK_SERIES_SCHEMA",
+    "COUNTERS_SCHEMA",
+    "COUNTER_NAMES",
+    "COUNTER_SIDES",
     "TABLES",
     "DESCRIPTOR_FIELDS",
     "RunResult",
@@ -150,8 +153,48 @@ LINK_SERIES_SCHEMA = pa.schema(
     ]
 )
 
-#: The tables of a run, in the order a store writes them (``runs`` last: the commit marker).
-TABLES = ("runs", "flows", "series", "link_series")
+#: TCP MIB counters, named as ``nstat`` names them (Tcp* from /proc/net/snmp, TcpExt* from
+#: /proc/net/netstat). The one list: the kernel backend reads these, the simulator's report
+#: (crates/sim/src/report.rs) uses the same keys, docs/results.md says what each counts.
+COUNTER_NAMES = (
+    "TcpRetransSegs",
+    "TcpOutSegs",
+    "TcpInSegs",
+    "TcpExtTCPLossProbes",
+    "TcpExtTCPLossProbeRecovery",
+    "TcpExtTCPSACKReorder",
+    "TcpExtTCPDSACKRecv",
+    "TcpExtTCPDSACKOldSent",
+    "TcpExtTCPDSACKOfoSent",
+    "TcpExtTCPDSACKUndo",
+    "TcpExtTCPFullUndo",
+    "TcpExtTCPPartialUndo",
+    "TcpExtTCPLossUndo",
+    "TcpExtTCPSpuriousRTOs",
+    "TcpExtTCPTimeouts",
+    "TcpExtTCPFastRetrans",
+    "TcpExtTCPLostRetransmit",
+    "TcpExtTCPSackRecovery",
+    "TcpExtPAWSEstab",
+    "TcpExtTCPOFOQueue",
+    "TcpExtTCPOFODrop",
+    "TcpExtDelayedACKs",
+)
+#: The ``side`` values of the counters table: the sending hosts and the receiving hosts.
+COUNTER_SIDES = ("sender", "receiver")
+
+# One row per run per side: the change of each MIB counter over the run, summed over every
+# connection of that side (the kernel's counters are per network namespace).
+COUNTERS_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("side", pa.string(), nullable=False),  # "sender" | "receiver"
+    ]
+    + [pa.field(n, pa.int64()) for n in COUNTER_NAMES]
+)
+
+#: The tables of a run (a store writes ``runs`` last: the commit marker).
+TABLES = ("runs", "flows", "series", "link_series", "counters")
 
 _RUN_EXTRA_KEYS = {
     "link_utilisation",
@@ -260,6 +303,37 @@ def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
     return pa.Table.from_pydict(cols, schema=schema)
 
 
+def _counters_table(run_id: str, data: Any) -> pa.Table:
+    """The counters table of one run from the report.rs form ``[{"side": "sender",
+    "TcpRetransSegs": 12, ...}, {"side": "receiver", ...}]`` (a counter missing or null is
+    null), a mapping ``{"sender": {...}, "receiver": {...}}``, a pyarrow Table / DataFrame with
+    COUNTERS_SCHEMA columns, or None (no rows). Keys outside COUNTER_NAMES are ignored."""
+    if data is None:
+        return COUNTERS_SCHEMA.empty_table()
+    if isinstance(data, pa.Table):
+        data = data.to_pylist()
+    elif hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
+        data = data.astype(object).where(data.notna(), None).to_dict("records")
+    elif isinstance(data, Mapping):
+        data = [{**dict(v or {}), "side": k} for k, v in data.items()]
+    rows = []
+    for r in data:
+        side = r.get("side")
+        if side not in COUNTER_SIDES:
+            raise ValueError(f"counters: side {side!r} is not one of {', '.join(COUNTER_SIDES)}")
+        row: dict[str, Any] = {"run_id": run_id, "side": side}
+        for n in COUNTER_NAMES:
+            v = _clean(r.get(n))
+            if v is not None and (isinstance(v, bool) or int(v) != v):
+                raise ValueError(f"counters: {side} {n} = {v!r} is not an integer count")
+            row[n] = None if v is None else int(v)
+        rows.append(row)
+    if len({r["side"] for r in rows}) != len(rows):
+        raise ValueError("counters: more than one row for a side")
+    rows.sort(key=lambda r: COUNTER_SIDES.index(r["side"]))
+    return _table(rows, COUNTERS_SCHEMA)
+
+
 def _nullable_dtype(t: pa.DataType):
     """pandas dtype for an Arrow type: integers and booleans become pandas' nullable dtypes, so
     a column a backend leaves null keeps its integer type (instead of turning into float64)
@@ -279,20 +353,24 @@ def to_frame(table: pa.Table) -> "pd.DataFrame":
 
 
 class RunResult:
-    """One run's four tables. ``flows``/``runs``/``series``/``link_series`` are pandas
-    DataFrames (made on first access); ``flows_table``/``runs_table``/``series_table``/
-    ``link_series_table`` the typed pyarrow Tables. Columns, units and which backend fills
+    """One run's five tables. ``flows``/``runs``/``series``/``link_series``/``counters`` are
+    pandas DataFrames (made on first access); ``flows_table``/``runs_table``/``series_table``/
+    ``link_series_table``/``counters_table`` the typed pyarrow Tables. Columns, units and which backend fills
     them: docs/results.md. ``scenario`` is the Scenario that was run (None when unknown).
     ``save(dir)`` stores the run in a store directory that ``ccbench.load`` reads."""
 
     def __init__(self, flows_table: pa.Table, runs_table: pa.Table, series_table: pa.Table,
-                 link_series_table: Optional[pa.Table] = None, scenario: Optional["Scenario"] = None):
+                 link_series_table: Optional[pa.Table] = None, scenario: Optional["Scenario"] = None,
+                 counters_table: Optional[pa.Table] = None):
         self.flows_table = flows_table.cast(FLOWS_SCHEMA)
         self.runs_table = runs_table.cast(RUNS_SCHEMA)
         self.series_table = series_table.cast(SERIES_SCHEMA)
         if link_series_table is None:
             link_series_table = LINK_SERIES_SCHEMA.empty_table()
         self.link_series_table = link_series_table.cast(LINK_SERIES_SCHEMA)
+        if counters_table is None:
+            counters_table = COUNTERS_SCHEMA.empty_table()
+        self.counters_table = counters_table.cast(COUNTERS_SCHEMA)
         self.scenario = scenario
         self._frames: dict[str, Any] = {}
 
@@ -320,6 +398,10 @@ class RunResult:
         return self._frame("link_series")
 
     @property
+    def counters(self) -> "pd.DataFrame":
+        return self._frame("counters")
+
+    @property
     def run_id(self) -> str:
         return self.runs_table.column("run_id")[0].as_py()
 
@@ -339,7 +421,7 @@ class RunResult:
         return (
             f"RunResult(run_id={self.run_id!r}, status={self.status!r}, "
             f"flows={self.flows_table.num_rows}, series={self.series_table.num_rows}, "
-            f"link_series={self.link_series_table.num_rows})"
+            f"link_series={self.link_series_table.num_rows}, counters={self.counters_table.num_rows})"
         )
 
     # ---- output ---------------------------------------------------------------------------
@@ -361,8 +443,8 @@ class RunResult:
         return save_run(self, directory, command=command, study=study)
 
     def write_parquet(self, directory: str | Path, wall_time: bool = True) -> dict[str, Path]:
-        """Write ``flows.parquet``, ``runs.parquet``, ``series.parquet`` and
-        ``link_series.parquet`` into ``directory`` (a flat layout; :meth:`save` writes a store).
+        """Write ``flows.parquet``, ``runs.parquet``, ``series.parquet``, ``link_series.parquet``
+        and ``counters.parquet`` into ``directory`` (a flat layout; :meth:`save` writes a store).
 
         The files depend only on the tables' contents; with ``wall_time=False`` the one
         machine-dependent column (``runs.wall_time_s``) is written as null, so two runs of the
@@ -376,7 +458,7 @@ class RunResult:
             runs = runs.set_column(i, runs.schema.field(i), pa.nulls(runs.num_rows, pa.float64()))
         paths = {}
         for name, table in (("flows", self.flows_table), ("runs", runs), ("series", self.series_table),
-                            ("link_series", self.link_series_table)):
+                            ("link_series", self.link_series_table), ("counters", self.counters_table)):
             path = out / f"{name}.parquet"
             write_table(table, path)
             paths[name] = path
@@ -418,6 +500,7 @@ def build_result(
     status: str = "ok",
     error: Optional[str] = None,
     link_series: Any = None,
+    counters: Any = None,
 ) -> RunResult:
     """Assemble a RunResult from a backend's measurements.
 
@@ -428,6 +511,9 @@ def build_result(
     ``series``: columnar mapping (report.rs `Series`), list of row mappings, a pyarrow Table, or
     None; ``group`` and ``cc`` are filled from the scenario by ``flow_id`` when absent.
     ``link_series``: the same forms for report.rs `LinkSeries` (t_s, queue_bytes, probe_rtt_ms).
+    ``counters``: the run's MIB counter deltas per side, report.rs form ``[{"side": "sender",
+    "TcpRetransSegs": 12, ...}, {"side": "receiver", ...}]`` (keys: COUNTER_NAMES; null or
+    missing = not counted), or a Table/DataFrame/``{side: {...}}``; None gives no rows.
     ``run_extra``: run-level measurements (``link_utilisation``, ``drops``,
     ``random_losses``, ``aggregate_goodput_bps``, ``probe_rtt_p*_ms``, ``events``,
     ``data_packets``, ``kernel_version``). Jain's indices and (when missing) the aggregate
@@ -471,6 +557,7 @@ def build_result(
         _columnar_table(desc["run_id"], series, SERIES_SCHEMA, fill),
         _columnar_table(desc["run_id"], link_series, LINK_SERIES_SCHEMA),
         scenario=scenario,
+        counters_table=_counters_table(desc["run_id"], counters),
     )
 
 

@@ -309,6 +309,8 @@ class FlowGroup(_Model):
     rwnd_bytes: int = Field(DEFAULT_RWND_BYTES, alias="rwnd")
     size_bytes: Optional[int] = Field(None, alias="size")
     pacing: StrictBool = False
+    #: TCP timestamps (RFC 7323: RTTM and PAWS) on these connections; Linux's default is on.
+    timestamps: StrictBool = True
 
     @field_validator("cc", mode="before")
     @classmethod
@@ -379,6 +381,7 @@ class FlowSpec:
     rwnd_bytes: int
     size_bytes: Optional[int]
     pacing: bool
+    timestamps: bool = True
 
     @property
     def start_ns(self) -> int:
@@ -547,6 +550,7 @@ class Scenario(_Model):
                         rwnd_bytes=g.rwnd_bytes,
                         size_bytes=g.size_bytes,
                         pacing=g.pacing,
+                        timestamps=g.timestamps,
                     )
                 )
         return out
@@ -625,6 +629,8 @@ class Scenario(_Model):
                     "rwnd_bytes": g.rwnd_bytes,
                     "size_bytes": g.size_bytes,
                     "pacing": g.pacing,
+                    # only when off: scenarios written before the key keep their hash and run ids
+                    **({} if g.timestamps else {"timestamps": False}),
                 }
                 for g in self.flows
             ],
@@ -791,6 +797,7 @@ _FORMS = {
     "count": "an integer ≥ 1",
     "cc": "an algorithm name, e.g. cc = \"cubic\"",
     "pacing": "true or false",
+    "timestamps": "true or false (TCP timestamps on these connections; default true)",
     "reorder": "true or false",
     "trace": 'trace = ""',
     "model": '"none", "bernoulli" or "gilbert"',

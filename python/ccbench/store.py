@@ -6,13 +6,14 @@ Layout of a store directory DIR (every column: docs/results.md)::
     DIR/flows/<run_id>.parquet        one row per flow (only for runs that produced flows)
     DIR/series/<run_id>.parquet       per-flow time series (only for runs that produced them)
     DIR/link_series/<run_id>.parquet  bottleneck time series: queue and probe RTT
+    DIR/counters/<run_id>.parquet     TCP MIB counter deltas, one row per side (sender, receiver)
     DIR/ccbench.json                  how the directory was made (ccbench.meta)
 
 ``run_id`` is the content hash of ccbench.results.make_run_id (normalised scenario + backend +
 ccbench version). Each file is written to a hidden temporary name in the same directory and then
 renamed over the final name (atomic on POSIX), so a reader or a killed writer never sees a
-half-written file. A run's ``runs`` file is written last: it is the commit marker. Flows or
-series files whose run has no ``runs`` file (the writer was killed in between) are ignored by
+half-written file. A run's ``runs`` file is written last: it is the commit marker. Flows, series
+or counters files whose run has no ``runs`` file (the writer was killed in between) are ignored by
 :func:`load` and :func:`query` and replaced when the run is executed again.
 
 Swept parameters are extra columns of every table named by their key path ("bottleneck.loss"),
@@ -68,7 +69,8 @@ def check_store_dir(root: str | os.PathLike, purpose: str = "read") -> None:
     action = "read it" if purpose == "read" else "write into it"
     raise StoreError(
         f"{root}: not a ccbench store, cannot {action}: found {what}; expected a store directory "
-        f"(runs/, flows/, series/, link_series/ of <run_id>.parquet files and ccbench.json, as "
+        f"(runs/, flows/, series/, link_series/, counters/ of <run_id>.parquet files and "
+        f"ccbench.json, as "
         f"written by `ccbench sweep` or `ccbench run --out`) or an empty directory")
 
 
@@ -174,11 +176,13 @@ class Store:
         return (tab.column("status")[0].as_py() if tab.num_rows else None) or "ok"
 
     def write(self, run_id: str, runs: Any, flows: Any = None, series: Any = None,
-              columns: Mapping[str, Any] | None = None, link_series: Any = None) -> str:
-        """Store one run atomically (link_series, series, flows, then runs as the commit marker).
+              columns: Mapping[str, Any] | None = None, link_series: Any = None,
+              counters: Any = None) -> str:
+        """Store one run atomically (counters, link_series, series, flows, then runs as the
+        commit marker).
 
-        ``runs``/``flows``/``series``/``link_series``: pyarrow Tables or pandas DataFrames
-        (None = no rows). ``columns`` (swept parameters and ``repeat``) are added to every table,
+        ``runs``/``flows``/``series``/``link_series``/``counters``: pyarrow Tables or pandas
+        DataFrames (None = no rows). ``columns`` (swept parameters and ``repeat``) are added to every table,
         typed by their Python type (bool, int64, float64, else string).
         Returns the run's status; for a failed run ``self.last_error`` holds its message.
         """
@@ -192,7 +196,8 @@ class Store:
             status = runs_t.column("status")[0].as_py() or "ok"
         if status != "ok" and runs_t.num_rows and "error" in runs_t.column_names:
             self.last_error = runs_t.column("error")[0].as_py()
-        for table, data in (("link_series", link_series), ("series", series), ("flows", flows)):
+        for table, data in (("counters", counters), ("link_series", link_series), ("series", series),
+                            ("flows", flows)):
             target = self.path(table, run_id)
             tab = _as_arrow(data, table) if data is not None else None
             if tab is None or tab.num_rows == 0:
@@ -307,7 +312,7 @@ def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
 
 class Results:
     """The tables of a store directory (columns: docs/results.md): ``runs`` and ``flows``
-    DataFrames; ``series`` and ``link_series`` are read on first access (they can be large);
+    DataFrames; ``series``, ``link_series`` and ``counters`` are read on first access;
     ``meta`` is DIR/ccbench.json ({} when absent). Rows are ordered by file name (run id), then
     as stored."""
 
@@ -334,6 +339,12 @@ class Results:
     @property
     def link_series(self) -> pd.DataFrame:
         return self._table("link_series")
+
+    @property
+    def counters(self) -> pd.DataFrame:
+        """TCP MIB counter deltas: one row per run per side (empty for stores written before
+        the table existed)."""
+        return self._table("counters")
 
     @property
     def ok_runs(self) -> pd.DataFrame:
@@ -435,7 +446,8 @@ def save_run(result: Any, dir: str | os.PathLike, command: Sequence[str] | None 
     store = Store(root)
     store.prepare()
     store.write(result.run_id, result.runs_table, result.flows_table, result.series_table,
-                link_series=getattr(result, "link_series_table", None))
+                link_series=getattr(result, "link_series_table", None),
+                counters=getattr(result, "counters_table", None))
     scenario = getattr(result, "scenario", None)
     write_meta(root, build_meta(scenario, result.runs_table.column("backend")[0].as_py(),
                                 command=command, study=study))
@@ -447,8 +459,8 @@ def _sql_str(s: str) -> str:
 
 
 def connect(dir: str | os.PathLike, con=None):
-    """A DuckDB connection with views ``runs``, ``flows``, ``series`` and ``link_series``
-    over the store."""
+    """A DuckDB connection with views ``runs``, ``flows``, ``series``, ``link_series`` and
+    ``counters`` over the store."""
     import duckdb
 
     root = Path(dir)
@@ -477,7 +489,7 @@ def connect(dir: str | os.PathLike, con=None):
 
 
 def query(dir: str | os.PathLike, sql: str) -> pd.DataFrame:
-    """Run ``sql`` against the views runs / flows / series / link_series of a store; returns a
+    """Run ``sql`` against the views runs / flows / series / link_series / counters of a store; returns a
     DataFrame.
 
     Swept parameter columns have dots in their names: quote them, e.g.

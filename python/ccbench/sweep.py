@@ -420,7 +420,7 @@ def execute_run(scenario: Any, backend: str) -> dict[str, Any]:
     """Run one scenario on ``backend`` and return its three tables (never raises for a run
     that fails: the failure is returned as a failed runs row with the message).
 
-    Returns {"runs", "flows", "series", "link_series": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
+    Returns {"runs", "flows", "series", "link_series", "counters": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
     ``backend.run`` (None if it did not get that far), "host"}.
     """
     from ccbench import backends, results
@@ -447,6 +447,7 @@ def _payload(res: Any, backend_s: float | None, host: str | None) -> dict[str, A
     tabs = {t: getattr(res, f"{t}_table", None) for t in names}
     if any(v is None for v in tabs.values()):
         tabs = {t: getattr(res, t, None) for t in names}
+    tabs["counters"] = getattr(res, "counters_table", None)  # absent on results of older code
     return {**tabs, "run_id": res.run_id, "backend_s": backend_s, "host": host}
 
 
@@ -808,7 +809,8 @@ def _record(store, spec: RunSpec, payload: dict, summary: SweepSummary, bar, on_
             f"the worker computed run id {payload.get('run_id')} but the client expected "
             f"{spec.run_id}: different ccbench versions on client and worker?"))
     status = store.write(spec.run_id, payload["runs"], payload["flows"], payload["series"],
-                         spec.columns(), link_series=payload.get("link_series"))
+                         spec.columns(), link_series=payload.get("link_series"),
+                         counters=payload.get("counters"))
     if status == "ok":
         summary.ok += 1
     else:

@@ -13,6 +13,8 @@ pub mod report;
 pub mod rng;
 pub mod sim;
 pub mod tcp;
+#[cfg(test)]
+mod test_support;
 pub mod time;
 pub mod topology;
 

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..kernel import env
 from ..kernel.diag import CA_STATES, bbr_mode
-from ..results import RunResult, build_result, failed_result
+from ..results import COUNTER_NAMES, COUNTER_SIDES, RunResult, build_result, failed_result
 from ..scenario import DEFAULT_RWND_BYTES, Scenario, ScenarioError
 
 __all__ = ["NAME", "run", "check", "algorithms", "available_algorithms", "LINK_AQMS"]
@@ -74,6 +74,14 @@ def check(scenario: Scenario) -> None:
     if 0 < scenario.probe.ping_s < 0.002:
         problems.append(("probe.ping", f"{scenario.probe.ping_s * 1e3:g} ms is below ping's 2 ms minimum interval",
                          "an interval of at least 2ms"))
+    if len({g.timestamps for g in scenario.flows}) > 1:
+        on = ", ".join(f"flows.{i}" for i, g in enumerate(scenario.flows) if g.timestamps)
+        off = ", ".join(f"flows.{i}" for i, g in enumerate(scenario.flows) if not g.timestamps)
+        first = next(i for i, g in enumerate(scenario.flows) if g.timestamps != scenario.flows[0].timestamps)
+        problems.append((f"flows.{first}.timestamps",
+                         f"TCP timestamps are on in {on} but off in {off}; the kernel backend has one "
+                         "net.ipv4.tcp_timestamps per namespace, for every connection",
+                         "the same timestamps value in every [[flows]] group (the sim backend can mix them)"))
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
         if g.cc not in avail:
@@ -151,7 +159,10 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     plan, rmem_cap = _rwnd_plan(flows)
     link_cfg = scenario.sim_config()
     dur = scenario.duration_s
-    with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap) as topo:
+    timestamps = all(g.timestamps for g in scenario.flows)  # check() refused a mix
+    mib: dict[str, dict] = {}
+    with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap,
+                                   tcp_timestamps=timestamps) as topo:
         # iperf3's data connection opens ~3 RTTs (control connection) plus a process start after
         # launch: launch that much early; the flow's measured start is what the tables record.
         setup = 3 * scenario.base_rtt_s + 0.07
@@ -172,6 +183,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             sampler.start()
             rsampler.start()
             launcher = tr.FlowLauncher(topo, fps, t0)
+            mib["before"] = _read_mibs(topo)  # no connection yet: just before the first launch
             launcher.start()
             while time.monotonic() < t0 - 0.01:
                 time.sleep(0.005)
@@ -179,6 +191,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             end = t0 + dur
             while time.monotonic() < end:
                 time.sleep(min(0.1, max(0.0, end - time.monotonic())))
+            mib["after"] = _read_mibs(topo)  # the end of the window the flows table measures
             launcher.stop.set()
             launcher.join(timeout=5)
             launcher.collect(deadline=end + 5.0)
@@ -199,8 +212,33 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
         keep.update({"link": report, "tun": tun, "samples": sampler.samples, "receiver_samples": rsampler.samples,
                      "sample_fields": tr.SENDER_FIELDS, "iperf3": {f.id: f.result for f in fps},
                      "t0": t0, "ping_rtts_ms": [r for _, r in replies], "ping_replies": replies,
-                     "rwnd_plan": plan})
-    return _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0)
+                     "rwnd_plan": plan, "mib": mib})
+    return _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0,
+                     counters=_counter_rows(mib.get("before"), mib.get("after")))
+
+
+def _read_mibs(topo) -> Optional[dict[str, dict[str, int]]]:
+    """{"sender": {...}, "receiver": {...}}: every MIB counter of the two namespaces (None if
+    they could not be read: the counters are then null, the run goes on)."""
+    from ..kernel.mib import read_mib
+
+    try:
+        return {"sender": read_mib(topo.ns_s), "receiver": read_mib(topo.ns_r)}
+    except OSError:
+        return None
+
+
+def _counter_rows(before: Optional[dict], after: Optional[dict]) -> list[dict]:
+    """The counters table's rows: the change of each COUNTER_NAMES counter per side; a counter
+    this kernel lacks (or a reading that failed) is null."""
+    from ..kernel.mib import mib_delta
+
+    rows = []
+    for side in COUNTER_SIDES:
+        b = (before or {}).get(side) or {}
+        a = (after or {}).get(side) or {}
+        rows.append({"side": side, **mib_delta(b, a, COUNTER_NAMES)})
+    return rows
 
 
 def _at(ts: list[float], t: float) -> int:
@@ -227,7 +265,7 @@ def link_series_rows(ticks: list[float], queue_at, replies: list[tuple[Optional[
     return rows
 
 
-def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0) -> RunResult:
+def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, counters=None) -> RunResult:
     from ..kernel.traffic import SENDER_FIELDS as F
     dur = scenario.duration_s
     interval = scenario.sample_interval_s
@@ -383,5 +421,5 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0) -> R
     elif sampler.error or rsampler.error:
         error = sampler.error or rsampler.error
     res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status,
-                       error=error, link_series=link_rows)
+                       error=error, link_series=link_rows, counters=counters)
     return res

@@ -9,7 +9,7 @@ import functools
 import json
 import time
 
-from ..results import RunResult, build_result, failed_result
+from ..results import COUNTER_SIDES, RunResult, build_result, failed_result
 from ..scenario import Scenario, ScenarioError
 
 __all__ = ["NAME", "run", "check", "algorithms", "SIM_AQMS"]
@@ -70,9 +70,14 @@ def run(scenario: Scenario) -> RunResult:
         series["cc_state"] = [v.lower() if v else v for v in series["cc_state"]]
     run_extra = dict(report.get("run", {}))
     run_extra.pop("duration_s", None)
+    # MIB counters per side (report.rs `counters`); a simulator build without them gives the
+    # same two rows with every counter null, so the table has one shape on every build
+    counters = report.get("counters")
+    if counters is None:
+        counters = [{"side": side} for side in COUNTER_SIDES]
     result = build_result(
         scenario, NAME, report.get("flows", []), series, run_extra, wall,
-        link_series=report.get("link_series"),
+        link_series=report.get("link_series"), counters=counters,
     )
     result.links = report.get("links", [])  # packet-conservation counters per link
     return result

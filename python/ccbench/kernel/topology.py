@@ -64,7 +64,7 @@ class Topology:
 
     def __init__(self, link_config: dict, tag: str | None = None, spin_us: int | None = None,
                  rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20,
-                 gso: bool | None = None):
+                 gso: bool | None = None, tcp_timestamps: bool | None = None):
         self.tag = tag or new_tag()
         self.ns_s = f"{self.tag}-s"
         self.ns_r = f"{self.tag}-r"
@@ -73,6 +73,8 @@ class Topology:
         self.rt_prio = rt_prio
         self.tcp_rmem_max = tcp_rmem_max
         self.tcp_wmem_max = tcp_wmem_max
+        #: net.ipv4.tcp_timestamps in both namespaces (None: the namespace default, on)
+        self.tcp_timestamps = tcp_timestamps
         #: experimental: sender TUN with TSO, super-packets cut by ccbench-link (CCBENCH_LINK_GSO=1)
         self.gso = gso if gso is not None else os.environ.get("CCBENCH_LINK_GSO") == "1"
         self.link: Optional[subprocess.Popen] = None
@@ -112,6 +114,10 @@ class Topology:
     def _sysctls(self) -> None:
         # `sysctl` inside the namespace (pyroute2 has no sysctl API). Per-namespace settings only.
         common = ["net.ipv4.tcp_no_metrics_save=1"]
+        if self.tcp_timestamps is not None:
+            # both ends: a SYN carries the option only if the sender's is on, and the SYN-ACK
+            # agrees to it only if the receiver's is on
+            common.append(f"net.ipv4.tcp_timestamps={1 if self.tcp_timestamps else 0}")
         snd = common + [f"net.ipv4.tcp_wmem=4096 16384 {self.tcp_wmem_max}"]
         rcv = list(common)
         if self.tcp_rmem_max:

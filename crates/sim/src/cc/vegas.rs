@@ -173,7 +173,7 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::bbr::testpath::Path;
+    use crate::test_support::Path;
 
     /// Vegas in congestion avoidance: cwnd 20, ssthresh 10, baseRTT 100 ms (+1 µs offset
     /// included: samples of 99 999 µs give 100 000).

@@ -1,0 +1,316 @@
+//! ACK processing and the SACK scoreboard: the counterpart of the ACK half of Linux
+//! `net/ipv4/tcp_input.c` (`tcp_ack`, `tcp_check_dsack`, `tcp_sacktag_write_queue`,
+//! `tcp_clean_rtx_queue`, `tcp_ack_update_rtt`, `tcp_cong_control`, `tcp_set_xmit_timer`),
+//! and the time-sorted list of segments in flight (`tcp_rbtree` / `tsorted_sent_queue`
+//! helpers of tcp_output.c and include/net/tcp.h).
+//!
+//! The recovery half of tcp_input.c (`tcp_fastretrans_alert` and friends) is in recovery.rs.
+use super::rate::RateAcc;
+use super::{Sender, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL};
+use crate::cc::{AckSample, CaState, RateSample};
+use crate::tcp::{Pkt, PktKind, SackBlock};
+use crate::time::{Nanos, NS_PER_US};
+
+impl Sender {
+    pub(super) fn ts_unlink(&mut self, seq: u64) {
+        let s = *self.seg(seq);
+        if !s.in_tsorted {
+            return;
+        }
+        if s.tprev == NIL {
+            self.tsorted_head = s.tnext;
+        } else {
+            self.seg_mut(s.tprev).tnext = s.tnext;
+        }
+        if s.tnext == NIL {
+            self.tsorted_tail = s.tprev;
+        } else {
+            self.seg_mut(s.tnext).tprev = s.tprev;
+        }
+        let m = self.seg_mut(seq);
+        m.in_tsorted = false;
+        m.tprev = NIL;
+        m.tnext = NIL;
+    }
+
+    pub(super) fn ts_append(&mut self, seq: u64) {
+        self.ts_unlink(seq);
+        let tail = self.tsorted_tail;
+        {
+            let m = self.seg_mut(seq);
+            m.in_tsorted = true;
+            m.tprev = tail;
+            m.tnext = NIL;
+        }
+        if tail == NIL {
+            self.tsorted_head = seq;
+        } else {
+            self.seg_mut(tail).tnext = seq;
+        }
+        self.tsorted_tail = seq;
+    }
+
+    // ----- ACK processing ------------------------------------------------------------
+
+    /// Process one ACK; returns the packets sent in response.
+    pub fn on_ack(&mut self, now: Nanos, ack: &Pkt) -> &[Pkt] {
+        debug_assert_eq!(ack.kind, PktKind::Ack);
+        self.out.clear();
+        let cum = ack.seq.min(self.snd_nxt);
+        if cum < self.snd_una {
+            return &self.out; // old ACK
+        }
+        self.sk.now_ns = now;
+        let prior_snd_una = self.snd_una;
+        let prior_delivered = self.sk.delivered;
+        let prior_in_flight = self.in_flight();
+        let prior_lost = self.sk.lost;
+        let prior_fack = self.fack;
+        let mut rate = RateAcc::new();
+        let mut st = AckState::default();
+
+        let blocks = ack.sacks();
+        let sack_start = self.check_dsack(ack, blocks);
+        self.sacktag(now, cum, prior_fack, blocks, sack_start, &mut st, &mut rate);
+        self.clean_rtx_queue(now, cum, prior_fack, &mut st, &mut rate);
+        if st.reord_seen {
+            self.reord_seen = true;
+        }
+        if rate.have_prior {
+            self.update_reo_wnd(rate.rs.prior_delivered);
+        }
+        let una_advanced = cum > prior_snd_una;
+        if una_advanced {
+            self.backoff = 0;
+            if let Some(t) = self.tlp_high_seq {
+                if cum >= t {
+                    self.tlp_high_seq = None;
+                }
+            }
+        }
+
+        let ca_rtt = self.ack_update_rtt(now, ack, una_advanced, &st);
+        rate.rs.rtt_us = ca_rtt;
+        let delivered_now = (self.sk.delivered - prior_delivered) as u32;
+
+        self.refresh_sk(now);
+        self.cc.pkts_acked(
+            &mut self.sk,
+            &AckSample { pkts_acked: st.acked_segs, rtt_us: ca_rtt, in_flight: prior_in_flight },
+        );
+
+        // Loss detection and the recovery state machine (tcp_fastretrans_alert).
+        let newly_lost_before = self.sk.lost;
+        let reo_armed = self.fastretrans_alert(now, ack, una_advanced);
+        let newly_lost = (self.sk.lost - newly_lost_before) as u32;
+
+        // tcp_rate_gen
+        let RateAcc { rs, have_prior, .. } = &mut rate;
+        self.rate_gen(now, delivered_now, (self.sk.lost - prior_lost) as u32, rs, *have_prior);
+        rs.prior_in_flight = prior_in_flight;
+        rs.is_ack_delayed = ack.delayed;
+
+        self.cong_control(now, rs, delivered_now, newly_lost, una_advanced);
+        self.set_xmit_timer(now, reo_armed, una_advanced);
+
+        self.transmit_more(now);
+        &self.out
+    }
+
+    /// `tcp_check_dsack` (RFC 2883): the first block reports a duplicate. Returns the index
+    /// of the first real SACK block.
+    fn check_dsack(&mut self, ack: &Pkt, blocks: &[SackBlock]) -> usize {
+        let mut sack_start = 0;
+        if ack.dsack && !blocks.is_empty() {
+            sack_start = 1;
+            let (ds, _) = blocks[0];
+            self.dsack_seen = true;
+            if let Some(m) = self.undo_marker {
+                if ds >= m && self.undo_retrans > 0 {
+                    self.undo_retrans -= 1;
+                }
+            }
+        }
+        sack_start
+    }
+
+    /// SACK blocks (`tcp_sacktag_write_queue`): mark newly SACKed segments, feed the rate
+    /// sample and RACK, and remember the blocks for the next ACK.
+    #[allow(clippy::too_many_arguments)]
+    fn sacktag(
+        &mut self,
+        now: Nanos,
+        cum: u64,
+        prior_fack: u64,
+        blocks: &[SackBlock],
+        sack_start: usize,
+        st: &mut AckState,
+        rate: &mut RateAcc,
+    ) {
+        for &(s, e) in &blocks[sack_start..] {
+            let e = e.min(self.snd_nxt);
+            let mut start = s.max(cum);
+            // Skip the part already processed from the previous ACK's blocks.
+            loop {
+                let mut moved = false;
+                for &(ps, pe) in &self.prev_sacks[..self.n_prev_sacks] {
+                    if ps <= start && start < pe {
+                        start = pe;
+                        moved = true;
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+            for seq in start..e {
+                let f = self.seg(seq).flags;
+                if f & F_SACKED != 0 {
+                    continue;
+                }
+                if f & F_LOST != 0 {
+                    self.lost_out -= 1;
+                }
+                if f & F_RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                self.seg_mut(seq).flags = (f | F_SACKED) & !(F_LOST | F_RETRANS);
+                self.sacked_out += 1;
+                self.sk.delivered += 1;
+                let xmit = self.seg(seq).xmit;
+                if f & F_EVER_RETRANS == 0 {
+                    if seq < prior_fack {
+                        st.reord_seen = true;
+                    }
+                    if st.first_sackt == 0 || xmit < st.first_sackt {
+                        st.first_sackt = xmit;
+                    }
+                    st.last_sackt = st.last_sackt.max(xmit);
+                }
+                self.rate_skb_delivered(seq, &mut rate.rs, &mut rate.have_prior, &mut rate.last_end, true);
+                self.rack_advance(now, f, seq + 1, xmit);
+                self.ts_unlink(seq);
+                self.fack = self.fack.max(seq + 1);
+            }
+        }
+        self.n_prev_sacks = blocks.len() - sack_start;
+        for (i, &b) in blocks[sack_start..].iter().enumerate() {
+            self.prev_sacks[i] = b;
+        }
+    }
+
+    /// Cumulative ACK (`tcp_clean_rtx_queue`): drop the acknowledged segments from the
+    /// scoreboard, counting the ones not SACKed before as delivered, and advance snd_una.
+    fn clean_rtx_queue(&mut self, now: Nanos, cum: u64, prior_fack: u64, st: &mut AckState, rate: &mut RateAcc) {
+        st.acked_segs = (cum - self.snd_una) as u32;
+        for seq in self.snd_una..cum {
+            let s = *self.seg(seq);
+            if s.flags & F_EVER_RETRANS != 0 {
+                st.retrans_acked = true;
+            } else if s.flags & F_SACKED == 0 {
+                if st.first_ackt == 0 {
+                    st.first_ackt = s.xmit;
+                }
+                st.last_ackt = s.xmit;
+                if seq < prior_fack {
+                    st.reord_seen = true;
+                }
+            }
+            if s.flags & F_RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            if s.flags & F_LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if s.flags & F_SACKED != 0 {
+                self.sacked_out -= 1;
+            } else {
+                self.sk.delivered += 1;
+                self.rate_skb_delivered(seq, &mut rate.rs, &mut rate.have_prior, &mut rate.last_end, false);
+                self.rack_advance(now, s.flags, seq + 1, s.xmit);
+            }
+            self.ts_unlink(seq);
+        }
+        for _ in 0..st.acked_segs {
+            self.segs.pop_front();
+        }
+        self.snd_una = cum;
+        self.fack = self.fack.max(cum);
+    }
+
+    /// RTT samples (`tcp_ack_update_rtt`): Karn's rule, then the timestamp echo. Returns the
+    /// RTT handed to the congestion control (µs, −1 when there is none).
+    fn ack_update_rtt(&mut self, now: Nanos, ack: &Pkt, una_advanced: bool, st: &AckState) -> i64 {
+        let us = |t: Nanos| (now.saturating_sub(t)) / NS_PER_US;
+        let (mut seq_rtt, mut ca_rtt): (i64, i64) = (-1, -1);
+        if st.first_ackt != 0 && !st.retrans_acked {
+            seq_rtt = us(st.first_ackt) as i64;
+            ca_rtt = us(st.last_ackt) as i64;
+        } else if una_advanced && ack.ts != 0 {
+            seq_rtt = us(ack.ts) as i64;
+            ca_rtt = seq_rtt;
+        }
+        if seq_rtt < 0 && st.first_sackt != 0 {
+            seq_rtt = us(st.first_sackt) as i64;
+            ca_rtt = us(st.last_sackt) as i64;
+        }
+        if ca_rtt >= 0 {
+            self.rtt.update_min(ca_rtt as u64);
+            self.rtt_hist.record(ca_rtt as u64);
+        }
+        if seq_rtt >= 0 {
+            self.rtt.sample(seq_rtt as u64, self.snd_una, self.snd_nxt);
+        }
+        ca_rtt
+    }
+
+    /// `tcp_cong_control`: the algorithm's own `cong_control`, or PRR in Recovery / CWR and
+    /// `cong_avoid` otherwise, followed by the pacing rate.
+    fn cong_control(&mut self, now: Nanos, rs: &RateSample, delivered_now: u32, newly_lost: u32, una_advanced: bool) {
+        self.refresh_sk(now);
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.sk, rs);
+        } else {
+            if matches!(self.sk.ca_state, CaState::Recovery | CaState::Cwr) {
+                self.cwnd_reduction(delivered_now, newly_lost, una_advanced);
+            } else if delivered_now > 0 {
+                self.cc.cong_avoid(&mut self.sk, self.snd_una, delivered_now);
+            }
+            self.update_pacing_rate();
+        }
+        self.sk.cwnd = self.sk.cwnd.max(1);
+        self.cwnd_avg.set(now, self.sk.cwnd as f64);
+    }
+
+    /// Timers (`tcp_set_xmit_timer`): a reorder timer RACK just armed stays; otherwise
+    /// progress re-arms the RTO and, in Open state, the tail loss probe.
+    fn set_xmit_timer(&mut self, now: Nanos, reo_armed: bool, una_advanced: bool) {
+        if self.packets_out() == 0 {
+            self.timer = None;
+        } else if !reo_armed && una_advanced {
+            self.timer = None;
+            self.rearm_rto(now);
+            self.schedule_loss_probe(now);
+        } else if self.timer.is_none() {
+            self.rearm_rto(now);
+        }
+    }
+}
+
+/// What one ACK's walk over the scoreboard found (Linux keeps the same in
+/// `struct tcp_sacktag_state` and in the locals of `tcp_clean_rtx_queue`).
+#[derive(Default)]
+struct AckState {
+    /// Oldest and newest transmit time of the never-retransmitted segments newly SACKed.
+    first_sackt: Nanos,
+    last_sackt: Nanos,
+    /// The same for the segments newly cumulatively acknowledged without a SACK before.
+    first_ackt: Nanos,
+    last_ackt: Nanos,
+    /// A segment that was ever retransmitted was cumulatively acknowledged (Karn's rule).
+    retrans_acked: bool,
+    /// A never-retransmitted segment below the previous fack was delivered: reordering.
+    reord_seen: bool,
+    /// Segments the cumulative ACK removed from the queue.
+    acked_segs: u32,
+}

@@ -1,0 +1,348 @@
+//! Loss detection, recovery and undo: the counterpart of Linux `net/ipv4/tcp_recovery.c`
+//! (RACK: `tcp_rack_mark_lost`, `tcp_rack_detect_loss`, `tcp_rack_advance`,
+//! `tcp_rack_reo_wnd`, `tcp_rack_update_reo_wnd`) and of the recovery half of
+//! `net/ipv4/tcp_input.c` (`tcp_fastretrans_alert`, `tcp_enter_recovery`, `tcp_enter_loss`,
+//! `tcp_cwnd_reduction`, `tcp_end_cwnd_reduction`, `tcp_undo_cwnd_reduction`,
+//! `tcp_try_undo_*`, `tcp_try_to_open`).
+use super::{Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH, TIMEOUT_MIN_NS};
+use crate::cc::{CaEvent, CaState};
+use crate::tcp::Pkt;
+use crate::time::{Nanos, NS_PER_JIFFY, NS_PER_US};
+
+impl Sender {
+    /// `tcp_current_ssthresh`.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.sk.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.sk.ssthresh
+        } else {
+            self.sk.ssthresh.max((self.sk.cwnd >> 1) + (self.sk.cwnd >> 2))
+        }
+    }
+
+    /// `tcp_packet_delayed`: the echoed timestamp predates the first retransmission, so the
+    /// original transmission reached the receiver.
+    fn packet_delayed(&self, tsecr: u64) -> bool {
+        self.retrans_stamp != 0 && tsecr != 0 && tsecr < self.retrans_stamp
+    }
+
+    /// `tcp_fastretrans_alert`: the recovery state machine, run on every ACK. Returns true
+    /// when RACK armed the reorder timer.
+    pub(super) fn fastretrans_alert(&mut self, now: Nanos, ack: &Pkt, una_advanced: bool) -> bool {
+        // State exit when high_seq is acknowledged.
+        match self.sk.ca_state {
+            CaState::Recovery if self.snd_una >= self.high_seq => {
+                if !self.try_undo_recovery(ack.ts) {
+                    self.end_cwnd_reduction();
+                    self.try_to_open();
+                }
+            }
+            CaState::Loss => {
+                if una_advanced && self.undo_marker.is_some() && self.packet_delayed(ack.ts) {
+                    // Spurious RTO (the original segments were only late).
+                    self.undo_cwnd_reduction(true);
+                    self.try_to_open();
+                } else if self.snd_una >= self.high_seq {
+                    self.try_undo_recovery(ack.ts);
+                    self.try_to_open();
+                }
+            }
+            CaState::Open => {
+                self.retrans_stamp = 0;
+            }
+            _ => {}
+        }
+        match self.sk.ca_state {
+            CaState::Recovery => {
+                if una_advanced && self.try_undo_partial(ack.ts) {
+                    return false;
+                }
+                if self.try_undo_dsack() {
+                    self.try_to_open();
+                    return false;
+                }
+                self.identify_loss(now)
+            }
+            CaState::Loss => self.identify_loss(now),
+            _ => {
+                if self.try_undo_dsack() {
+                    self.try_to_open();
+                }
+                let armed = self.identify_loss(now);
+                if self.lost_out > 0 {
+                    self.enter_recovery();
+                } else {
+                    self.try_to_open();
+                }
+                armed
+            }
+        }
+    }
+
+    /// `tcp_rack_mark_lost`; returns true when it armed the reorder timer.
+    fn identify_loss(&mut self, now: Nanos) -> bool {
+        if !self.rack_advanced || self.packets_out() == 0 {
+            return false;
+        }
+        self.rack_advanced = false;
+        if let Some(reo_us) = self.rack_detect_loss(now) {
+            // usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN, in jiffy resolution.
+            let ns = (reo_us * NS_PER_US).div_ceil(NS_PER_JIFFY) * NS_PER_JIFFY + TIMEOUT_MIN_NS;
+            self.timer = Some((now + ns, TimerKind::ReorderTimeout));
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_rack_reo_wnd`.
+    fn reo_wnd_us(&self) -> u64 {
+        if !self.reord_seen && (self.sk.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH) {
+            return 0;
+        }
+        if self.rtt.min_rtt_us == u32::MAX {
+            return 0;
+        }
+        (self.rtt.min_rtt_us as u64 / 4 * self.reo_wnd_steps as u64).min(self.rtt.srtt_us())
+    }
+
+    /// `tcp_rack_update_reo_wnd`: widen the window by a step per round with D-SACKs.
+    pub(super) fn update_reo_wnd(&mut self, prior_delivered: u64) {
+        if prior_delivered < self.rack_last_delivered {
+            // Less than a round since the last adjustment: ignore this D-SACK.
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(0xFF);
+            self.dsack_seen = false;
+            self.rack_last_delivered = self.sk.delivered;
+            self.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+
+    /// `tcp_rack_detect_loss`; returns the reorder timeout (µs) if segments are pending.
+    pub(super) fn rack_detect_loss(&mut self, now: Nanos) -> Option<u64> {
+        let reo_wnd = self.reo_wnd_us();
+        let mut timeout: u64 = 0;
+        let mut seq = self.tsorted_head;
+        while seq != NIL {
+            let s = *self.seg(seq);
+            let next = s.tnext;
+            if s.flags & F_LOST != 0 && s.flags & F_RETRANS == 0 {
+                seq = next;
+                continue;
+            }
+            // Stop at the first segment not sent before the most recently delivered one.
+            let sent_before = self.rack_mstamp > s.xmit || (self.rack_mstamp == s.xmit && self.rack_end_seq > seq + 1);
+            if !sent_before {
+                break;
+            }
+            let elapsed = now.saturating_sub(s.xmit) / NS_PER_US;
+            let remaining = self.rack_rtt_us as i64 + reo_wnd as i64 - elapsed as i64;
+            if remaining <= 0 {
+                self.mark_lost(seq);
+                self.ts_unlink(seq);
+            } else {
+                timeout = timeout.max(1 + remaining as u64);
+            }
+            seq = next;
+        }
+        (timeout > 0).then_some(timeout)
+    }
+
+    fn mark_lost(&mut self, seq: u64) {
+        let f = self.seg(seq).flags;
+        if f & F_RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        if f & F_LOST == 0 {
+            self.lost_out += 1;
+        }
+        self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
+        self.sk.lost += 1;
+        self.lost_queue.push_back(seq);
+    }
+
+    /// `tcp_rack_advance`.
+    pub(super) fn rack_advance(&mut self, now: Nanos, flags: u8, end_seq: u64, xmit: Nanos) {
+        if self.rack_mstamp != 0 && !(xmit > self.rack_mstamp || (xmit == self.rack_mstamp && end_seq > self.rack_end_seq)) {
+            return;
+        }
+        let rtt_us = now.saturating_sub(xmit) / NS_PER_US;
+        if flags & F_EVER_RETRANS != 0 && rtt_us < self.rtt.min_rtt_us as u64 {
+            // Possibly the ACK of the original transmission: ambiguous, ignore.
+            return;
+        }
+        self.rack_rtt_us = rtt_us;
+        self.rack_mstamp = xmit;
+        self.rack_end_seq = end_seq;
+        self.rack_advanced = true;
+    }
+
+    pub(super) fn enter_recovery(&mut self) {
+        // tcp_enter_recovery + tcp_init_cwnd_reduction
+        self.undo_marker = Some(self.snd_una);
+        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
+        self.prior_ssthresh = self.current_ssthresh();
+        self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.sk.cwnd_cnt = 0;
+        self.prior_cwnd = self.sk.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sk.ssthresh = self.cc.ssthresh(&self.sk);
+        self.loss_events += 1;
+        self.set_state(CaState::Recovery);
+    }
+
+    /// `tcp_enter_loss` (the RTO fired): save the state for undo, reduce ssthresh, mark
+    /// every un-SACKed segment lost and restart from cwnd = in-flight + 1 in Loss state.
+    pub(super) fn enter_loss(&mut self) {
+        let st = self.sk.ca_state;
+        if st <= CaState::Disorder || self.high_seq <= self.snd_una || (st == CaState::Loss && self.backoff == 0) {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.prior_cwnd = self.sk.cwnd;
+            self.sk.ssthresh = self.cc.ssthresh(&self.sk);
+            self.cc.cwnd_event(&mut self.sk, CaEvent::Loss);
+            self.undo_marker = Some(self.snd_una);
+            self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
+            self.retrans_stamp = 0;
+        }
+        if st != CaState::Loss {
+            self.loss_events += 1;
+        }
+        self.timeout_mark_lost();
+        self.sk.cwnd = self.in_flight() + 1;
+        self.sk.cwnd_cnt = 0;
+        self.set_state(CaState::Loss);
+        self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+    }
+
+    /// `tcp_timeout_mark_lost`: everything not SACKed is lost; retransmissions are forgotten.
+    fn timeout_mark_lost(&mut self) {
+        self.lost_queue.clear();
+        for seq in self.snd_una..self.snd_nxt {
+            let f = self.seg(seq).flags;
+            if f & F_SACKED != 0 {
+                continue;
+            }
+            if f & F_RETRANS != 0 {
+                self.seg_mut(seq).flags &= !F_RETRANS;
+                self.retrans_out -= 1;
+            }
+            if f & F_LOST == 0 {
+                self.seg_mut(seq).flags |= F_LOST;
+                self.lost_out += 1;
+                self.sk.lost += 1;
+            }
+            self.lost_queue.push_back(seq);
+        }
+    }
+
+    /// `tcp_cwnd_reduction` (PRR, RFC 6937).
+    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_acked_sacked;
+        let in_flight = self.in_flight() as i64;
+        let delta = self.sk.ssthresh as i64 - in_flight;
+        let mut sndcnt: i64 = if delta < 0 {
+            let dividend = self.sk.ssthresh as u64 * self.prr_delivered as u64 + self.prior_cwnd as u64 - 1;
+            (dividend / self.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.sk.cwnd = (in_flight + sndcnt) as u32;
+    }
+
+    /// `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self) {
+        if self.cc.has_cong_control() {
+            return;
+        }
+        if self.sk.ssthresh < crate::cc::INFINITE_SSTHRESH
+            && (self.sk.ca_state == CaState::Cwr || self.undo_marker.is_some())
+        {
+            self.sk.cwnd = self.sk.ssthresh;
+        }
+        self.refresh_sk(self.sk.now_ns);
+        self.cc.cwnd_event(&mut self.sk, CaEvent::CompleteCwr);
+    }
+
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            for seq in self.snd_una..self.snd_nxt {
+                let f = self.seg(seq).flags;
+                if f & F_LOST != 0 {
+                    self.seg_mut(seq).flags = f & !F_LOST;
+                }
+            }
+            self.lost_out = 0;
+            self.lost_queue.clear();
+        }
+        if self.prior_ssthresh > 0 {
+            self.refresh_sk(self.sk.now_ns);
+            self.sk.cwnd = self.cc.undo_cwnd(&self.sk, self.prior_cwnd);
+            if self.prior_ssthresh > self.sk.ssthresh {
+                self.sk.ssthresh = self.prior_ssthresh;
+            }
+        }
+        self.undo_marker = None;
+    }
+
+    fn may_undo(&self, tsecr: u64) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(tsecr))
+    }
+
+    fn try_undo_recovery(&mut self, tsecr: u64) -> bool {
+        if self.may_undo(tsecr) {
+            self.undo_cwnd_reduction(false);
+            return true;
+        }
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+        false
+    }
+
+    fn try_undo_partial(&mut self, tsecr: u64) -> bool {
+        if self.undo_marker.is_some() && self.packet_delayed(tsecr) {
+            // tcp_check_sack_reordering: the hole was filled by the original, late segment.
+            self.reord_seen = true;
+            if self.retrans_out > 0 {
+                return true;
+            }
+            self.undo_cwnd_reduction(true);
+            self.try_to_open();
+            return true;
+        }
+        false
+    }
+
+    fn try_undo_dsack(&mut self) -> bool {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
+            self.undo_cwnd_reduction(false);
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_try_keep_open` / `tcp_try_to_open`.
+    fn try_to_open(&mut self) {
+        let st = if self.sacked_out + self.lost_out > 0 || self.retrans_out > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        self.set_state(st);
+        if st == CaState::Open && self.retrans_out == 0 {
+            self.retrans_stamp = 0;
+        }
+    }
+}

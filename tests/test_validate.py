@@ -1,0 +1,363 @@
+"""ccbench validate: the grid, sim-only quick runs with resume, the error arithmetic on synthetic
+stores of known goodputs, the CLI, and (as root with the kernel backend) one cell on both
+backends."""
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccbench import validate as v
+from ccbench.study import StudyError
+
+
+def _grid_file(tmp_path: Path, body: str, name: str = "grid.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+SMALL = """
+[study]
+name = "small"
+seed = "test"
+title = "t"
+question = "q"
+original = "o"
+
+[[part]]
+name = "loss"
+[part.scenario]
+duration = "2s"
+seed = 1
+sample_interval = "0s"
+[part.scenario.bottleneck]
+rate = "20Mbit"
+rtt = "20ms"
+buffer = "1bdp"
+[[part.scenario.flows]]
+cc = "cubic"
+[part.sweep]
+"flows.0.cc" = ["cubic", "bbr"]
+"bottleneck.loss" = ["0%", "1%"]
+repeat = 2
+"""
+
+
+# ---- the grid ---------------------------------------------------------------------------------
+
+
+def test_default_grid_cells_and_quick():
+    g = v.load_grid("default")
+    assert [p.name for p in g.parts] == ["loss-rtt", "reorder", "gilbert", "ack-loss"]
+    cells = v.plan_cells(g, ["sim"])
+    by_part = {}
+    for c in cells:
+        by_part.setdefault(c.part, []).append(c)
+    assert {k: len(x) for k, x in by_part.items()} == {"loss-rtt": 36, "reorder": 9, "gilbert": 3, "ack-loss": 3}
+    assert {c.cc for c in cells} == {"cubic", "bbr", "reno"}
+    assert all(len(c.run_ids["sim"]) == 5 for c in cells)  # 5 repeats (seeds 1..5)
+    assert {p.duration_s() for p in g.parts} == {20.0}
+    labels = {c.label for c in by_part["loss-rtt"]}
+    assert "rtt=100ms loss=5%" in labels and "rtt=10ms loss=0.1%" in labels
+    assert {c.label for c in by_part["reorder"]} == {"jitter=4ms", "jitter=8ms", "jitter=16ms"}
+    sc = g.part("gilbert").scenario()
+    assert sc.bottleneck.loss.model == "gilbert" and sc.bottleneck.rate_bps == 50_000_000
+    assert g.part("ack-loss").scenario().bottleneck.impair == "ack"
+    assert g.part("reorder").scenario().bottleneck.reorder is True
+
+    q = v.select_parts(g, quick=True)
+    assert [p.name for p in q.parts] == ["loss-rtt"]
+    qc = v.plan_cells(q, ["sim"], quick=True)
+    assert len(qc) == 4 and all(len(c.run_ids["sim"]) == 2 for c in qc)
+    assert q.parts[0].duration_s(True) == 5.0
+    # --duration and --repeat
+    d = v.select_parts(g, duration="7s")
+    assert {p.duration_s() for p in d.parts} == {7.0} and g.parts[0].duration_s() == 20.0
+    assert all(len(c.run_ids["sim"]) == 3 for c in v.plan_cells(d, ["sim"], repeat=3))
+
+
+def test_default_grid_runs_on_the_kernel_backend():
+    """Every default cell passes the kernel backend's check, apart from what this machine lacks
+    (root, TUN, ...: the problems with key 'backend')."""
+    from ccbench import sweep as sw
+    from ccbench.backends import kernel
+
+    g = v.load_grid("default")
+    for p in g.parts:
+        sc = p.scenario()
+        for spec in sw.plan(sc, sw.grid_from_scenario(sc), "kernel"):
+            try:
+                kernel.check(spec.scenario)
+            except ValueError as e:
+                other = [x for x in e.problems if x[0] != "backend"]
+                assert not other, (p.name, spec.params, other)
+
+
+def test_bad_grid_files(tmp_path):
+    with pytest.raises(v.ValidateError, match="no such grid file"):
+        v.load_grid(tmp_path / "nope.toml")
+    bad = _grid_file(tmp_path, SMALL.replace('rate = "20Mbit"', 'rate = "20Mbit"\nrat = "1"'), "bad.toml")
+    with pytest.raises(StudyError) as e:
+        v.load_grid(bad)
+    assert str(bad) in str(e.value) and "rat" in str(e.value) and "did you mean 'rate'" in str(e.value)
+    syntax = _grid_file(tmp_path, "[study\n", "syntax.toml")
+    with pytest.raises(v.ValidateError, match="TOML syntax error"):
+        v.load_grid(syntax)
+    noquick = v.load_grid(_grid_file(tmp_path, SMALL))
+    with pytest.raises(v.ValidateError, match=r"no part has a \[part.quick\] table"):
+        v.select_parts(noquick, quick=True)
+    with pytest.raises(v.ValidateError, match="--duration"):
+        v.select_parts(noquick, duration="fast")
+    with pytest.raises(v.ValidateError, match="unknown backend 'kernal'"):
+        v.parse_backends("sim,kernal")
+
+
+def test_cli_bad_grid_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    bad = _grid_file(tmp_path, SMALL.replace('cc = "cubic"\n[part.sweep]', 'cc = "cubc"\n[part.sweep]'))
+    res = CliRunner().invoke(app, ["validate", "--grid", str(bad), "--backends", "sim", "--out",
+                                   str(tmp_path / "o")], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert res.exit_code == 2, res.output
+    assert "error:" in res.output and "flows.0.cc" in res.output and "cubc" in res.output
+    assert not (tmp_path / "o" / "sim" / "runs").exists()
+
+
+# ---- sim-only quick run, resume, --rerun -------------------------------------------------------
+
+
+def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    out = tmp_path / "v"
+    res = CliRunner().invoke(app, ["validate", "--quick", "--backends", "sim", "--out", str(out), "-q",
+                                   "-j", "1"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    assert "no comparison" in res.output
+    for f in ("validate.md", "validate.csv", "goodput.svg"):
+        assert (out / f).is_file(), f
+    assert (out / "goodput.svg").read_text().lstrip().startswith("<?xml")
+    csv = pd.read_csv(out / "validate.csv")
+    assert len(csv) == 4
+    assert sorted(zip(csv["cc"], csv["bottleneck.loss"])) == [("bbr", "0%"), ("bbr", "1%"),
+                                                              ("cubic", "0%"), ("cubic", "1%")]
+    assert (csv["sim_runs"] == 2).all() and (csv["sim_goodput_mbps"] > 0).all()
+    assert "kernel_goodput_mbps" not in csv.columns
+    # lossless cells near the link's payload rate, 1 % loss costs CUBIC goodput
+    cub = csv[csv["cc"] == "cubic"].set_index("bottleneck.loss")["sim_goodput_mbps"]
+    assert 40 < cub["0%"] < 48.3 and cub["1%"] < cub["0%"]
+    md = (out / "validate.md").read_text()
+    assert "no comparison" in md and "| loss-rtt | rtt=50ms loss=1% | cubic |" in md
+    import ccbench
+
+    assert len(ccbench.load(out / "sim").ok_runs) == 8  # a normal store
+
+    again = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1)
+    assert again.executed("sim") == 0
+    assert sum(s.cached for s in again.summaries["sim"]) == 8
+    assert pd.read_csv(out / "validate.csv")["sim_goodput_mbps"].tolist() == csv["sim_goodput_mbps"].tolist()
+
+    rerun = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1,
+                           rerun=["sim"])
+    assert rerun.rerun == {"sim": 8} and rerun.executed("sim") == 8
+
+
+def test_kernel_unavailable_gives_sim_only_with_a_note(tmp_path, monkeypatch):
+    monkeypatch.setattr(v, "backend_unavailable",
+                        lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None)
+    grid = _grid_file(tmp_path, SMALL)
+    run = v.run_validate(grid, tmp_path / "o", backends="sim,kernel", repeat=1, progress=False, workers=1)
+    assert run.ran == ["sim"] and "kernel" in run.skipped
+    assert run.comparison.reference is None
+    assert any("comparison needs the kernel backend" in n for n in run.notes)
+    assert "comparison needs the kernel backend" in (tmp_path / "o" / "validate.md").read_text()
+    assert (tmp_path / "o" / "goodput.svg").is_file()
+
+
+# ---- the arithmetic, on synthetic stores -------------------------------------------------------
+
+
+def test_count_error_rules():
+    assert v.rel_error(110.0, 100.0) == pytest.approx(0.10)
+    assert v.rel_error(1.0, 0.0) is None and v.rel_error(None, 1.0) is None
+    assert v.count_error(120, 100) == (pytest.approx(0.2), "ok")
+    assert v.count_error(130, 100)[1] == "miss"
+    assert v.count_error(50, 5)[1] == "one-sided"
+    assert v.count_error(0, 20) == (pytest.approx(-1.0), "one-sided")
+    assert v.count_error(3, 2) == (None, "trivial")
+    assert v.count_error(None, 200) == (None, "n/a")
+
+
+# per (cc, loss): kernel goodputs of the two repeats, and the simulator's relative error
+KERNEL = {("cubic", "0%"): [40e6, 42e6], ("cubic", "1%"): [4e6, 6e6],
+          ("bbr", "0%"): [45e6, 47e6], ("bbr", "1%"): [30e6, 34e6]}
+SIM_ERR = {("cubic", "0%"): 0.02, ("cubic", "1%"): -0.12, ("bbr", "0%"): 0.01, ("bbr", "1%"): 0.08}
+
+
+def _write_synthetic(out: Path, study) -> None:
+    from ccbench import results as R
+    from ccbench import sweep as sw
+    from ccbench.store import Store
+
+    sc = study.parts[0].scenario()
+    for backend in ("sim", "kernel"):
+        store = Store(out / backend)
+        store.prepare()
+        for spec in sw.plan(sc, sw.grid_from_scenario(sc), backend):
+            key = (spec.params["flows.0.cc"], spec.params["bottleneck.loss"])
+            k = KERNEL[key][spec.repeat]
+            # the simulator: each repeat off by the cell's error, so the means are too
+            gp = k * (1 + SIM_ERR[key]) if backend == "sim" else k
+            retx = {"sim": 120, "kernel": 100}[backend] if key[1] == "1%" else {"sim": 50, "kernel": 5}[backend]
+            counters = [
+                {"side": "sender", "TcpExtTCPSACKReorder": {"sim": 30, "kernel": 20}[backend],
+                 "TcpExtTCPTimeouts": {"sim": 2, "kernel": 3}[backend],
+                 "TcpExtTCPLossProbes": 100},
+                {"side": "receiver", "TcpExtPAWSEstab": {"sim": None, "kernel": 300}[backend]},
+            ]
+            res = R.build_result(spec.scenario, backend,
+                                 [{"flow_id": 0, "goodput_bps": gp, "rtt_mean_ms": 25.0 if backend == "sim" else 26.0,
+                                   "retransmits": retx}], None, None, 0.1, counters=counters)
+            store.write(spec.run_id, res.runs_table, res.flows_table, None, spec.columns(),
+                        counters=res.counters_table)
+
+
+def test_errors_medians_and_targets_on_synthetic_stores(tmp_path):
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    out = tmp_path / "v"
+    _write_synthetic(out, study)
+    comp = v.compare(study, out, ["sim", "kernel"])
+    assert comp.reference == "kernel" and comp.compared == ["sim"] and comp.backends == ["sim", "kernel"]
+    assert len(comp.cells) == 4
+    for i, c in enumerate(comp.cells):
+        key = (c.cc, c.params["bottleneck.loss"])
+        assert comp.side(i, "kernel").mean("goodput") == pytest.approx(sum(KERNEL[key]) / 2)
+        assert comp.goodput_error(i, "sim") == pytest.approx(SIM_ERR[key])
+        assert comp.cell_ok(i, "sim") is (abs(SIM_ERR[key]) <= 0.10)
+        retx_err, status = comp.retx_error(i, "sim")
+        if key[1] == "1%":
+            assert (retx_err, status) == (pytest.approx(0.2), "ok")
+        else:
+            assert status == "one-sided" and retx_err == pytest.approx(9.0)
+        if comp.has_counters["sim"]:
+            assert comp.counter_error(i, "sim", "TcpExtTCPSACKReorder") == (pytest.approx(0.5), "miss")
+            assert comp.counter_error(i, "sim", "TcpExtTCPTimeouts") == (None, "trivial")
+            assert comp.counter_error(i, "sim", "TcpExtTCPLossProbes") == (pytest.approx(0.0), "ok")
+            assert comp.counter_error(i, "sim", "TcpExtPAWSEstab") == (None, "n/a")
+            assert comp.side(i, "kernel").counter("TcpExtPAWSEstab") == 300
+            assert comp.counter_misses(i, "sim") == ["TcpExtTCPSACKReorder"]
+
+    s = comp.summary("sim").set_index("cc")
+    # cubic: |+2 %|, |-12 %| -> median 7 %, worst 12 %, 1 of 2 within 10 %
+    assert s.loc["cubic", "median |err| %"] == pytest.approx(7.0)
+    assert s.loc["cubic", "worst |err| %"] == pytest.approx(12.0)
+    assert s.loc["cubic", "worst cell"] == "loss: loss=1%"
+    assert s.loc["cubic", "within 10 %"] == 1 and not s.loc["cubic", "targets met"]
+    # bbr: 1 %, 8 % -> median 4.5 %, all within 10 %: targets met
+    assert s.loc["bbr", "median |err| %"] == pytest.approx(4.5)
+    assert s.loc["bbr", "worst |err| %"] == pytest.approx(8.0)
+    assert s.loc["bbr", "within 10 %"] == 2 and bool(s.loc["bbr", "targets met"])
+    # all four: 1, 2, 8, 12 -> median 5 %
+    assert s.loc["all", "median |err| %"] == pytest.approx(5.0)
+    assert s.loc["all", "compared"] == 4 and s.loc["all", "within 10 %"] == 3
+    if comp.has_counters["sim"]:
+        assert s.loc["all", "counters missed"] == 4 and s.loc["all", "counters compared"] == 8
+
+    run = v.ValidateRun(study, out, False, ["sim", "kernel"], comparison=comp)
+    files = v.write_outputs(run)
+    csv = pd.read_csv(files["csv"]).set_index(["cc", "bottleneck.loss"])
+    assert csv.loc[("cubic", "1%"), "sim_goodput_err_pct"] == pytest.approx(-12.0)
+    assert csv.loc[("cubic", "1%"), "kernel_goodput_mbps"] == pytest.approx(5.0)
+    assert csv.loc[("cubic", "1%"), "sim_goodput_mbps"] == pytest.approx(4.4)
+    assert csv.loc[("cubic", "1%"), "kernel_goodput_min_mbps"] == pytest.approx(4.0)
+    assert not bool(csv.loc[("cubic", "1%"), "sim_goodput_within_10pct"])
+    # the simulator is a constant factor off each repeat, so the ratio's interval is tight
+    assert csv.loc[("bbr", "0%"), "sim_goodput_err_ci_lo_pct"] < 1.0 < csv.loc[("bbr", "0%"), "sim_goodput_err_ci_hi_pct"]
+    assert csv.loc[("bbr", "1%"), "sim_retx_err_pct"] == pytest.approx(20.0)
+    md = files["md"].read_text()
+    assert "| sim | cubic | 2/2 | 7.0 % | 12.0 % | loss: loss=1% | 1/2 | no |" in md
+    assert "| sim | bbr | 2/2 | 4.5 % | 8.0 % |" in md
+    assert "MISS goodput" in md and "-12.0 %" in md
+    assert files["svg"].read_text().lstrip().startswith("<?xml")
+
+
+def test_run_validate_reads_a_stored_kernel_store_when_the_kernel_cannot_run(tmp_path, monkeypatch):
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    out = tmp_path / "v"
+    _write_synthetic(out, study)
+    monkeypatch.setattr(v, "backend_unavailable",
+                        lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None)
+    run = v.run_validate(study, out, backends="sim,kernel", progress=False)
+    assert run.executed("sim") == 0 and run.ran == ["sim"]
+    assert run.comparison.reference == "kernel"
+    assert any("runs already stored" in n for n in run.notes)
+    assert "MISS goodput" in run.files["md"].read_text()
+
+
+# ---- the kernel ---------------------------------------------------------------------------------
+
+
+def _kernel_missing() -> str | None:
+    from ccbench.kernel import env
+
+    if not env.is_root():
+        return "needs root (namespaces, TUN)"
+    for ok, why in (env.tun_available(), env.netns_available()):
+        if not ok:
+            return why
+    if env.iperf3_path() is None:
+        return "iperf3 not installed"
+    if env.link_binary() is None:
+        return "ccbench-link not built"
+    return None
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(_kernel_missing() is not None, reason=_kernel_missing() or "")
+def test_kernel_one_cell_both_backends(tmp_path):
+    grid = _grid_file(tmp_path, """
+        [study]
+        name = "one"
+        seed = "test"
+        title = "t"
+        question = "q"
+        original = "o"
+        [[part]]
+        name = "loss"
+        [part.scenario]
+        duration = "5s"
+        seed = 1
+        [part.scenario.bottleneck]
+        rate = "50Mbit"
+        rtt = "50ms"
+        loss = "1%"
+        buffer = "1bdp"
+        [[part.scenario.flows]]
+        cc = "cubic"
+        [part.sweep]
+        repeat = 1
+        """)
+    run = v.run_validate(grid, tmp_path / "v", backends="sim,kernel", progress=False)
+    assert run.ran == ["sim", "kernel"] and run.all_ok
+    comp = run.comparison
+    assert comp.reference == "kernel" and len(comp.cells) == 1
+    csv = pd.read_csv(run.files["csv"])
+    row = csv.iloc[0]
+    for b in ("sim", "kernel"):
+        assert row[f"{b}_runs"] == 1
+        assert 1 < row[f"{b}_goodput_mbps"] < 48.3
+        assert row[f"{b}_rtt_mean_ms"] >= 50
+        assert row[f"{b}_retransmits"] > 0
+    assert math.isfinite(row["sim_goodput_err_pct"])
+    if comp.has_counters["kernel"]:
+        assert row["kernel_TcpExtTCPTimeouts"] >= 0
+    md = run.files["md"].read_text()
+    assert "| sim | cubic | 1/1 |" in md
