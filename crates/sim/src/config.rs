@@ -122,9 +122,6 @@ pub struct FlowConfig {
     pub timestamps: bool,
 }
 
-fn default_true() -> bool {
-    true
-}
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

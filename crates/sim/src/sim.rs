@@ -111,6 +111,7 @@ impl<'a> World<'a> {
                             rwnd_segs: f.rwnd_bytes / MSS as u64,
                             pacing: f.pacing,
                             handshake_rtt_us: Some(handshake_rtt_ns(cfg) / 1000),
+                            timestamps: f.timestamps,
                         },
                         algo,
                     ),
