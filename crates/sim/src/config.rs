@@ -115,7 +115,13 @@ pub struct FlowConfig {
     /// with the fq qdisc. BBR always paces.
     #[serde(default)]
     pub pacing: bool,
+    /// TCP timestamps (RFC 7323) negotiated on this connection, as sysctl tcp_timestamps = 1 on
+    /// both hosts (Linux's default). Off: no PAWS, no Eifel undo, RTT samples from ACKed
+    /// segments only. (The simulator keeps MSS 1448 either way; Linux would use 1460 without.)
+    #[serde(default = "default_true")]
+    pub timestamps: bool,
 }
+
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,7 +150,7 @@ impl SimConfig {
 impl FlowConfig {
     /// A bulk flow in group 0, starting at time 0, unpaced, with receive window `rwnd_bytes`.
     pub fn bulk(id: u32, cc: &str, rwnd_bytes: u64) -> Self {
-        FlowConfig { id, group: 0, cc: cc.into(), start_ns: 0, rwnd_bytes, size_bytes: None, pacing: false }
+        FlowConfig { id, group: 0, cc: cc.into(), start_ns: 0, rwnd_bytes, size_bytes: None, pacing: false, timestamps: true }
     }
 }
 

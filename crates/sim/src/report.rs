@@ -2,6 +2,7 @@
 //! packet-conservation counters. Serialised to JSON for Python; column names follow the
 //! `flows` / `runs` / `series` / `link_series` tables of docs/results.md. A value the simulator
 //! cannot measure is `null`, never invented.
+use crate::tcp::mib::CounterRow;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -12,6 +13,8 @@ pub struct SimReport {
     pub link_series: LinkSeries,
     /// Packet counters of each link (conservation: arrived = departed + dropped + held).
     pub links: Vec<LinkCounters>,
+    /// The `counters` table: TCP MIB counters per side, summed over flows (tcp/mib.rs).
+    pub counters: Vec<CounterRow>,
 }
 
 #[derive(Debug, Clone, Serialize)]

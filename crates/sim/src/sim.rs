@@ -4,6 +4,7 @@ use crate::config::SimConfig;
 use crate::event::EventQueue;
 use crate::link::Fate;
 use crate::metrics::Histogram;
+use crate::tcp::mib::{CounterRow, Mib};
 use crate::report::{FlowSummary, LinkCounters, LinkSeries, RunSummary, Series, SimReport};
 use crate::rng::stream_seed;
 use crate::tcp::receiver::Receiver;
@@ -110,10 +111,11 @@ impl<'a> World<'a> {
                             rwnd_segs: f.rwnd_bytes / MSS as u64,
                             pacing: f.pacing,
                             handshake_rtt_us: Some(handshake_rtt_ns(cfg) / 1000),
+                            timestamps: f.timestamps,
                         },
                         algo,
                     ),
-                    receiver: Receiver::new(f.id, total_segs),
+                    receiver: Receiver::new(f.id, total_segs, f.timestamps),
                     start: f.start_ns,
                     started: false,
                     timer_at: None,
@@ -218,6 +220,7 @@ impl<'a> World<'a> {
                     bytes: PING_BYTES,
                     seq: 0,
                     ts: self.now,
+                    tsecr: 0,
                     sack: [(0, 0); 3],
                     nsack: 0,
                     dsack: false,
@@ -475,6 +478,12 @@ impl<'a> World<'a> {
                 held: held[i],
             })
             .collect();
-        SimReport { flows, run, series: self.series, link_series: self.link_series, links }
+        let (mut snd, mut rcv) = (Mib::default(), Mib::default());
+        for f in &self.flows {
+            snd.add(&f.sender.mib);
+            rcv.add(&f.receiver.mib);
+        }
+        let counters = vec![CounterRow { side: "sender", mib: snd }, CounterRow { side: "receiver", mib: rcv }];
+        SimReport { flows, run, series: self.series, link_series: self.link_series, links, counters }
     }
 }

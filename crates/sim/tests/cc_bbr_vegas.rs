@@ -170,9 +170,20 @@ fn d_probe_bw_gain_cycle() {
         .collect();
     assert!(idx.len() > 500);
     let mut levels = [0usize; 3]; // 1.25, 0.75, 1.0
+    // Cycle periods are measured between 1.25 phases of one PROBE_BW stretch: after PROBE_RTT
+    // BBR re-enters PROBE_BW at a random phase (bbr_reset_probe_bw_mode), so a period across
+    // it says nothing about the 8-round cycle.
+    let mut periods: Vec<f64> = Vec::new();
+    let mut last_high: Option<f64> = None;
     let mut high_starts = Vec::new();
     let mut prev_high = false;
+    let mut prev_i: Option<usize> = None;
     for &i in &idx {
+        if prev_i.is_some_and(|p| p + 1 != i) {
+            last_high = None; // left PROBE_BW in between
+            prev_high = false;
+        }
+        prev_i = Some(i);
         let g = r.series.pacing_bps[i].unwrap() / r.series.bw_est_bps[i].unwrap() / 0.99;
         let lvl = if (g - 1.25).abs() < 0.01 {
             0
@@ -185,13 +196,17 @@ fn d_probe_bw_gain_cycle() {
         };
         levels[lvl] += 1;
         if lvl == 0 && !prev_high {
-            high_starts.push(r.series.t_s[i]);
+            let t = r.series.t_s[i];
+            if let Some(t0) = last_high {
+                periods.push(t - t0);
+            }
+            last_high = Some(t);
+            high_starts.push(t);
         }
         prev_high = lvl == 0;
     }
     let n = idx.len() as f64;
     let frac = levels.map(|c| c as f64 / n);
-    let periods: Vec<f64> = high_starts.windows(2).map(|w| w[1] - w[0]).collect();
     let min_rtt = r.series.min_rtt_ms[*idx.last().unwrap()].unwrap() / 1e3;
     println!("(d) fractions 1.25/0.75/1: {frac:?}; periods {periods:?} s; min_rtt {min_rtt} s");
     // One phase in 8 at 1.25 (at least one min RTT long), at most one in 8 at 0.75.

@@ -3,6 +3,7 @@
 //! Sequence numbers count segments, not bytes: every data packet carries one MSS (the last
 //! one of a fixed-size transfer is counted whole). Linux's cwnd is in packets too, so the
 //! congestion-control arithmetic is the same.
+pub mod mib;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -25,6 +26,13 @@ pub enum PktKind {
     PingResp,
 }
 
+/// Linux's TCP timestamp clock: milliseconds (TCP_TS_HZ = 1000, `tcp_time_stamp_ts` without
+/// usec timestamps). Shifted by one so that a valid TSval is never 0, which RFC 7323 code treats
+/// as "no echo" (Linux adds a random per-connection offset for the same reason and others).
+pub fn ts_tick(now: crate::time::Nanos) -> u64 {
+    now / crate::time::NS_PER_MS + 1
+}
+
 /// One SACK block [start, end) in segment numbers.
 pub type SackBlock = (u64, u64);
 
@@ -36,9 +44,11 @@ pub struct Pkt {
     pub bytes: u32,
     /// Data: segment number. Ack: cumulative ACK (next segment expected).
     pub seq: u64,
-    /// Data: the sender's transmit time (the TSval). Ack: the echoed TSval (TSecr).
-    /// Ping: the send time.
+    /// Data and Ack: the TSval of the timestamp option, in ticks of `ts_tick` (0 = no
+    /// option: timestamps off). Ping: the send time in nanoseconds.
     pub ts: u64,
+    /// Ack: the TSecr (the receiver's TS.Recent echoed), 0 when there is nothing to echo.
+    pub tsecr: u64,
     /// Ack: SACK blocks, most recent first; a D-SACK block, if any, comes first.
     pub sack: [SackBlock; 3],
     pub nsack: u8,
@@ -56,6 +66,7 @@ impl Pkt {
             bytes: DATA_PKT_BYTES,
             seq,
             ts,
+            tsecr: 0,
             sack: [(0, 0); 3],
             nsack: 0,
             dsack: false,

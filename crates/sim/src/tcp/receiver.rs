@@ -7,16 +7,29 @@
 //!   ("ACK every second segment");
 //! * out-of-order data, a segment that fills a hole, and duplicates are ACKed at once;
 //! * otherwise the delayed-ACK timer (TCP_ATO_MIN = 40 ms) sends it.
+//! * a duplicate below rcv_nxt puts the receiver back in quick-ACK mode (tcp_data_queue's
+//!   "retransmit" case calls tcp_enter_quickack_mode).
+//!
+//! Timestamps (RFC 7323, Linux 6.x `tcp_validate_incoming` / `tcp_replace_ts_recent`): TSvals
+//! are millisecond ticks. A segment whose TSval is more than TCP_PAWS_WINDOW = 1 tick older than
+//! `ts_recent` is discarded by PAWS (counted as PAWSEstab) and answered with a duplicate ACK
+//! (`tcp_send_dupack`); `ts_recent` advances only from segments at or left of rcv_wup and never
+//! backwards. Under reordering this matters: once a retransmission fills the hole at rcv_nxt,
+//! ts_recent jumps to its fresh TSval and originals still in flight that were sent more than a
+//! millisecond earlier are thrown away — real losses the sender must repair.
 //! Simplifications: the ACK timeout does not adapt (Linux's `ato` can grow above 40 ms for
 //! interactive flows; a bulk receiver stays at the minimum); the window advertised is the
 //! configured `rwnd` throughout (no receive-buffer autotuning ramp).
-use super::{Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
+use super::mib::Mib;
+use super::{ts_tick, Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
 use crate::time::{Nanos, NS_PER_MS};
 
 /// TCP_MAX_QUICKACKS.
 pub const QUICKACKS: u32 = 16;
 /// TCP_ATO_MIN / TCP_DELACK_MIN (HZ/25 = 40 ms).
 pub const DELACK_NS: Nanos = 40 * NS_PER_MS;
+/// TCP_PAWS_WINDOW: a data segment may be this many ticks older than ts_recent.
+pub const PAWS_WINDOW: u64 = 1;
 
 pub struct Receiver {
     pub flow: u32,
@@ -28,6 +41,9 @@ pub struct Receiver {
     ooo: Vec<SackBlock>,
     /// Blocks reported in the last ACK, most recent first (RFC 2018 repeats them).
     last_sacks: Vec<SackBlock>,
+    /// Timestamps negotiated on this connection (sysctl tcp_timestamps on both ends).
+    timestamps: bool,
+    /// RFC 7323 TS.Recent, in ticks; 0 = none yet.
     ts_recent: u64,
     quick_left: u32,
     /// Segments received and not yet acknowledged (delayed-ACK accounting).
@@ -40,16 +56,21 @@ pub struct Receiver {
     /// Conservation and goodput counters.
     pub data_received: u64,
     pub dup_received: u64,
+    /// Data segments discarded by PAWS (they arrived but were not accepted).
+    pub paws_dropped: u64,
+    /// MIB counters of this endpoint.
+    pub mib: Mib,
 }
 
 impl Receiver {
-    pub fn new(flow: u32, total_segs: Option<u64>) -> Self {
+    pub fn new(flow: u32, total_segs: Option<u64>, timestamps: bool) -> Self {
         Receiver {
             flow,
             rcv_nxt: 0,
             rcv_wup: 0,
             ooo: Vec::new(),
             last_sacks: Vec::with_capacity(3),
+            timestamps,
             ts_recent: 0,
             quick_left: QUICKACKS,
             unacked: 0,
@@ -58,6 +79,8 @@ impl Receiver {
             completed_at: None,
             data_received: 0,
             dup_received: 0,
+            paws_dropped: 0,
+            mib: Mib::default(),
         }
     }
 
@@ -70,15 +93,35 @@ impl Receiver {
     /// signalled through `delack_deadline` instead.
     pub fn on_data(&mut self, now: Nanos, pkt: &Pkt) -> Option<Pkt> {
         self.data_received += 1;
+        self.mib.in_segs += 1;
         let seq = pkt.seq;
-        // RFC 7323 §4.3: remember the TSval of a segment at or left of Last.ACK.sent.
-        if seq <= self.rcv_wup {
-            self.ts_recent = pkt.ts;
+        if self.timestamps {
+            // PAWS (tcp_paws_discard): ts_recent - TSval > TCP_PAWS_WINDOW. Data segments are
+            // never "disordered ACKs", so nothing rescues them.
+            if self.ts_recent != 0 && self.ts_recent > pkt.ts + PAWS_WINDOW {
+                self.mib.paws_estab += 1;
+                self.paws_dropped += 1;
+                return Some(self.send_dupack(now, seq));
+            }
+            // tcp_replace_ts_recent: only from a segment at or left of rcv_wup, only forwards.
+            if seq <= self.rcv_wup && pkt.ts >= self.ts_recent {
+                self.ts_recent = pkt.ts;
+            }
         }
-        if seq < self.rcv_nxt || self.ooo_contains(seq) {
-            // Duplicate: D-SACK it at once (RFC 2883).
+        if seq < self.rcv_nxt {
+            // A retransmission of delivered data: D-SACK it at once (RFC 2883) and go back to
+            // quick-ACK mode (tcp_data_queue → tcp_enter_quickack_mode).
             self.dup_received += 1;
-            return Some(self.make_ack(Some((seq, seq + 1)), false));
+            self.mib.dsack_old_sent += 1;
+            self.quick_left = QUICKACKS;
+            return Some(self.make_ack(now, Some((seq, seq + 1)), false));
+        }
+        if self.ooo_contains(seq) {
+            // Duplicate of out-of-order data (tcp_data_queue_ofo: fully covered → D-SACK).
+            self.dup_received += 1;
+            self.mib.ofo_queue += 1;
+            self.mib.dsack_ofo_sent += 1;
+            return Some(self.make_ack(now, Some((seq, seq + 1)), false));
         }
         if seq == self.rcv_nxt {
             self.rcv_nxt += 1;
@@ -94,7 +137,7 @@ impl Receiver {
             self.unacked += 1;
             if had_holes || self.quick_left > 0 || self.unacked >= 2 {
                 self.quick_left = self.quick_left.saturating_sub(1);
-                return Some(self.make_ack(None, false));
+                return Some(self.make_ack(now, None, false));
             }
             if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + DELACK_NS);
@@ -102,8 +145,9 @@ impl Receiver {
             return None;
         }
         // Out of order: insert into the ranges, ACK at once with SACK.
+        self.mib.ofo_queue += 1;
         self.insert_ooo(seq);
-        Some(self.make_ack(None, false))
+        Some(self.make_ack(now, None, false))
     }
 
     /// The delayed-ACK timer fired.
@@ -112,12 +156,25 @@ impl Receiver {
             Some(d) if d <= now => {
                 self.delack_deadline = None;
                 if self.unacked > 0 {
-                    Some(self.make_ack(None, true))
+                    self.mib.delayed_acks += 1;
+                    Some(self.make_ack(now, None, true))
                 } else {
                     None
                 }
             }
             _ => None,
+        }
+    }
+
+    /// `tcp_send_dupack` for a segment PAWS discarded: below rcv_nxt it is a spurious
+    /// retransmission (D-SACK, quick-ACK mode); otherwise a plain immediate ACK.
+    fn send_dupack(&mut self, now: Nanos, seq: u64) -> Pkt {
+        if seq < self.rcv_nxt {
+            self.mib.dsack_old_sent += 1;
+            self.quick_left = QUICKACKS;
+            self.make_ack(now, Some((seq, seq + 1)), false)
+        } else {
+            self.make_ack(now, None, false)
         }
     }
 
@@ -180,7 +237,8 @@ impl Receiver {
         self.last_sacks.extend_from_slice(&order[..n]);
     }
 
-    fn make_ack(&mut self, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
+    fn make_ack(&mut self, now: Nanos, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
+        self.mib.out_segs += 1;
         self.rcv_wup = self.rcv_nxt;
         self.unacked = 0;
         self.delack_deadline = None;
@@ -195,7 +253,8 @@ impl Receiver {
             kind: PktKind::Ack,
             bytes: ACK_PKT_BYTES,
             seq: self.rcv_nxt,
-            ts: self.ts_recent,
+            ts: if self.timestamps { ts_tick(now) } else { 0 },
+            tsecr: if self.timestamps { self.ts_recent } else { 0 },
             sack: [(0, 0); 3],
             nsack: 0,
             dsack: dsack.is_some(),
@@ -223,12 +282,16 @@ mod tests {
     use super::*;
 
     fn seg(seq: u64) -> Pkt {
-        Pkt::data(0, seq, seq * 10)
+        Pkt::data(0, seq, seq * 10 + 1)
+    }
+
+    fn seg_ts(seq: u64, ts: u64) -> Pkt {
+        Pkt::data(0, seq, ts)
     }
 
     #[test]
     fn quickack_then_every_second_segment() {
-        let mut r = Receiver::new(0, None);
+        let mut r = Receiver::new(0, None, true);
         let mut acks = 0;
         for s in 0..QUICKACKS as u64 {
             acks += r.on_data(0, &seg(s)).is_some() as u32;
@@ -242,11 +305,27 @@ mod tests {
         assert!(r.on_data(5, &seg(18)).is_none());
         let a = r.on_delack_timer(5 + DELACK_NS).expect("timer ACK");
         assert!(a.delayed && a.seq == 19);
+        assert_eq!(r.mib.delayed_acks, 1);
+    }
+
+    #[test]
+    fn duplicate_below_rcv_nxt_restarts_quickack_mode() {
+        let mut r = Receiver::new(0, None, true);
+        for s in 0..20 {
+            r.on_data(0, &seg(s));
+        }
+        assert!(r.on_data(0, &seg(20)).is_none(), "past quick-ACK mode: the odd segment waits");
+        let a = r.on_data(0, &seg(5)).expect("a duplicate is ACKed at once");
+        assert!(a.dsack);
+        // Back in quick-ACK mode: every segment is ACKed.
+        assert!(r.on_data(0, &seg(21)).is_some());
+        assert!(r.on_data(0, &seg(22)).is_some());
+        assert_eq!(r.mib.dsack_old_sent, 1);
     }
 
     #[test]
     fn sack_blocks_and_dsack() {
-        let mut r = Receiver::new(0, None);
+        let mut r = Receiver::new(0, None, true);
         r.on_data(0, &seg(0));
         let a = r.on_data(0, &seg(2)).unwrap();
         assert_eq!((a.seq, a.sacks()), (1, &[(2, 3)][..]));
@@ -261,15 +340,61 @@ mod tests {
         let a = r.on_data(0, &seg(2)).unwrap();
         assert!(a.dsack);
         assert_eq!(a.sacks()[0], (2, 3));
+        // A duplicate of out-of-order data too.
+        let a = r.on_data(0, &seg(5)).unwrap();
+        assert!(a.dsack && a.sacks()[0] == (5, 6));
+        assert_eq!((r.mib.ofo_queue, r.mib.dsack_old_sent, r.mib.dsack_ofo_sent), (4, 1, 1));
     }
 
     #[test]
     fn timestamp_echo_follows_rfc7323() {
-        let mut r = Receiver::new(0, None);
-        r.on_data(0, &seg(0)); // ts 0, ACK sent, rcv_wup = 1
+        let mut r = Receiver::new(0, None, true);
+        r.on_data(0, &seg(0)); // ts 1, ACK sent, rcv_wup = 1
         let a = r.on_data(0, &seg(2)).unwrap(); // out of order: ts_recent unchanged
-        assert_eq!(a.ts, 0);
+        assert_eq!(a.tsecr, 1);
         let a = r.on_data(0, &seg(1)).unwrap(); // at Last.ACK.sent: echoed
-        assert_eq!(a.ts, 10);
+        assert_eq!(a.tsecr, 11);
+        // The ACK carries the receiver's own clock as TSval.
+        let a = r.on_data(7_000_000, &seg(4)).unwrap();
+        assert_eq!(a.ts, ts_tick(7_000_000));
+    }
+
+    /// The reordering case of Linux's PAWS: a retransmission fills the hole, ts_recent jumps to
+    /// its fresh TSval, and an original sent earlier but delayed longer is discarded.
+    #[test]
+    fn paws_discards_reordered_original_after_hole_fill() {
+        for timestamps in [true, false] {
+            let mut r = Receiver::new(0, None, timestamps);
+            r.on_data(0, &seg_ts(0, 100));
+            r.on_data(0, &seg_ts(2, 100)); // hole at 1
+            r.on_data(0, &seg_ts(3, 100));
+            let a = r.on_data(0, &seg_ts(1, 200)).unwrap(); // the retransmission, 100 ms later
+            assert_eq!(a.seq, 4);
+            // The original of 4, sent at tick 101 and delayed: older than ts_recent - 1.
+            let a = r.on_data(0, &seg_ts(4, 101)).expect("PAWS answers with a duplicate ACK");
+            if timestamps {
+                assert_eq!(a.seq, 4, "discarded, not delivered");
+                assert!(!a.dsack);
+                assert_eq!((r.mib.paws_estab, r.paws_dropped), (1, 1));
+                // Within TCP_PAWS_WINDOW (one tick) it is accepted.
+                assert_eq!(r.on_data(0, &seg_ts(4, 199)).map(|a| a.seq), Some(5));
+            } else {
+                assert_eq!(a.seq, 5, "without timestamps nothing is discarded");
+                assert_eq!(r.mib.paws_estab, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn ts_recent_never_moves_backwards() {
+        let mut r = Receiver::new(0, None, true);
+        r.on_data(0, &seg_ts(0, 50));
+        // In order, at rcv_wup, one tick older: passes PAWS but must not lower ts_recent.
+        let a = r.on_data(0, &seg_ts(1, 49)).unwrap();
+        assert_eq!(a.tsecr, 50);
+        // A duplicate far in the past is a PAWS discard answered with a D-SACK.
+        let a = r.on_data(0, &seg_ts(0, 10)).unwrap();
+        assert!(a.dsack);
+        assert_eq!(r.mib.paws_estab, 1);
     }
 }

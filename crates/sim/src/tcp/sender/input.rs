@@ -6,10 +6,11 @@
 //!
 //! The recovery half of tcp_input.c (`tcp_fastretrans_alert` and friends) is in recovery.rs.
 use super::rate::RateAcc;
-use super::{Sender, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL};
+use super::{Sender, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, MAX_REORDERING, NIL};
 use crate::cc::{AckSample, CaState, RateSample};
-use crate::tcp::{Pkt, PktKind, SackBlock};
-use crate::time::{Nanos, NS_PER_US};
+use crate::tcp::receiver::PAWS_WINDOW;
+use crate::tcp::{ts_tick, Pkt, PktKind, SackBlock};
+use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
 
 impl Sender {
     pub(super) fn ts_unlink(&mut self, seq: u64) {
@@ -56,9 +57,25 @@ impl Sender {
     pub fn on_ack(&mut self, now: Nanos, ack: &Pkt) -> &[Pkt] {
         debug_assert_eq!(ack.kind, PktKind::Ack);
         self.out.clear();
+        self.mib.in_segs += 1;
+        if !self.paws_accepts(ack) {
+            // tcp_validate_incoming: PAWS discards the ACK before tcp_ack sees it. (Linux
+            // answers with a rate-limited duplicate ACK, which carries nothing for a receiver
+            // that sends no data; not modelled.)
+            self.mib.paws_estab += 1;
+            return &self.out;
+        }
         let cum = ack.seq.min(self.snd_nxt);
         if cum < self.snd_una {
-            return &self.out; // old ACK
+            // tcp_ack's old_ack: an ACK below snd_una still carries SACK information.
+            if ack.nsack > 0 {
+                self.old_ack(now, ack);
+            }
+            return &self.out;
+        }
+        // tcp_replace_ts_recent, once the ACK is known to be in window.
+        if self.timestamps && ack.ts > self.ts_recent {
+            self.ts_recent = ack.ts;
         }
         self.sk.now_ns = now;
         let prior_snd_una = self.snd_una;
@@ -72,9 +89,11 @@ impl Sender {
         let blocks = ack.sacks();
         let sack_start = self.check_dsack(ack, blocks);
         self.sacktag(now, cum, prior_fack, blocks, sack_start, &mut st, &mut rate);
-        self.clean_rtx_queue(now, cum, prior_fack, &mut st, &mut rate);
-        if st.reord_seen {
-            self.reord_seen = true;
+        self.sack_reordering_check(&st);
+        self.clean_rtx_queue(now, cum, &mut st, &mut rate);
+        if st.ack_reord < prior_fack {
+            // tcp_clean_rtx_queue: a never-retransmitted hole below fack got filled.
+            self.check_sack_reordering(st.ack_reord, false);
         }
         if rate.have_prior {
             self.update_reo_wnd(rate.rs.prior_delivered);
@@ -101,7 +120,7 @@ impl Sender {
 
         // Loss detection and the recovery state machine (tcp_fastretrans_alert).
         let newly_lost_before = self.sk.lost;
-        let reo_armed = self.fastretrans_alert(now, ack, una_advanced);
+        let reo_armed = self.fastretrans_alert(now, ack, una_advanced, prior_snd_una);
         let newly_lost = (self.sk.lost - newly_lost_before) as u32;
 
         // tcp_rate_gen
@@ -117,6 +136,68 @@ impl Sender {
         &self.out
     }
 
+    /// PAWS for an ACK (`tcp_validate_incoming` → `tcp_paws_discard`): its TSval may be at most
+    /// TCP_PAWS_WINDOW ticks older than ts_recent, unless it is a "disordered ACK"
+    /// (`tcp_disordered_ack`): a pure duplicate ACK at snd_una within the replay window of
+    /// about one RTO. An older ACK that advances snd_una is discarded.
+    fn paws_accepts(&self, ack: &Pkt) -> bool {
+        if !self.timestamps || self.ts_recent == 0 || ack.ts == 0 {
+            return true;
+        }
+        if self.ts_recent <= ack.ts + PAWS_WINDOW {
+            return true;
+        }
+        // tcp_tsval_replay: icsk_rto * 1024 / HZ, in ticks of 1 ms.
+        let replay_ticks = self.rto_ns() / NS_PER_MS * 1024 / 1000;
+        ack.seq == self.snd_una && self.ts_recent - ack.ts <= replay_ticks
+    }
+
+    /// The `old_ack` path of `tcp_ack`: process the SACK blocks of an ACK below snd_una, run
+    /// the recovery state machine and send what that allows.
+    fn old_ack(&mut self, now: Nanos, ack: &Pkt) {
+        self.sk.now_ns = now;
+        let prior_fack = self.fack;
+        let mut rate = RateAcc::new();
+        let mut st = AckState::default();
+        let blocks = ack.sacks();
+        let sack_start = self.check_dsack(ack, blocks);
+        self.sacktag(now, self.snd_una, prior_fack, blocks, sack_start, &mut st, &mut rate);
+        self.sack_reordering_check(&st);
+        self.refresh_sk(now);
+        let reo_armed = self.fastretrans_alert(now, ack, false, self.snd_una);
+        if reo_armed || self.timer.is_none() {
+            self.set_xmit_timer(now, reo_armed, false);
+        }
+        self.transmit_more(now);
+    }
+
+    /// `tcp_sacktag_write_queue`'s reordering check (skipped in Loss without undo).
+    fn sack_reordering_check(&mut self, st: &AckState) {
+        if st.sack_reord != u64::MAX && (self.sk.ca_state != CaState::Loss || self.undo_marker.is_some()) {
+            self.check_sack_reordering(st.sack_reord, false);
+        }
+    }
+
+    /// `tcp_check_sack_reordering`: a segment below the highest SACKed one was delivered
+    /// without a retransmission. Raise `tp->reordering` to the distance (in segments, capped
+    /// at tcp_max_reordering) and remember that reordering was seen. `by_ts`: detected by the
+    /// timestamp echo in tcp_try_undo_partial (TCPTSReorder, not counted here).
+    pub(super) fn check_sack_reordering(&mut self, low_seq: u64, by_ts: bool) {
+        // tcp_highest_sack_seq: the start of the highest SACKed segment, or snd_una.
+        let fack = if self.sacked_out > 0 { self.fack - 1 } else { self.snd_una };
+        if low_seq >= fack {
+            return;
+        }
+        let metric = (fack - low_seq) as u32;
+        if metric > self.reordering {
+            self.reordering = metric.min(MAX_REORDERING);
+        }
+        self.reord_seen = true;
+        if !by_ts {
+            self.mib.sack_reorder += 1;
+        }
+    }
+
     /// `tcp_check_dsack` (RFC 2883): the first block reports a duplicate. Returns the index
     /// of the first real SACK block.
     fn check_dsack(&mut self, ack: &Pkt, blocks: &[SackBlock]) -> usize {
@@ -125,6 +206,7 @@ impl Sender {
             sack_start = 1;
             let (ds, _) = blocks[0];
             self.dsack_seen = true;
+            self.mib.dsack_recv += 1;
             if let Some(m) = self.undo_marker {
                 if ds >= m && self.undo_retrans > 0 {
                     self.undo_retrans -= 1;
@@ -180,7 +262,7 @@ impl Sender {
                 let xmit = self.seg(seq).xmit;
                 if f & F_EVER_RETRANS == 0 {
                     if seq < prior_fack {
-                        st.reord_seen = true;
+                        st.sack_reord = st.sack_reord.min(seq);
                     }
                     if st.first_sackt == 0 || xmit < st.first_sackt {
                         st.first_sackt = xmit;
@@ -201,7 +283,7 @@ impl Sender {
 
     /// Cumulative ACK (`tcp_clean_rtx_queue`): drop the acknowledged segments from the
     /// scoreboard, counting the ones not SACKed before as delivered, and advance snd_una.
-    fn clean_rtx_queue(&mut self, now: Nanos, cum: u64, prior_fack: u64, st: &mut AckState, rate: &mut RateAcc) {
+    fn clean_rtx_queue(&mut self, now: Nanos, cum: u64, st: &mut AckState, rate: &mut RateAcc) {
         st.acked_segs = (cum - self.snd_una) as u32;
         for seq in self.snd_una..cum {
             let s = *self.seg(seq);
@@ -212,9 +294,7 @@ impl Sender {
                     st.first_ackt = s.xmit;
                 }
                 st.last_ackt = s.xmit;
-                if seq < prior_fack {
-                    st.reord_seen = true;
-                }
+                st.ack_reord = st.ack_reord.min(seq);
             }
             if s.flags & F_RETRANS != 0 {
                 self.retrans_out -= 1;
@@ -238,21 +318,29 @@ impl Sender {
         self.fack = self.fack.max(cum);
     }
 
-    /// RTT samples (`tcp_ack_update_rtt`): Karn's rule, then the timestamp echo. Returns the
-    /// RTT handed to the congestion control (µs, −1 when there is none).
+    /// RTT samples (`tcp_clean_rtx_queue` + `tcp_ack_update_rtt`): the cumulatively ACKed
+    /// never-retransmitted segments (Karn's rule), else the newly SACKed ones — whose newest
+    /// also gives the algorithm's RTT whenever there is one — and only then the timestamp
+    /// echo, in whole milliseconds (at least one). Returns the RTT handed to the congestion
+    /// control (µs, −1 when there is none).
     fn ack_update_rtt(&mut self, now: Nanos, ack: &Pkt, una_advanced: bool, st: &AckState) -> i64 {
         let us = |t: Nanos| (now.saturating_sub(t)) / NS_PER_US;
         let (mut seq_rtt, mut ca_rtt): (i64, i64) = (-1, -1);
         if st.first_ackt != 0 && !st.retrans_acked {
             seq_rtt = us(st.first_ackt) as i64;
             ca_rtt = us(st.last_ackt) as i64;
-        } else if una_advanced && ack.ts != 0 {
-            seq_rtt = us(ack.ts) as i64;
-            ca_rtt = seq_rtt;
         }
-        if seq_rtt < 0 && st.first_sackt != 0 {
-            seq_rtt = us(st.first_sackt) as i64;
+        if st.first_sackt != 0 {
+            if seq_rtt < 0 {
+                seq_rtt = us(st.first_sackt) as i64;
+            }
             ca_rtt = us(st.last_sackt) as i64;
+        }
+        if seq_rtt < 0 && self.timestamps && ack.tsecr != 0 && una_advanced {
+            // tcp_rtt_tsopt_us(tp, 1)
+            let ticks = ts_tick(now).saturating_sub(ack.tsecr).max(1);
+            seq_rtt = (ticks * 1000) as i64;
+            ca_rtt = seq_rtt;
         }
         if ca_rtt >= 0 {
             self.rtt.update_min(ca_rtt as u64);
@@ -273,13 +361,24 @@ impl Sender {
         } else {
             if matches!(self.sk.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.cwnd_reduction(delivered_now, newly_lost, una_advanced);
-            } else if delivered_now > 0 {
+            } else if self.may_raise_cwnd(delivered_now, una_advanced) {
                 self.cc.cong_avoid(&mut self.sk, self.snd_una, delivered_now);
             }
             self.update_pacing_rate();
         }
         self.sk.cwnd = self.sk.cwnd.max(1);
         self.cwnd_avg.set(now, self.sk.cwnd as f64);
+    }
+
+    /// `tcp_may_raise_cwnd`: grow cwnd only on ACKs that acknowledge new data cumulatively
+    /// (FLAG_DATA_ACKED) — SACK-only ACKs count too once reordering above the default
+    /// tcp_reordering (3) has been seen (FLAG_FORWARD_PROGRESS).
+    fn may_raise_cwnd(&self, delivered_now: u32, una_advanced: bool) -> bool {
+        if self.reordering > DUPTHRESH {
+            delivered_now > 0
+        } else {
+            una_advanced
+        }
     }
 
     /// Timers (`tcp_set_xmit_timer`): a reorder timer RACK just armed stays; otherwise
@@ -299,7 +398,6 @@ impl Sender {
 
 /// What one ACK's walk over the scoreboard found (Linux keeps the same in
 /// `struct tcp_sacktag_state` and in the locals of `tcp_clean_rtx_queue`).
-#[derive(Default)]
 struct AckState {
     /// Oldest and newest transmit time of the never-retransmitted segments newly SACKed.
     first_sackt: Nanos,
@@ -309,8 +407,25 @@ struct AckState {
     last_ackt: Nanos,
     /// A segment that was ever retransmitted was cumulatively acknowledged (Karn's rule).
     retrans_acked: bool,
-    /// A never-retransmitted segment below the previous fack was delivered: reordering.
-    reord_seen: bool,
+    /// Lowest never-retransmitted segment newly SACKed below the previous fack (u64::MAX: none).
+    sack_reord: u64,
+    /// Lowest never-retransmitted, never-SACKed segment cumulatively ACKed (u64::MAX: none).
+    ack_reord: u64,
     /// Segments the cumulative ACK removed from the queue.
     acked_segs: u32,
+}
+
+impl Default for AckState {
+    fn default() -> Self {
+        AckState {
+            first_sackt: 0,
+            last_sackt: 0,
+            first_ackt: 0,
+            last_ackt: 0,
+            retrans_acked: false,
+            sack_reord: u64::MAX,
+            ack_reord: u64::MAX,
+            acked_segs: 0,
+        }
+    }
 }

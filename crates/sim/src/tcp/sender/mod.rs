@@ -46,11 +46,12 @@
 //!
 //! Each submodule holds one `impl Sender` block; the fields stay private to this module and
 //! its children.
+use super::mib::Mib;
 use super::rtt::RttEstimator;
 use super::{Pkt, SackBlock, MSS};
 use crate::cc::{CaState, CcSock, CongestionControl};
 use crate::metrics::{Histogram, TimeAverage};
-use crate::time::{Nanos, NS_PER_JIFFY};
+use crate::time::Nanos;
 use std::collections::VecDeque;
 
 mod input;
@@ -58,6 +59,8 @@ mod output;
 mod rate;
 mod recovery;
 mod timer;
+#[cfg(test)]
+mod tests;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -68,13 +71,16 @@ const F_EVER_RETRANS: u8 = 8;
 
 const NIL: u64 = u64::MAX;
 
-/// `tp->reordering` default (sysctl tcp_reordering): RACK's dupthresh before reordering is seen.
+/// `tp->reordering` default (sysctl tcp_reordering, TCP_REORDERING): RACK's dupthresh before
+/// reordering is seen.
 const DUPTHRESH: u32 = 3;
+/// sysctl tcp_max_reordering: the cap on `tp->reordering`.
+const MAX_REORDERING: u32 = 300;
 /// TCP_RACK_RECOVERY_THRESH: recoveries a widened reorder window persists without D-SACKs.
 const RACK_RECOVERY_THRESH: u32 = 16;
 
-/// Linux TCP_TIMEOUT_MIN (2 jiffies), added to the RACK reorder timer.
-const TIMEOUT_MIN_NS: Nanos = 2 * NS_PER_JIFFY;
+/// TCP_REO_TIMEOUT_MIN (Linux 6.x include/net/tcp.h): added to the RACK reorder timeout.
+const REO_TIMEOUT_MIN_US: u64 = 2_000;
 /// TCP_TIMEOUT_MIN_US, added to the TLP timeout.
 const TLP_SLACK_US: u64 = 2_000;
 
@@ -116,6 +122,9 @@ pub struct SenderParams {
     /// handshake itself is not simulated; its packets are small, so this is the base RTT plus
     /// the serialisation of two 60-byte packets — lower than any data packet can measure.
     pub handshake_rtt_us: Option<u64>,
+    /// TCP timestamps negotiated (RFC 7323): TSvals on data, PAWS on ACKs, Eifel undo and RTT
+    /// samples from the echo. Off: none of these.
+    pub timestamps: bool,
 }
 
 pub struct Sender {
@@ -130,6 +139,11 @@ pub struct Sender {
     rwnd_segs: u64,
     force_pacing: bool,
     handshake_rtt_us: Option<u64>,
+    timestamps: bool,
+    /// TS.Recent of the ACK direction (the receiver's TSvals), for PAWS on ACKs; 0 = none.
+    ts_recent: u64,
+    /// `tp->reordering`: the reordering degree seen, in segments (tcp_check_sack_reordering).
+    reordering: u32,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -184,6 +198,8 @@ pub struct Sender {
     pub retransmits: u64,
     pub loss_events: u64,
     pub data_sent: u64,
+    /// MIB counters of this endpoint (tcp/mib.rs).
+    pub mib: Mib,
     pub rtt_hist: Histogram,
     pub cwnd_avg: TimeAverage,
     out: Vec<Pkt>,
@@ -205,6 +221,9 @@ impl Sender {
             rwnd_segs: p.rwnd_segs.max(2),
             force_pacing: p.pacing,
             handshake_rtt_us: p.handshake_rtt_us,
+            timestamps: p.timestamps,
+            ts_recent: 0,
+            reordering: DUPTHRESH,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -245,6 +264,7 @@ impl Sender {
             retransmits: 0,
             loss_events: 0,
             data_sent: 0,
+            mib: Mib::default(),
             rtt_hist: Histogram::default(),
             cwnd_avg: TimeAverage::default(),
             out: Vec::with_capacity(64),

@@ -7,7 +7,7 @@
 //! (`tcp_update_pacing_rate`, tcp_input.c).
 use super::{Sender, Seg, TimerKind, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL};
 use crate::cc::{CaEvent, CaState};
-use crate::tcp::{Pkt, MSS};
+use crate::tcp::{ts_tick, Pkt, MSS};
 use crate::time::{Nanos, NS_PER_SEC};
 
 impl Sender {
@@ -61,6 +61,9 @@ impl Sender {
                 break;
             }
         }
+        // tcp_write_xmit: `is_cwnd_limited |= in_flight >= cwnd` whatever ended the loop — a
+        // paced flow stops on the pacing check and is still cwnd-limited if its window is full.
+        cwnd_blocked |= self.in_flight() >= self.sk.cwnd;
         let sent_any = self.out.len() > sent_before;
         if sent_any || cwnd_blocked {
             self.cwnd_validate(cwnd_blocked);
@@ -147,6 +150,7 @@ impl Sender {
         }
         self.ts_append(seq);
         self.data_sent += 1;
+        self.mib.out_segs += 1;
         if self.sk.ca_state == CaState::Recovery {
             self.prr_out += 1;
         }
@@ -155,7 +159,8 @@ impl Sender {
             let len_ns = (MSS as u128 * NS_PER_SEC as u128 / self.sk.pacing_rate as u128) as u64;
             self.wstamp = self.wstamp.max(now) + len_ns;
         }
-        self.out.push(Pkt::data(self.flow, seq, now));
+        let tsval = if self.timestamps { ts_tick(now) } else { 0 };
+        self.out.push(Pkt::data(self.flow, seq, tsval));
     }
 
     pub(super) fn send_new(&mut self, now: Nanos) {
@@ -185,6 +190,10 @@ impl Sender {
     /// Retransmit the segment at the head of the lost queue (counts toward undo).
     fn retransmit(&mut self, now: Nanos, seq: u64) {
         self.lost_queue.pop_front();
+        // tcp_xmit_retransmit_queue: TCPFastRetrans outside Loss (TCPSlowStartRetrans in it).
+        if self.sk.ca_state != CaState::Loss {
+            self.mib.fast_retrans += 1;
+        }
         if self.undo_marker.is_some() {
             if self.undo_retrans < 0 {
                 self.undo_retrans = 0;
@@ -202,6 +211,7 @@ impl Sender {
         }
         self.seg_mut(seq).flags = f | F_RETRANS | F_EVER_RETRANS;
         self.retransmits += 1;
+        self.mib.retrans_segs += 1;
         if self.retrans_stamp == 0 {
             self.retrans_stamp = now;
         }

@@ -4,9 +4,9 @@
 //! `net/ipv4/tcp_input.c` (`tcp_fastretrans_alert`, `tcp_enter_recovery`, `tcp_enter_loss`,
 //! `tcp_cwnd_reduction`, `tcp_end_cwnd_reduction`, `tcp_undo_cwnd_reduction`,
 //! `tcp_try_undo_*`, `tcp_try_to_open`).
-use super::{Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH, TIMEOUT_MIN_NS};
+use super::{Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH, REO_TIMEOUT_MIN_US};
 use crate::cc::{CaEvent, CaState};
-use crate::tcp::Pkt;
+use crate::tcp::{ts_tick, Pkt};
 use crate::time::{Nanos, NS_PER_JIFFY, NS_PER_US};
 
 impl Sender {
@@ -21,60 +21,80 @@ impl Sender {
 
     /// `tcp_packet_delayed`: the echoed timestamp predates the first retransmission, so the
     /// original transmission reached the receiver.
+    /// `retrans_stamp` is kept in ns; Linux keeps it in TS ticks (`tcp_skb_timestamp_ts`), so
+    /// the comparison is at millisecond resolution. Without timestamps there is no echo.
     fn packet_delayed(&self, tsecr: u64) -> bool {
-        self.retrans_stamp != 0 && tsecr != 0 && tsecr < self.retrans_stamp
+        self.timestamps && self.retrans_stamp != 0 && tsecr != 0 && tsecr < ts_tick(self.retrans_stamp)
     }
 
-    /// `tcp_fastretrans_alert`: the recovery state machine, run on every ACK. Returns true
-    /// when RACK armed the reorder timer.
-    pub(super) fn fastretrans_alert(&mut self, now: Nanos, ack: &Pkt, una_advanced: bool) -> bool {
-        // State exit when high_seq is acknowledged.
-        match self.sk.ca_state {
-            CaState::Recovery if self.snd_una >= self.high_seq => {
-                if !self.try_undo_recovery(ack.ts) {
-                    self.end_cwnd_reduction();
-                    self.try_to_open();
-                }
-            }
-            CaState::Loss => {
-                if una_advanced && self.undo_marker.is_some() && self.packet_delayed(ack.ts) {
-                    // Spurious RTO (the original segments were only late).
-                    self.undo_cwnd_reduction(true);
-                    self.try_to_open();
-                } else if self.snd_una >= self.high_seq {
-                    self.try_undo_recovery(ack.ts);
-                    self.try_to_open();
-                }
-            }
-            CaState::Open => {
-                self.retrans_stamp = 0;
-            }
-            _ => {}
+    /// `tcp_fastretrans_alert` (Linux 6.x): the recovery state machine, run on every ACK.
+    /// Returns true when RACK armed the reorder timer. CWR (ECN) is not modelled.
+    pub(super) fn fastretrans_alert(&mut self, now: Nanos, ack: &Pkt, una_advanced: bool, prior_snd_una: u64) -> bool {
+        let tsecr = ack.tsecr;
+        // D. State exit when high_seq is acknowledged.
+        if self.sk.ca_state == CaState::Open {
+            self.retrans_stamp = 0;
+        } else if self.sk.ca_state == CaState::Recovery && self.snd_una >= self.high_seq {
+            // tcp_try_undo_recovery leaves Recovery (state Open) whether or not it undid, so
+            // PRR does not overwrite an undone cwnd; without an undo cwnd = ssthresh.
+            self.try_undo_recovery(tsecr);
+            self.end_cwnd_reduction();
         }
+        // E. Process the state.
         match self.sk.ca_state {
             CaState::Recovery => {
-                if una_advanced && self.try_undo_partial(ack.ts) {
+                if una_advanced && self.try_undo_partial(tsecr, prior_snd_una) {
                     return false;
                 }
                 if self.try_undo_dsack() {
-                    self.try_to_open();
-                    return false;
-                }
-                self.identify_loss(now)
-            }
-            CaState::Loss => self.identify_loss(now),
-            _ => {
-                if self.try_undo_dsack() {
-                    self.try_to_open();
+                    self.try_keep_open();
                 }
                 let armed = self.identify_loss(now);
-                if self.lost_out > 0 {
+                if self.sk.ca_state != CaState::Recovery && self.lost_out > 0 {
+                    // Undo reverted the state but loss is evident: a new Recovery.
                     self.enter_recovery();
-                } else {
-                    self.try_to_open();
                 }
                 armed
             }
+            CaState::Loss => {
+                self.process_loss(tsecr, una_advanced);
+                let prior_retrans = self.retrans_out;
+                let armed = self.identify_loss(now);
+                let lost_retrans = prior_retrans > self.retrans_out;
+                if !(self.sk.ca_state == CaState::Open || lost_retrans) {
+                    return armed;
+                }
+                // The cwnd was undone or retransmissions were lost: change state.
+                self.open_or_recover(now) || armed
+            }
+            _ => self.open_or_recover(now),
+        }
+    }
+
+    /// The default branch of `tcp_fastretrans_alert`: undo on D-SACKs, detect losses, and
+    /// enter Recovery if there are any (`tcp_time_to_recover` with RACK: lost_out > 0).
+    fn open_or_recover(&mut self, now: Nanos) -> bool {
+        if self.sk.ca_state <= CaState::Disorder {
+            self.try_undo_dsack();
+        }
+        let armed = self.identify_loss(now);
+        if self.lost_out == 0 {
+            self.try_to_open();
+        } else {
+            self.enter_recovery();
+        }
+        armed
+    }
+
+    /// `tcp_process_loss` without F-RTO: undo a spurious RTO, or leave Loss once everything
+    /// sent before it is acknowledged.
+    fn process_loss(&mut self, tsecr: u64, una_advanced: bool) {
+        let recovered = self.snd_una >= self.high_seq;
+        if una_advanced && self.try_undo_loss(tsecr) {
+            return;
+        }
+        if recovered {
+            self.try_undo_recovery(tsecr);
         }
     }
 
@@ -85,8 +105,9 @@ impl Sender {
         }
         self.rack_advanced = false;
         if let Some(reo_us) = self.rack_detect_loss(now) {
-            // usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN, in jiffy resolution.
-            let ns = (reo_us * NS_PER_US).div_ceil(NS_PER_JIFFY) * NS_PER_JIFFY + TIMEOUT_MIN_NS;
+            // Linux 6.x: usecs_to_jiffies(timeout + TCP_REO_TIMEOUT_MIN) (rounded up to a
+            // jiffy; kernels before 6.x added 2 jiffies instead).
+            let ns = ((reo_us + REO_TIMEOUT_MIN_US) * NS_PER_US).div_ceil(NS_PER_JIFFY) * NS_PER_JIFFY;
             self.timer = Some((now + ns, TimerKind::ReorderTimeout));
             return true;
         }
@@ -143,7 +164,7 @@ impl Sender {
                 self.mark_lost(seq);
                 self.ts_unlink(seq);
             } else {
-                timeout = timeout.max(1 + remaining as u64);
+                timeout = timeout.max(remaining as u64);
             }
             seq = next;
         }
@@ -153,7 +174,9 @@ impl Sender {
     fn mark_lost(&mut self, seq: u64) {
         let f = self.seg(seq).flags;
         if f & F_RETRANS != 0 {
+            // A retransmission lost again (tcp_mark_skb_lost: TCPLostRetransmit).
             self.retrans_out -= 1;
+            self.mib.lost_retransmit += 1;
         }
         if f & F_LOST == 0 {
             self.lost_out += 1;
@@ -164,19 +187,20 @@ impl Sender {
     }
 
     /// `tcp_rack_advance`.
+    /// Linux 6.x: every unambiguous (S)ACKed segment updates RACK.rtt and triggers detection;
+    /// RACK.xmit_time / end_seq only move forward (to the most recently sent one).
     pub(super) fn rack_advance(&mut self, now: Nanos, flags: u8, end_seq: u64, xmit: Nanos) {
-        if self.rack_mstamp != 0 && !(xmit > self.rack_mstamp || (xmit == self.rack_mstamp && end_seq > self.rack_end_seq)) {
-            return;
-        }
         let rtt_us = now.saturating_sub(xmit) / NS_PER_US;
         if flags & F_EVER_RETRANS != 0 && rtt_us < self.rtt.min_rtt_us as u64 {
             // Possibly the ACK of the original transmission: ambiguous, ignore.
             return;
         }
-        self.rack_rtt_us = rtt_us;
-        self.rack_mstamp = xmit;
-        self.rack_end_seq = end_seq;
         self.rack_advanced = true;
+        self.rack_rtt_us = rtt_us;
+        if xmit > self.rack_mstamp || (xmit == self.rack_mstamp && end_seq > self.rack_end_seq) {
+            self.rack_mstamp = xmit;
+            self.rack_end_seq = end_seq;
+        }
     }
 
     pub(super) fn enter_recovery(&mut self) {
@@ -192,6 +216,7 @@ impl Sender {
         self.prr_out = 0;
         self.sk.ssthresh = self.cc.ssthresh(&self.sk);
         self.loss_events += 1;
+        self.mib.sack_recovery += 1;
         self.set_state(CaState::Recovery);
     }
 
@@ -301,48 +326,84 @@ impl Sender {
         self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(tsecr))
     }
 
-    fn try_undo_recovery(&mut self, tsecr: u64) -> bool {
+    /// `tcp_try_undo_recovery` (SACK flows): undo if the retransmissions were all spurious
+    /// (TCPFullUndo, or TCPLossUndo from Loss), then — undone or not — back to Open.
+    fn try_undo_recovery(&mut self, tsecr: u64) {
         if self.may_undo(tsecr) {
+            self.mib.full_undo += (self.sk.ca_state != CaState::Loss) as u64;
+            self.mib.loss_undo += (self.sk.ca_state == CaState::Loss) as u64;
             self.undo_cwnd_reduction(false);
+        } else {
+            self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+        }
+        self.set_state(CaState::Open);
+    }
+
+    /// `tcp_try_undo_loss` (without F-RTO): a partial ACK in Loss shows the RTO spurious.
+    fn try_undo_loss(&mut self, tsecr: u64) -> bool {
+        if self.may_undo(tsecr) {
+            self.undo_cwnd_reduction(true);
+            self.mib.loss_undo += 1;
+            self.backoff = 0;
+            self.set_state(CaState::Open);
             return true;
         }
-        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
         false
     }
 
-    fn try_undo_partial(&mut self, tsecr: u64) -> bool {
+    /// `tcp_try_undo_partial` (Linux 6.x): the hole was filled by the late original, not the
+    /// retransmission. Returns true only while retransmissions are still out (then no more
+    /// losses are marked on this ACK); after an undo processing continues.
+    fn try_undo_partial(&mut self, tsecr: u64, prior_snd_una: u64) -> bool {
         if self.undo_marker.is_some() && self.packet_delayed(tsecr) {
-            // tcp_check_sack_reordering: the hole was filled by the original, late segment.
-            self.reord_seen = true;
+            self.check_sack_reordering(prior_snd_una, true);
             if self.retrans_out > 0 {
                 return true;
             }
+            if !self.any_retrans_done() {
+                self.retrans_stamp = 0;
+            }
             self.undo_cwnd_reduction(true);
-            self.try_to_open();
-            return true;
+            self.mib.partial_undo += 1;
+            self.try_keep_open();
         }
         false
     }
 
+    /// `tcp_try_undo_dsack`: D-SACKs acknowledged every retransmission.
     fn try_undo_dsack(&mut self) -> bool {
         if self.undo_marker.is_some() && self.undo_retrans == 0 {
             self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
             self.undo_cwnd_reduction(false);
+            self.mib.dsack_undo += 1;
             return true;
         }
         false
     }
 
-    /// `tcp_try_keep_open` / `tcp_try_to_open`.
-    fn try_to_open(&mut self) {
-        let st = if self.sacked_out + self.lost_out > 0 || self.retrans_out > 0 {
+    /// `tcp_any_retrans_done`: retransmissions in flight, or the head was retransmitted.
+    fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || (self.packets_out() > 0 && self.seg(self.snd_una).flags & F_EVER_RETRANS != 0)
+    }
+
+    /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or retransmitted.
+    fn try_keep_open(&mut self) {
+        let st = if self.sacked_out + self.lost_out > 0 || self.any_retrans_done() {
             CaState::Disorder
         } else {
             CaState::Open
         };
-        self.set_state(st);
-        if st == CaState::Open && self.retrans_out == 0 {
+        if self.sk.ca_state != st {
+            self.set_state(st);
+            self.high_seq = self.snd_nxt;
+        }
+    }
+
+    /// `tcp_try_to_open`.
+    fn try_to_open(&mut self) {
+        if !self.any_retrans_done() {
             self.retrans_stamp = 0;
         }
+        self.try_keep_open();
     }
 }

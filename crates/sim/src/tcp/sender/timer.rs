@@ -11,7 +11,7 @@ use crate::tcp::Pkt;
 use crate::time::{Nanos, NS_PER_SEC, NS_PER_US};
 
 impl Sender {
-    fn rto_ns(&self) -> Nanos {
+    pub(super) fn rto_ns(&self) -> Nanos {
         let base = self.rtt.rto_ns();
         (base << self.backoff.min(10)).min(120 * NS_PER_SEC)
     }
@@ -89,6 +89,7 @@ impl Sender {
         if self.packets_out() == 0 {
             return;
         }
+        self.mib.timeouts += 1;
         self.enter_loss();
         self.backoff += 1;
         self.wstamp = now;
@@ -97,6 +98,7 @@ impl Sender {
 
     fn on_loss_probe(&mut self, now: Nanos) {
         if self.packets_out() > 0 && self.tlp_high_seq.is_none() {
+            self.mib.loss_probes += 1;
             if self.can_send_new() {
                 self.send_new(now);
             } else {

@@ -1,0 +1,118 @@
+//! Sender unit tests: crafted ACK sequences against the Linux behaviour each one names.
+use super::*;
+use crate::cc;
+use crate::tcp::{ts_tick, PktKind, INIT_CWND};
+use crate::time::NS_PER_MS;
+
+fn sender(cc_name: &str, pacing: bool) -> Sender {
+    let p = SenderParams {
+        flow: 0,
+        total_segs: None,
+        rwnd_segs: 10_000,
+        pacing,
+        handshake_rtt_us: Some(50_000),
+        timestamps: true,
+    };
+    Sender::new(p, cc::make(cc_name, 1).expect("known algorithm"))
+}
+
+/// An ACK from the receiver at `now`: cumulative `cum`, SACK blocks, echoing `tsecr`.
+fn ack(now: Nanos, cum: u64, sacks: &[(u64, u64)], tsecr: u64) -> Pkt {
+    let mut a = Pkt::data(0, cum, ts_tick(now));
+    a.kind = PktKind::Ack;
+    a.tsecr = tsecr;
+    for (i, &b) in sacks.iter().enumerate() {
+        a.sack[i] = b;
+    }
+    a.nsack = sacks.len() as u8;
+    a
+}
+
+/// Linux `tcp_may_raise_cwnd`: SACK-only ACKs (no cumulative progress) do not grow cwnd
+/// while tp->reordering is the default 3.
+#[test]
+fn sack_only_acks_do_not_raise_cwnd() {
+    let mut s = sender("reno", false);
+    let sent = s.start(0).len();
+    assert_eq!(sent, INIT_CWND as usize);
+    let t = 50 * NS_PER_MS;
+    let ts0 = ts_tick(0);
+    // Segment 0 is missing; 1 and 2 arrive: two duplicate ACKs with SACK.
+    s.on_ack(t, &ack(t, 0, &[(1, 2)], ts0));
+    s.on_ack(t, &ack(t, 0, &[(1, 3)], ts0));
+    assert_eq!(s.sk.ca_state, CaState::Disorder);
+    assert_eq!(s.sk.cwnd, INIT_CWND, "slow start must not count SACKed segments");
+    // A cumulative ACK does grow it.
+    s.on_ack(t, &ack(t, 3, &[], ts0));
+    assert!(s.sk.cwnd > INIT_CWND);
+}
+
+/// Linux `tcp_try_undo_recovery` sets the state to Open, so the restored cwnd is not
+/// overwritten by PRR on the same ACK; counted as TCPFullUndo.
+#[test]
+fn undo_at_end_of_recovery_keeps_restored_cwnd() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    let ts0 = ts_tick(0);
+    // 0 is delayed, 1..4 arrive: three SACKed segments make RACK mark 0 lost (reo_wnd 0).
+    s.on_ack(t, &ack(t, 0, &[(1, 2)], ts0));
+    s.on_ack(t, &ack(t, 0, &[(1, 3)], ts0));
+    s.on_ack(t, &ack(t, 0, &[(1, 4)], ts0));
+    assert_eq!(s.sk.ca_state, CaState::Recovery);
+    assert_eq!(s.retransmits, 1, "the fast retransmit of segment 0");
+    assert!(s.sk.ssthresh < INIT_CWND, "Reno halved ssthresh");
+    // The original 0 arrives (before the retransmission): the cumulative ACK covers everything
+    // sent before Recovery and echoes the original's TSval, older than the retransmission.
+    let t2 = 52 * NS_PER_MS;
+    let all = s.snd_nxt;
+    assert!(s.high_seq <= all);
+    s.on_ack(t2, &ack(t2, all, &[], ts0));
+    assert_eq!(s.mib.full_undo, 1, "Eifel: the original was only late");
+    assert_ne!(s.sk.ca_state, CaState::Recovery, "Recovery ends with the undo");
+    assert!(s.sk.cwnd >= INIT_CWND, "cwnd restored to at least the pre-Recovery {INIT_CWND}, got {}", s.sk.cwnd);
+}
+
+/// Without timestamps the echo cannot prove the retransmission spurious: no undo.
+#[test]
+fn no_eifel_undo_without_timestamps() {
+    let p = SenderParams {
+        flow: 0,
+        total_segs: None,
+        rwnd_segs: 10_000,
+        pacing: false,
+        handshake_rtt_us: Some(50_000),
+        timestamps: false,
+    };
+    let mut s = Sender::new(p, cc::make("reno", 1).unwrap());
+    let sent: Vec<u64> = s.start(0).iter().map(|p| p.ts).collect();
+    assert!(sent.iter().all(|&ts| ts == 0), "no TSval without timestamps");
+    let t = 50 * NS_PER_MS;
+    s.on_ack(t, &ack(t, 0, &[(1, 2)], 0));
+    s.on_ack(t, &ack(t, 0, &[(1, 3)], 0));
+    s.on_ack(t, &ack(t, 0, &[(1, 4)], 0));
+    assert_eq!(s.sk.ca_state, CaState::Recovery);
+    let t2 = 52 * NS_PER_MS;
+    let all = s.snd_nxt;
+    s.on_ack(t2, &ack(t2, all, &[], 0));
+    assert_eq!(s.mib.full_undo, 0);
+}
+
+/// PAWS on the ACK path: an ACK whose TSval is older than ts_recent by more than a tick and
+/// that advances snd_una is discarded (PAWSEstab), a duplicate at snd_una is not.
+#[test]
+fn paws_discards_old_ack_that_advances() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    s.on_ack(t, &ack(t, 2, &[], ts_tick(0)));
+    assert_eq!(s.snd_una, 2);
+    // An ACK generated 10 ms earlier at the receiver (reordered on the way back).
+    let old = ack(t - 10 * NS_PER_MS, 4, &[], ts_tick(0));
+    s.on_ack(t + NS_PER_MS, &old);
+    assert_eq!((s.snd_una, s.mib.paws_estab), (2, 1), "discarded");
+    let dup = ack(t - 10 * NS_PER_MS, 2, &[(3, 4)], ts_tick(0));
+    s.on_ack(t + NS_PER_MS, &dup);
+    assert_eq!(s.mib.paws_estab, 1, "a disordered duplicate ACK passes");
+    assert_eq!(s.sacked_out, 1);
+}
