@@ -259,3 +259,22 @@ def test_read_mib_of_this_namespace_has_the_counters():
     missing = [n for n in COUNTER_NAMES if n not in m]
     # every one of them exists on any kernel of the last decade
     assert not missing, missing
+
+
+def test_the_simulator_reports_exactly_the_counter_names():
+    """The real simulator core: report.rs `counters` has both sides and exactly COUNTER_NAMES
+    (an integer where modelled, null where not), and they arrive in the table unchanged."""
+    import ccbench
+    from ccbench import _sim
+
+    sc = scenario(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"})
+    rep = json.loads(_sim.run_json(json.dumps(sc.sim_config())))
+    assert "counters" in rep, "this simulator build has no counters"
+    assert [r["side"] for r in rep["counters"]] == ["sender", "receiver"]
+    for r in rep["counters"]:
+        assert set(r) == {"side", *COUNTER_NAMES}, set(r) ^ {"side", *COUNTER_NAMES}
+        assert all(v is None or (type(v) is int and v >= 0) for k, v in r.items() if k != "side")
+    res = ccbench.run(sc)
+    snd = res.counters.iloc[0]
+    assert snd["TcpRetransSegs"] == rep["counters"][0]["TcpRetransSegs"] > 0
+    assert snd["TcpRetransSegs"] == res.flows["retransmits"].sum()

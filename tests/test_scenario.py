@@ -14,7 +14,7 @@ SIM_CONFIG_KEYS = {
     "": {"name", "duration_ns", "seed", "sample_interval_ns", "bottleneck", "access", "flows", "probe"},
     "bottleneck": {"rate_bps", "rtt_ns", "jitter_ns", "jitter_dist", "reorder", "loss", "impair", "buffer", "aqm"},
     "access": {"rate_bps", "delay_ns"},
-    "flow": {"id", "group", "cc", "start_ns", "rwnd_bytes", "size_bytes", "pacing"},
+    "flow": {"id", "group", "cc", "start_ns", "rwnd_bytes", "size_bytes", "pacing", "timestamps"},
     "probe": {"ping_interval_ns"},
 }
 
@@ -357,3 +357,54 @@ def test_start_jitter_default_and_validation():
         with pytest.raises(ScenarioError) as e:
             Scenario.from_dict(minimal_dict(start_jitter=bad))
         assert e.value.key == "start_jitter" and problem in e.value.problem
+
+
+# ---- timestamps (per flow group) -------------------------------------------------------------
+
+
+def test_timestamps_default_on_and_reach_every_expanded_flow():
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 2},
+                                                {"cc": "reno", "timestamps": False}]))
+    assert [g.timestamps for g in sc.flows] == [True, False]
+    assert [f.timestamps for f in sc.expanded_flows()] == [True, True, False]
+
+
+@pytest.mark.parametrize("bad", ["no", "false", 0, 1, "on", [True], {"x": 1}])
+def test_timestamps_refuses_a_non_boolean_naming_the_key(bad):
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic"}, {"cc": "reno", "timestamps": bad}]),
+                           source="ts.toml")
+    assert e.value.key == "flows.1.timestamps"
+    text = str(e.value)
+    assert text.startswith("ts.toml: flows.1.timestamps: ") and "true or false" in text
+
+
+def test_timestamps_misspelt_is_suggested():
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "timestamp": False}]))
+    assert e.value.key == "flows.0.timestamp" and "did you mean 'timestamps'" in e.value.problem
+
+
+def test_timestamps_hash_override_and_sweep():
+    on = Scenario.from_dict(minimal_dict())
+    explicit = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "timestamps": True}]))
+    off = on.with_overrides({"flows.0.timestamps": False})
+    # the default keeps the hash runs had before the key existed; off is another scenario
+    assert explicit.scenario_hash() == on.scenario_hash()
+    assert "timestamps" not in on.normalised()["flows"][0]
+    assert off.normalised()["flows"][0]["timestamps"] is False
+    assert off.scenario_hash() != on.scenario_hash()
+    # overrides from the command line and sweeps (values as TOML booleans)
+    cli = on.with_overrides(parse_overrides(["flows.0.timestamps=false"]))
+    assert cli.flows[0].timestamps is False and cli.scenario_hash() == off.scenario_hash()
+    from ccbench.sweep import plan
+
+    specs = plan(Scenario.from_dict(minimal_dict(sweep={"flows.0.timestamps": [True, False]})))
+    assert [s.scenario.flows[0].timestamps for s in specs] == [True, False]
+    assert [s.columns()["flows.0.timestamps"] for s in specs] == [True, False]
+
+
+def test_sim_config_carries_timestamps_on_every_flow():
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 2},
+                                                {"cc": "reno", "timestamps": False}]))
+    assert [f["timestamps"] for f in sc.sim_config()["flows"]] == [True, True, False]

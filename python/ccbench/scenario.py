@@ -591,6 +591,7 @@ class Scenario(_Model):
                     "rwnd_bytes": f.rwnd_bytes,
                     "size_bytes": f.size_bytes,
                     "pacing": f.pacing,
+                    "timestamps": f.timestamps,
                 }
                 for f in self.expanded_flows()
             ],
