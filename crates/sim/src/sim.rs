@@ -115,7 +115,11 @@ impl<'a> World<'a> {
                         },
                         algo,
                     ),
-                    receiver: Receiver::new(f.id, total_segs, f.timestamps),
+                    receiver: {
+                        let mut r = Receiver::new(f.id, total_segs, f.timestamps);
+                        r.set_rtt(handshake_rtt_ns(cfg));
+                        r
+                    },
                     start: f.start_ns,
                     started: false,
                     timer_at: None,
@@ -334,7 +338,7 @@ impl<'a> World<'a> {
                 self.q.push(w, Ev::PacingWake(fi as u32));
             }
         }
-        if let Some(d) = f.receiver.delack_deadline {
+        if let Some(d) = f.receiver.timer_deadline() {
             if f.delack_at.is_none_or(|t| d < t) {
                 f.delack_at = Some(d);
                 self.q.push(d, Ev::DelackTimer(fi as u32));

@@ -242,9 +242,14 @@ fn two_cubic_flows_share_fairly() {
     // start times and no loss or jitter the deterministic simulation locks the two flows into
     // a fixed phase at the drop-tail queue (Floyd & Jacobson's phase effect): flow 1's packets
     // always arrive just behind flow 0's and take the drops, and Jain's index over 60 s is
-    // 0.949. docs/fidelity.md records this.
-    for offset_us in [100u64, 1_000, 3_000, 10_000] {
+    // 0.949. Even with start offsets the noise-free system stays sensitive to small model
+    // changes (0.93 at some offsets once SACK compression was added), so the path carries the
+    // 100 µs of timing noise real hosts add. docs/fidelity.md records this.
+    for offset_us in [100u64, 300, 1_000, 2_000, 3_000, 5_000, 7_000, 10_000, 20_000] {
         let mut cfg = scenario("cubic", 50_000_000, 50, 1.0, 0.0, 60);
+        // 100 µs of delay variation without reordering: the timing noise of real hosts.
+        cfg.bottleneck.jitter_ns = 100_000;
+        cfg.bottleneck.reorder = false;
         let mut second = flow(1, "cubic");
         second.start_ns = offset_us * 1000;
         cfg.flows.push(second);

@@ -5,7 +5,11 @@
 //! * the first `QUICKACKS` segments are acknowledged one by one (quick-ACK mode at start);
 //! * otherwise an ACK goes out as soon as more than one full segment is unacknowledged
 //!   ("ACK every second segment");
-//! * out-of-order data, a segment that fills a hole, and duplicates are ACKed at once;
+//! * a segment that fills a hole and duplicates are ACKed at once; out-of-order data too, up
+//!   to three duplicate ACKs per rcv_nxt, after which SACK compression (Linux ≥ 4.18,
+//!   `__tcp_ack_snd_check`) sends at most one ACK per min(1 ms, RTT/20) or per 44 segments
+//!   (sysctl tcp_comp_sack_delay_ns, tcp_comp_sack_nr);
+//! * every ACK sent uses up one quick-ACK (`tcp_dec_quickack_mode`);
 //! * otherwise the delayed-ACK timer (TCP_ATO_MIN = 40 ms) sends it.
 //! * a duplicate below rcv_nxt puts the receiver back in quick-ACK mode (tcp_data_queue's
 //!   "retransmit" case calls tcp_enter_quickack_mode).
@@ -28,6 +32,12 @@ use crate::time::{Nanos, NS_PER_MS};
 pub const QUICKACKS: u32 = 16;
 /// TCP_ATO_MIN / TCP_DELACK_MIN (HZ/25 = 40 ms).
 pub const DELACK_NS: Nanos = 40 * NS_PER_MS;
+/// sysctl tcp_comp_sack_nr: compressed SACKs before one must go out.
+pub const COMP_SACK_NR: u32 = 44;
+/// sysctl tcp_comp_sack_delay_ns: the longest a compressed SACK waits.
+pub const COMP_SACK_DELAY_NS: Nanos = NS_PER_MS;
+/// TCP_FASTRETRANS_THRESH: duplicate ACKs per rcv_nxt sent before compression starts.
+const FASTRETRANS_THRESH: u32 = 3;
 /// TCP_PAWS_WINDOW: a data segment may be this many ticks older than ts_recent.
 pub const PAWS_WINDOW: u64 = 1;
 
@@ -50,6 +60,13 @@ pub struct Receiver {
     unacked: u32,
     /// Deadline of the pending delayed ACK.
     pub delack_deadline: Option<Nanos>,
+    /// SACK compression: ACKs held back, the rcv_nxt they refer to, duplicate ACKs already
+    /// sent for it, the compressed-ACK timer and its delay (min(1 ms, RTT/20)).
+    compressed_ack: u32,
+    comp_rcv_nxt: u64,
+    dup_ack_counter: u32,
+    comp_deadline: Option<Nanos>,
+    comp_delay: Nanos,
     /// Segment count of a fixed-size transfer, for the completion time.
     pub total_segs: Option<u64>,
     pub completed_at: Option<Nanos>,
@@ -75,12 +92,31 @@ impl Receiver {
             quick_left: QUICKACKS,
             unacked: 0,
             delack_deadline: None,
+            compressed_ack: 0,
+            comp_rcv_nxt: 0,
+            dup_ack_counter: 0,
+            comp_deadline: None,
+            comp_delay: COMP_SACK_DELAY_NS,
             total_segs,
             completed_at: None,
             data_received: 0,
             dup_received: 0,
             paws_dropped: 0,
             mib: Mib::default(),
+        }
+    }
+
+    /// The receiver's RTT estimate (Linux: the srtt of the handshake, or rcv_rtt_est if lower),
+    /// which bounds the SACK-compression delay to RTT/20.
+    pub fn set_rtt(&mut self, rtt: Nanos) {
+        self.comp_delay = COMP_SACK_DELAY_NS.min(rtt / 20);
+    }
+
+    /// When the receiver's next timer (delayed ACK or compressed SACK) is due.
+    pub fn timer_deadline(&self) -> Option<Nanos> {
+        match (self.delack_deadline, self.comp_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -136,7 +172,6 @@ impl Receiver {
             self.check_complete(now);
             self.unacked += 1;
             if had_holes || self.quick_left > 0 || self.unacked >= 2 {
-                self.quick_left = self.quick_left.saturating_sub(1);
                 return Some(self.make_ack(now, None, false));
             }
             if self.delack_deadline.is_none() {
@@ -144,14 +179,42 @@ impl Receiver {
             }
             return None;
         }
-        // Out of order: insert into the ranges, ACK at once with SACK.
+        // Out of order: insert into the ranges and SACK it, now or compressed.
         self.mib.ofo_queue += 1;
         self.insert_ooo(seq);
-        Some(self.make_ack(now, None, false))
+        self.ack_or_compress(now)
     }
 
-    /// The delayed-ACK timer fired.
+    /// `__tcp_ack_snd_check` with out-of-order data queued: quick-ACK mode sends at once;
+    /// otherwise three duplicate ACKs per rcv_nxt go out at once, the rest are compressed.
+    fn ack_or_compress(&mut self, now: Nanos) -> Option<Pkt> {
+        if self.quick_left > 0 || self.compressed_ack >= COMP_SACK_NR {
+            return Some(self.make_ack(now, None, false));
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < FASTRETRANS_THRESH {
+            self.dup_ack_counter += 1;
+            return Some(self.make_ack(now, None, false));
+        }
+        self.compressed_ack += 1;
+        if self.comp_deadline.is_none() {
+            self.comp_deadline = Some(now + self.comp_delay);
+        }
+        None
+    }
+
+    /// The delayed-ACK or compressed-SACK timer fired.
     pub fn on_delack_timer(&mut self, now: Nanos) -> Option<Pkt> {
+        if self.comp_deadline.is_some_and(|d| d <= now) {
+            // tcp_compressed_ack_kick: one ACK for everything held back.
+            self.comp_deadline = None;
+            if self.compressed_ack > 0 {
+                return Some(self.make_ack(now, None, false));
+            }
+        }
         match self.delack_deadline {
             Some(d) if d <= now => {
                 self.delack_deadline = None;
@@ -242,6 +305,10 @@ impl Receiver {
         self.rcv_wup = self.rcv_nxt;
         self.unacked = 0;
         self.delack_deadline = None;
+        // tcp_event_ack_sent: the held-back SACKs go with this ACK; one quick-ACK used up.
+        self.compressed_ack = 0;
+        self.comp_deadline = None;
+        self.quick_left = self.quick_left.saturating_sub(1);
         // Drop blocks that are now below rcv_nxt.
         let nxt = self.rcv_nxt;
         self.last_sacks.retain(|&(s, _)| s >= nxt);
@@ -306,6 +373,27 @@ mod tests {
         let a = r.on_delack_timer(5 + DELACK_NS).expect("timer ACK");
         assert!(a.delayed && a.seq == 19);
         assert_eq!(r.mib.delayed_acks, 1);
+    }
+
+    /// SACK compression: past quick-ACK mode, a hole gets three immediate duplicate ACKs, then
+    /// one ACK per min(1 ms, RTT/20); filling the hole is ACKed at once.
+    #[test]
+    fn sack_compression_after_three_dupacks() {
+        let mut r = Receiver::new(0, None, true);
+        r.set_rtt(50 * NS_PER_MS);
+        for s in 0..20 {
+            r.on_data(0, &seg(s));
+        }
+        r.on_delack_timer(DELACK_NS);
+        let t = 100 * NS_PER_MS;
+        let acked: Vec<bool> = (21..31).map(|s| r.on_data(t, &seg(s)).is_some()).collect();
+        assert_eq!(&acked[..4], &[true, true, true, false], "three dupacks, then compressed");
+        assert!(acked[4..].iter().all(|a| !a));
+        assert_eq!(r.timer_deadline(), Some(t + NS_PER_MS), "min(1 ms, 50 ms / 20)");
+        let a = r.on_delack_timer(t + NS_PER_MS).expect("the compressed SACK");
+        assert_eq!(a.seq, 20);
+        assert_eq!(a.sacks()[0], (21, 31));
+        assert_eq!(r.on_data(t + NS_PER_MS, &seg(20)).map(|a| a.seq), Some(31));
     }
 
     #[test]
