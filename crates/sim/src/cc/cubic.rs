@@ -234,8 +234,9 @@ impl CongestionControl for Cubic {
     fn cwnd_event(&mut self, sk: &mut CcSock, ev: CaEvent) {
         // After an idle period, shift the epoch so the cubic curve does not jump ahead.
         if ev == CaEvent::TxStart && self.epoch_start != 0 {
+            // bictcp_cwnd_event: the idle time since the last transmission (tp->lsndtime).
             let now = jiffies(sk.now_ns);
-            let delta = now.saturating_sub(self.last_time);
+            let delta = now.saturating_sub(jiffies(sk.lsndtime_ns));
             if delta > 0 {
                 self.epoch_start = (self.epoch_start + delta).min(now);
             }

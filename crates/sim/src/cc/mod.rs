@@ -130,6 +130,9 @@ pub struct CcSock {
     /// `tp->tcp_wstamp_ns`: earliest departure time (ns) the pacer has scheduled for the next
     /// packet (EDT). 0 = now / unknown. Read by BBR's in-network-at-EDT estimate.
     pub wstamp_ns: u64,
+    /// `tp->lsndtime`: when data was last sent (ns). CUBIC shifts its epoch by the idle time
+    /// since then on CA_EVENT_TX_START.
+    pub lsndtime_ns: u64,
 }
 
 impl CcSock {
@@ -156,6 +159,7 @@ impl CcSock {
             max_pacing_rate: u64::MAX,
             pacing_enabled: false,
             wstamp_ns: 0,
+            lsndtime_ns: 0,
         }
     }
 

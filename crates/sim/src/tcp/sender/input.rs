@@ -204,12 +204,21 @@ impl Sender {
         let mut sack_start = 0;
         if ack.dsack && !blocks.is_empty() {
             sack_start = 1;
-            let (ds, _) = blocks[0];
-            self.dsack_seen = true;
+            let (ds, de) = blocks[0];
             self.mib.dsack_recv += 1;
-            if let Some(m) = self.undo_marker {
-                if ds >= m && self.undo_retrans > 0 {
-                    self.undo_retrans -= 1;
+            // tcp_dsack_seen: ignored if it reports more duplicates than were retransmitted;
+            // widens RACK's window only once reordering was seen and not for a TLP probe; a
+            // spurious retransmission counts as delivered.
+            self.dsack_dups += de - ds;
+            if self.dsack_dups <= self.retransmits {
+                if self.reord_seen && self.tlp_high_seq != Some(de) {
+                    self.dsack_seen = true;
+                }
+                self.sk.delivered += de - ds;
+                if let Some(m) = self.undo_marker {
+                    if ds >= m && self.undo_retrans > 0 {
+                        self.undo_retrans -= 1;
+                    }
                 }
             }
         }

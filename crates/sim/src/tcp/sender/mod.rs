@@ -70,6 +70,10 @@ const F_RETRANS: u8 = 4;
 const F_EVER_RETRANS: u8 = 8;
 
 const NIL: u64 = u64::MAX;
+/// `tx.delivered_mstamp` of a segment whose delivery was already sampled (Linux clears it to 0;
+/// the simulator's clock starts at 0, so 0 is a valid time here — the whole initial window of
+/// a flow starting at t = 0 was stamped 0 and gave no rate samples).
+const NO_STAMP: Nanos = u64::MAX;
 
 /// `tp->reordering` default (sysctl tcp_reordering, TCP_REORDERING): RACK's dupthresh before
 /// reordering is seen.
@@ -91,7 +95,7 @@ struct Seg {
     xmit: Nanos,
     flags: u8,
     tx_first_tx: Nanos,
-    /// 0 once the segment's delivery was counted in a rate sample (Linux clears
+    /// NO_STAMP once the segment's delivery was counted in a rate sample (Linux clears
     /// `tx.delivered_mstamp` for SACKed skbs).
     tx_delivered_mstamp: Nanos,
     tx_delivered: u64,
@@ -187,6 +191,8 @@ pub struct Sender {
     pub timer: Option<(Nanos, TimerKind)>,
     backoff: u32,
     tlp_high_seq: Option<u64>,
+    /// `tp->dsack_dups`: segments reported by D-SACKs (tcp_dsack_seen).
+    dsack_dups: u64,
     /// Earliest departure time of the next packet (Linux tcp_wstamp_ns).
     wstamp: Nanos,
     // tcp_cwnd_validate
@@ -256,6 +262,7 @@ impl Sender {
             timer: None,
             backoff: 0,
             tlp_high_seq: None,
+            dsack_dups: 0,
             wstamp: 0,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
@@ -319,11 +326,11 @@ impl Sender {
         }
     }
 
+    /// `tcp_set_ca_state`: the algorithm hears every call, also Loss → Loss on a repeated RTO
+    /// (BBR treats each as the end of a round).
     fn set_state(&mut self, st: CaState) {
-        if self.sk.ca_state != st {
-            self.cc.set_state(&mut self.sk, st);
-            self.sk.ca_state = st;
-        }
+        self.cc.set_state(&mut self.sk, st);
+        self.sk.ca_state = st;
     }
 
     /// Current RTT for the time series: the latest smoothed RTT, ms.

@@ -164,10 +164,9 @@ impl Sender {
     }
 
     pub(super) fn send_new(&mut self, now: Nanos) {
+        self.data_sent_event(now);
         if self.packets_out() == 0 {
-            // tcp_event_data_sent: restart after idle.
-            self.refresh_sk(now);
-            self.cc.cwnd_event(&mut self.sk, CaEvent::TxStart);
+            // tcp_rate_skb_sent: a new flight starts the delivery clock.
             self.first_tx_mstamp = now;
             self.sk.delivered_mstamp_ns = now;
         }
@@ -190,6 +189,11 @@ impl Sender {
     /// Retransmit the segment at the head of the lost queue (counts toward undo).
     fn retransmit(&mut self, now: Nanos, seq: u64) {
         self.lost_queue.pop_front();
+        // tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO (unless the
+        // RACK reorder timer is pending).
+        if seq == self.snd_una && !matches!(self.timer, Some((_, TimerKind::ReorderTimeout))) {
+            self.timer = Some((now + self.rto_ns(), TimerKind::Rto));
+        }
         // tcp_xmit_retransmit_queue: TCPFastRetrans outside Loss (TCPSlowStartRetrans in it).
         if self.sk.ca_state != CaState::Loss {
             self.mib.fast_retrans += 1;
@@ -203,8 +207,20 @@ impl Sender {
         self.send_again(now, seq);
     }
 
+    /// `tcp_event_data_sent`, before the segment counts as in flight: CA_EVENT_TX_START when
+    /// nothing is in flight (a restart after idle, or the first retransmission after an RTO
+    /// marked everything lost), and `lsndtime`.
+    fn data_sent_event(&mut self, now: Nanos) {
+        if self.in_flight() == 0 {
+            self.refresh_sk(now);
+            self.cc.cwnd_event(&mut self.sk, CaEvent::TxStart);
+        }
+        self.sk.lsndtime_ns = now;
+    }
+
     /// Put `seq` on the wire again: scoreboard flags, retransmission counters, transmit.
     pub(super) fn send_again(&mut self, now: Nanos, seq: u64) {
+        self.data_sent_event(now);
         let f = self.seg(seq).flags;
         if f & F_RETRANS == 0 {
             self.retrans_out += 1;

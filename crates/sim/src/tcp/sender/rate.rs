@@ -1,7 +1,7 @@
 //! Delivery-rate sampling: the counterpart of Linux `net/ipv4/tcp_rate.c`
 //! (`tcp_rate_skb_sent` is folded into `on_xmit` in output.rs; `tcp_rate_skb_delivered` and
 //! `tcp_rate_gen` are here; `tcp_rate_check_app_limited` is `check_app_limited` in output.rs).
-use super::{Sender, F_EVER_RETRANS};
+use super::{Sender, F_EVER_RETRANS, NO_STAMP};
 use crate::cc::RateSample;
 use crate::tcp::MSS;
 use crate::time::{Nanos, NS_PER_US};
@@ -18,7 +18,7 @@ impl Sender {
         sacked: bool,
     ) {
         let s = *self.seg(seq);
-        if s.tx_delivered_mstamp == 0 {
+        if s.tx_delivered_mstamp == NO_STAMP {
             return;
         }
         let after = s.xmit > self.first_tx_mstamp || (s.xmit == self.first_tx_mstamp && seq + 1 > *last_end);
@@ -33,7 +33,7 @@ impl Sender {
             rs.interval_us = (s.xmit.saturating_sub(s.tx_first_tx) / NS_PER_US) as i64;
         }
         if sacked {
-            self.seg_mut(seq).tx_delivered_mstamp = 0;
+            self.seg_mut(seq).tx_delivered_mstamp = NO_STAMP;
         }
     }
 
@@ -47,7 +47,7 @@ impl Sender {
         }
         rs.acked_sacked = delivered;
         rs.losses = lost;
-        if !have_prior || rs.prior_mstamp_ns == 0 {
+        if !have_prior {
             rs.delivered = -1;
             rs.interval_us = -1;
             return;

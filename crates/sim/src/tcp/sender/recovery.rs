@@ -22,9 +22,14 @@ impl Sender {
     /// `tcp_packet_delayed`: the echoed timestamp predates the first retransmission, so the
     /// original transmission reached the receiver.
     /// `retrans_stamp` is kept in ns; Linux keeps it in TS ticks (`tcp_skb_timestamp_ts`), so
-    /// the comparison is at millisecond resolution. Without timestamps there is no echo.
+    /// the comparison is at millisecond resolution. Without timestamps there is no echo. With
+    /// no retransmission yet in this episode (retrans_stamp 0) snd_una advancing means the
+    /// segment was only delayed (Linux 6.x, SACK connections).
     fn packet_delayed(&self, tsecr: u64) -> bool {
-        self.timestamps && self.retrans_stamp != 0 && tsecr != 0 && tsecr < ts_tick(self.retrans_stamp)
+        if self.retrans_stamp == 0 {
+            return true;
+        }
+        self.timestamps && tsecr != 0 && tsecr < ts_tick(self.retrans_stamp)
     }
 
     /// `tcp_fastretrans_alert` (Linux 6.x): the recovery state machine, run on every ACK.
@@ -222,7 +227,7 @@ impl Sender {
 
     /// `tcp_enter_loss` (the RTO fired): save the state for undo, reduce ssthresh, mark
     /// every un-SACKed segment lost and restart from cwnd = in-flight + 1 in Loss state.
-    pub(super) fn enter_loss(&mut self) {
+    pub(super) fn enter_loss(&mut self, now: Nanos) {
         let st = self.sk.ca_state;
         if st <= CaState::Disorder || self.high_seq <= self.snd_una || (st == CaState::Loss && self.backoff == 0) {
             self.prior_ssthresh = self.current_ssthresh();
@@ -231,12 +236,11 @@ impl Sender {
             self.cc.cwnd_event(&mut self.sk, CaEvent::Loss);
             self.undo_marker = Some(self.snd_una);
             self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
-            self.retrans_stamp = 0;
         }
         if st != CaState::Loss {
             self.loss_events += 1;
         }
-        self.timeout_mark_lost();
+        self.timeout_mark_lost(now);
         self.sk.cwnd = self.in_flight() + 1;
         self.sk.cwnd_cnt = 0;
         self.set_state(CaState::Loss);
@@ -244,19 +248,29 @@ impl Sender {
         self.tlp_high_seq = None;
     }
 
-    /// `tcp_timeout_mark_lost`: everything not SACKed is lost; retransmissions are forgotten.
-    fn timeout_mark_lost(&mut self) {
+    /// `tcp_timeout_mark_lost` (Linux 6.x): the head and every un-SACKed segment sent at least
+    /// RACK.rtt ago are lost; more recent ones get their chance. A retransmission already
+    /// marked lost is a lost retransmission (TCPLostRetransmit).
+    fn timeout_mark_lost(&mut self, now: Nanos) {
         self.lost_queue.clear();
         for seq in self.snd_una..self.snd_nxt {
-            let f = self.seg(seq).flags;
-            if f & F_SACKED != 0 {
+            let s = *self.seg(seq);
+            if s.flags & F_SACKED != 0 {
                 continue;
             }
-            if f & F_RETRANS != 0 {
-                self.seg_mut(seq).flags &= !F_RETRANS;
-                self.retrans_out -= 1;
+            let elapsed_us = now.saturating_sub(s.xmit) / NS_PER_US;
+            if seq != self.snd_una && self.rack_rtt_us > elapsed_us {
+                continue; // tcp_rack_skb_timeout(tp, skb, 0) > 0: sent recently
             }
-            if f & F_LOST == 0 {
+            // tcp_mark_skb_lost
+            if s.flags & F_LOST != 0 {
+                if s.flags & F_RETRANS != 0 {
+                    self.seg_mut(seq).flags &= !F_RETRANS;
+                    self.retrans_out -= 1;
+                    self.mib.lost_retransmit += 1;
+                    self.sk.lost += 1;
+                }
+            } else {
                 self.seg_mut(seq).flags |= F_LOST;
                 self.lost_out += 1;
                 self.sk.lost += 1;

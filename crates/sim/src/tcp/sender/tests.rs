@@ -116,3 +116,39 @@ fn paws_discards_old_ack_that_advances() {
     assert_eq!(s.mib.paws_estab, 1, "a disordered duplicate ACK passes");
     assert_eq!(s.sacked_out, 1);
 }
+
+/// tcp_rate.c stamps the initial window with the send time, which Linux never reads as "no
+/// sample": the first ACK of a flow starting at t = 0 gives a delivery-rate sample.
+#[test]
+fn initial_window_gives_rate_samples() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    s.on_ack(t, &ack(t, 2, &[], ts_tick(0)));
+    let r = s.delivery_rate_bps().expect("a rate sample from the initial window");
+    // 2 segments over the 50 ms ACK interval.
+    let expect = 2.0 * 1448.0 * 8.0 / 0.05;
+    assert!((r - expect).abs() / expect < 0.01, "{r} vs {expect}");
+}
+
+/// Linux `tcp_timeout_mark_lost`: on an RTO the head is lost, segments sent less than
+/// RACK.rtt ago are not (they may still arrive).
+#[test]
+fn rto_does_not_mark_recently_sent_segments_lost() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    // 1..10 SACKed except 9: RACK.rtt = 50 ms; new data goes out at t.
+    s.on_ack(t, &ack(t, 0, &[(1, 9)], ts_tick(0)));
+    let sent_at_t = s.snd_nxt - 10;
+    assert!(sent_at_t > 0, "new segments were sent at t");
+    // Fire the RTO 10 ms after the new data left (as if the RTO were that short).
+    let now = t + 10 * NS_PER_MS;
+    s.timer = Some((now, TimerKind::Rto));
+    s.on_timer(now);
+    assert_eq!(s.mib.timeouts, 1);
+    let recent_lost = (10..s.snd_nxt).filter(|&q| s.seg(q).flags & F_LOST != 0).count();
+    assert_eq!(recent_lost, 0, "segments sent 10 ms ago (RACK.rtt 50 ms) marked lost");
+    assert!(s.seg(9).flags & F_LOST != 0, "segment 9, sent 60 ms ago, is lost");
+    assert!(s.seg(0).flags & F_LOST != 0, "the head is always lost");
+}

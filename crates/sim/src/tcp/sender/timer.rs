@@ -90,7 +90,7 @@ impl Sender {
             return;
         }
         self.mib.timeouts += 1;
-        self.enter_loss();
+        self.enter_loss(now);
         self.backoff += 1;
         self.wstamp = now;
         self.timer = Some((now + self.rto_ns(), TimerKind::Rto));
