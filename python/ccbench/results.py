@@ -179,6 +179,11 @@ COUNTER_NAMES = (
     "TcpExtTCPOFOQueue",
     "TcpExtTCPOFODrop",
     "TcpExtDelayedACKs",
+    # CUBIC's HyStart: which test ended slow start, and at what cwnd (summed over exits)
+    "TcpExtTCPHystartTrainDetect",
+    "TcpExtTCPHystartTrainCwnd",
+    "TcpExtTCPHystartDelayDetect",
+    "TcpExtTCPHystartDelayCwnd",
 )
 #: The ``side`` values of the counters table: the sending hosts and the receiving hosts.
 COUNTER_SIDES = ("sender", "receiver")

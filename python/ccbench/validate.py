@@ -82,6 +82,9 @@ COUNTERS: dict[str, str] = {
     "TcpExtTCPTimeouts": "sender",
     "TcpExtTCPSackRecovery": "sender",
     "TcpExtTCPLostRetransmit": "sender",
+    "TcpExtTCPDSACKRecv": "sender",
+    "TcpExtTCPHystartTrainDetect": "sender",
+    "TcpExtTCPHystartDelayDetect": "sender",
 }
 
 

@@ -484,7 +484,7 @@ impl<'a> World<'a> {
             .collect();
         let (mut snd, mut rcv) = (Mib::default(), Mib::default());
         for f in &self.flows {
-            snd.add(&f.sender.mib);
+            snd.add(&f.sender.mib_counters());
             rcv.add(&f.receiver.mib);
         }
         let counters = vec![CounterRow { side: "sender", mib: snd }, CounterRow { side: "receiver", mib: rcv }];

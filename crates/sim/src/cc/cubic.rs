@@ -166,6 +166,8 @@ impl Cubic {
             }
             if now_us.saturating_sub(self.round_start_us) > threshold {
                 self.found = true;
+                sk.hystart_train_detect += 1;
+                sk.hystart_train_cwnd += sk.cwnd as u64;
                 sk.ssthresh = sk.cwnd;
             }
         }
@@ -179,6 +181,8 @@ impl Cubic {
             let thresh = (self.delay_min_us >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
             if self.curr_rtt_us > self.delay_min_us + thresh {
                 self.found = true;
+                sk.hystart_delay_detect += 1;
+                sk.hystart_delay_cwnd += sk.cwnd as u64;
                 sk.ssthresh = sk.cwnd;
             }
         }

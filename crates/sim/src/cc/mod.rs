@@ -133,6 +133,12 @@ pub struct CcSock {
     /// `tp->lsndtime`: when data was last sent (ns). CUBIC shifts its epoch by the idle time
     /// since then on CA_EVENT_TX_START.
     pub lsndtime_ns: u64,
+    /// HyStart exits (CUBIC): TCPHystartTrainDetect / TCPHystartDelayDetect and the cwnd at
+    /// each (…TrainCwnd / …DelayCwnd, summed as Linux does).
+    pub hystart_train_detect: u64,
+    pub hystart_train_cwnd: u64,
+    pub hystart_delay_detect: u64,
+    pub hystart_delay_cwnd: u64,
 }
 
 impl CcSock {
@@ -160,6 +166,10 @@ impl CcSock {
             pacing_enabled: false,
             wstamp_ns: 0,
             lsndtime_ns: 0,
+            hystart_train_detect: 0,
+            hystart_train_cwnd: 0,
+            hystart_delay_detect: 0,
+            hystart_delay_cwnd: 0,
         }
     }
 

@@ -17,8 +17,6 @@ pub struct Mib {
     pub retrans_segs: u64,
     /// TCPLossProbes: tail loss probes sent (tcp_send_loss_probe).
     pub loss_probes: u64,
-    /// TCPLossProbeRecovery: a loss probe repaired a tail loss (tcp_process_tlp_ack).
-    pub loss_probe_recovery: u64,
     /// TCPSACKReorder: reordering detected from SACK (tcp_check_sack_reordering).
     pub sack_reorder: u64,
     /// TCPDSACKRecv: D-SACK blocks received (tcp_check_dsack).
@@ -49,6 +47,13 @@ pub struct Mib {
     pub ofo_queue: u64,
     /// DelayedACKs: delayed-ACK timer expiries that sent an ACK (tcp_delack_timer_handler).
     pub delayed_acks: u64,
+    /// TCPHystartTrainDetect / TCPHystartTrainCwnd: CUBIC's HyStart left slow start on the
+    /// ACK-train test, and the cwnd it left at (summed over exits).
+    pub hystart_train_detect: u64,
+    pub hystart_train_cwnd: u64,
+    /// TCPHystartDelayDetect / TCPHystartDelayCwnd: the same for the delay-increase test.
+    pub hystart_delay_detect: u64,
+    pub hystart_delay_cwnd: u64,
 }
 
 /// One row of the `counters` table: a side and its counters. Serialises with nstat's names.
@@ -60,17 +65,17 @@ pub struct CounterRow {
 
 /// nstat names the simulator reports as null: events it does not model.
 /// TCPSpuriousRTOs needs F-RTO; TCPOFODrop needs a receive-memory limit.
-pub const NOT_MODELLED: [&str; 2] = ["TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop"];
+/// TCPLossProbeRecovery needs tcp_process_tlp_ack, which is not modelled either.
+pub const NOT_MODELLED: [&str; 3] = ["TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop", "TcpExtTCPLossProbeRecovery"];
 
 impl Mib {
     /// The modelled counters, by nstat name.
-    pub fn named(&self) -> [(&'static str, u64); 20] {
+    pub fn named(&self) -> [(&'static str, u64); 23] {
         [
             ("TcpOutSegs", self.out_segs),
             ("TcpInSegs", self.in_segs),
             ("TcpRetransSegs", self.retrans_segs),
             ("TcpExtTCPLossProbes", self.loss_probes),
-            ("TcpExtTCPLossProbeRecovery", self.loss_probe_recovery),
             ("TcpExtTCPSACKReorder", self.sack_reorder),
             ("TcpExtTCPDSACKRecv", self.dsack_recv),
             ("TcpExtTCPDSACKOldSent", self.dsack_old_sent),
@@ -86,6 +91,10 @@ impl Mib {
             ("TcpExtPAWSEstab", self.paws_estab),
             ("TcpExtTCPOFOQueue", self.ofo_queue),
             ("TcpExtDelayedACKs", self.delayed_acks),
+            ("TcpExtTCPHystartTrainDetect", self.hystart_train_detect),
+            ("TcpExtTCPHystartTrainCwnd", self.hystart_train_cwnd),
+            ("TcpExtTCPHystartDelayDetect", self.hystart_delay_detect),
+            ("TcpExtTCPHystartDelayCwnd", self.hystart_delay_cwnd),
         ]
     }
 
@@ -94,7 +103,6 @@ impl Mib {
         self.in_segs += o.in_segs;
         self.retrans_segs += o.retrans_segs;
         self.loss_probes += o.loss_probes;
-        self.loss_probe_recovery += o.loss_probe_recovery;
         self.sack_reorder += o.sack_reorder;
         self.dsack_recv += o.dsack_recv;
         self.dsack_old_sent += o.dsack_old_sent;
@@ -110,6 +118,10 @@ impl Mib {
         self.paws_estab += o.paws_estab;
         self.ofo_queue += o.ofo_queue;
         self.delayed_acks += o.delayed_acks;
+        self.hystart_train_detect += o.hystart_train_detect;
+        self.hystart_train_cwnd += o.hystart_train_cwnd;
+        self.hystart_delay_detect += o.hystart_delay_detect;
+        self.hystart_delay_cwnd += o.hystart_delay_cwnd;
     }
 }
 

@@ -333,6 +333,16 @@ impl Sender {
         self.sk.ca_state = st;
     }
 
+    /// The MIB counters of this endpoint, with those the congestion control keeps (HyStart).
+    pub fn mib_counters(&self) -> Mib {
+        let mut m = self.mib;
+        m.hystart_train_detect = self.sk.hystart_train_detect;
+        m.hystart_train_cwnd = self.sk.hystart_train_cwnd;
+        m.hystart_delay_detect = self.sk.hystart_delay_detect;
+        m.hystart_delay_cwnd = self.sk.hystart_delay_cwnd;
+        m
+    }
+
     /// Current RTT for the time series: the latest smoothed RTT, ms.
     pub fn srtt_ms(&self) -> Option<f64> {
         self.rtt.has_sample().then(|| self.rtt.srtt_us() as f64 / 1000.0)
