@@ -40,7 +40,7 @@ def run(
     raise_on_error: bool = True,
 ) -> RunResult:
     """Validate, check against the backend, run. Returns a RunResult whose ``flows``, ``runs``,
-    ``series`` and ``link_series`` are pandas DataFrames (every column: docs/results.md);
+    ``series``, ``link_series`` and ``counters`` are pandas DataFrames (every column: docs/results.md);
     ``result.save(dir)`` stores it where ``ccbench.load(dir)`` reads it.
 
     Bad input raises ScenarioError before anything runs. A backend failure raises RunFailed
@@ -78,7 +78,7 @@ def sweep(
 
 def load(directory: Union[str, Path]):
     """The Results stored in the store directory ``directory`` by a sweep or ``ccbench run
-    --out``: ``.runs``, ``.flows``, ``.series``, ``.link_series`` DataFrames and ``.meta``
+    --out``: ``.runs``, ``.flows``, ``.series``, ``.link_series``, ``.counters`` DataFrames and ``.meta``
     (DIR/ccbench.json); every column is described in docs/results.md. A directory that is
     neither a store nor empty raises ccbench.store.StoreError."""
     try:

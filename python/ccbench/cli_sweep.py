@@ -134,7 +134,7 @@ def _print_plan(specs) -> None:
 def query_command(
     dir: Path = typer.Argument(..., metavar="DIR", help="Store directory written by ccbench sweep or "
                                "ccbench run --out.", exists=True, file_okay=False),
-    sql: Optional[str] = typer.Argument(None, help='SQL over the views runs, flows, series, link_series, e.g. '
+    sql: Optional[str] = typer.Argument(None, help='SQL over the views runs, flows, series, link_series, counters, e.g. '
                                         '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc". '
                                         'Quote swept columns: "bottleneck.loss". '
                                         'Without SQL: list the views and their columns.'),
