@@ -1,0 +1,103 @@
+"""What the kernel's TCP sender really hands to the device, in the kernel backend's set-up
+(issue 10 item 8). The backend switches GSO/TSO off on the sender's TUN, but since Linux 4.19 TCP
+always builds GSO skbs (sk_setup_caps) of `tcp_tso_autosize` segments and the stack segments
+them in software just before the device. The tracepoint `net:net_dev_queue` sees each skb as
+TCP built it (before that segmentation), so its `len` gives the segments per skb.
+
+Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP on the kernel backend while tracing the
+sender TUN, and writes the distribution of segments per data skb to benchmarks/kernel_skb_sizes.md.
+Needs root and tracefs (mounted at /sys/kernel/tracing if it is not).
+
+    sudo .venv/bin/python benchmarks/kernel_skb_sizes.py [--duration 8s] [--algorithms cubic,bbr,reno]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import platform
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+from ccbench.backends import kernel  # noqa: E402
+from ccbench.kernel.topology import TUN_S  # noqa: E402
+from ccbench.scenario import Scenario  # noqa: E402
+
+TRACE = Path("/sys/kernel/tracing")
+EVENT = TRACE / "events/net/net_dev_queue"
+HEADERS = 52  # IP + TCP + timestamp option
+MSS = 1448
+
+
+def ensure_tracefs() -> None:
+    if not (TRACE / "trace").exists():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACE)], check=True)
+
+
+def trace_run(sc: Scenario) -> collections.Counter:
+    (EVENT / "filter").write_text(f'name == "{TUN_S}"\n')
+    (TRACE / "buffer_size_kb").write_text("65536\n")
+    (TRACE / "trace").write_text("")
+    (EVENT / "enable").write_text("1\n")
+    try:
+        res = kernel.run(sc)
+    finally:
+        (EVENT / "enable").write_text("0\n")
+    if not res.ok:
+        raise SystemExit(f"kernel run failed: {res.error}")
+    segs: collections.Counter = collections.Counter()
+    for m in re.finditer(r"len=(\d+)", (TRACE / "trace").read_text()):
+        n = int(m.group(1))
+        if n > HEADERS + 100:  # data, not pure ACKs of the control connection
+            segs[-(-(n - HEADERS) // MSS)] += 1
+    return segs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", default="8s")
+    ap.add_argument("--algorithms", default="cubic,bbr,reno")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks/kernel_skb_sizes.md"))
+    a = ap.parse_args()
+    ensure_tracefs()
+    rows = []
+    for cc in a.algorithms.split(","):
+        sc = Scenario.from_dict({"name": "skb-sizes", "duration": a.duration, "seed": 1,
+                                 "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp"},
+                                 "flows": [{"cc": cc}]}, source="kernel_skb_sizes.py")
+        segs = trace_run(sc)
+        skbs = sum(segs.values())
+        total = sum(k * v for k, v in segs.items())
+        multi = sum(k * v for k, v in segs.items() if k > 1)
+        top = ", ".join(f"{k}: {v}" for k, v in sorted(segs.items())[:12])
+        rows.append(f"| {cc} | {skbs} | {total} | {total / max(skbs, 1):.2f} | {max(segs) if segs else 0} "
+                    f"| {100 * multi / max(total, 1):.0f} % | {top} |")
+        print(rows[-1], flush=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    text = f"""# Segments per skb the kernel's TCP sender builds (kernel backend)
+
+Command: `sudo .venv/bin/python benchmarks/kernel_skb_sizes.py --duration {a.duration} --algorithms {a.algorithms}`
+Commit {commit}; Linux {platform.release()}; {os.cpu_count()} CPUs ({cpu}).
+One flow, 50 Mbit/s, 50 ms RTT, 1 BDP drop-tail buffer, {a.duration}; tracepoint `net:net_dev_queue`
+on the sender TUN `{TUN_S}` (GSO/TSO off on the device), data skbs only.
+
+| cc | data skbs | segments | segments per skb | largest | segments sent in multi-segment skbs | skbs by size (segments: count) |
+|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+A multi-segment skb is segmented in software right before the TUN, so its segments reach the
+emulated bottleneck back to back (a burst), where the simulator sends single packets.
+"""
+    Path(a.out).write_text(text)
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
