@@ -43,6 +43,8 @@ def compare_command(
 ) -> None:
     """Each algorithm alone on the scenario's bottleneck, every pair sharing it, and which
     differences are significant. Writes DIR/compare.md, compare.json, figures and report.html."""
+    from rich.text import Text
+
     from ccbench.compare import print_tables, run_compare
 
     err = _console(True)
@@ -61,12 +63,14 @@ def compare_command(
         sys.stdout.flush()
     else:
         c = _console()
+        for note in cmp.doc.get("notes", []):
+            err.print(Text(f"note: {note}", style="yellow"), highlight=False, soft_wrap=True)
         print_tables(cmp.doc, c)
         c.print("wrote " + ", ".join(str(p) for p in cmp.files.values()) + f"; store {cmp.out}",
                 highlight=False, soft_wrap=True)
     if not cmp.all_ok:
-        err.print(f"[red]{cmp.doc['runs']['failed']} run(s) failed[/]: "
-                  + "; ".join(cmp.doc["runs"]["errors"]), highlight=False, soft_wrap=True)
+        err.print(Text(f"{cmp.doc['runs']['failed']} run(s) failed (left out of the tables): "
+                       + "; ".join(cmp.doc["runs"]["errors"]), style="red"), highlight=False, soft_wrap=True)
         raise typer.Exit(1)
 
 

@@ -8,7 +8,8 @@ interrupted comparison resumes and a second identical command runs nothing):
 * ``alone``: the scenario with **every flow group's** ``cc`` replaced by one algorithm, for each
   algorithm (a one-flow scenario becomes one flow of that algorithm; a scenario with several
   flows or groups keeps its flows, counts and start times, all of that algorithm). Per run:
-  goodput (sum over the run's flows), mean and p95 RTT (mean over the run's flows of each
+  goodput (bytes delivered by all flows over the time from the first start to the last end),
+  mean and p95 RTT (mean over the run's flows of each
   flow's value), retransmissions (sum). The repeats are the sample; 95 % t intervals
   (``analysis.mean_ci``), the lower bound cut at 0.
 * ``pairs``: for each unordered pair of algorithms, two flows (flow 0 = the first algorithm in
@@ -55,7 +56,7 @@ TESTS = ("welch", "mann-whitney")
 #: top-level keys of compare.json (documented in docs/compare.md)
 JSON_KEYS = ("scenario", "scenario_file", "description", "backend", "algorithms", "repeat",
              "duration_s", "flows_rule", "confidence", "alpha", "test", "correction", "alone",
-             "pairs", "tests", "runs", "store", "files")
+             "pairs", "tests", "notes", "runs", "store", "files")
 
 
 class CompareError(ValueError):
@@ -223,7 +224,7 @@ class Comparison:
 
 
 ALONE_METRICS = (  # json key, flows column, aggregation over the run's flows, scale, label
-    ("goodput_mbps", "goodput_bps", "sum", 1e-6, "goodput Mbit/s"),
+    ("goodput_mbps", "goodput_bps", "delivered", 1e-6, "goodput Mbit/s"),
     ("rtt_mean_ms", "rtt_mean_ms", "mean", 1.0, "RTT mean ms"),
     ("rtt_p95_ms", "rtt_p95_ms", "mean", 1.0, "RTT p95 ms"),
     ("retransmits", "retransmits", "sum", 1.0, "retransmits"),
@@ -237,8 +238,26 @@ def _per_run(flows: pd.DataFrame, run_ids: Sequence[str], column: str, how: str)
         v = flows.loc[flows["run_id"] == rid, column].dropna().astype(float) if column in flows else []
         if len(v) == 0:
             continue
-        out.append(float(v.sum() if how == "sum" else v.mean()))
+        if how == "delivered":
+            out.append(_delivered_rate(flows[flows["run_id"] == rid]))
+        else:
+            out.append(float(v.sum() if how == "sum" else v.mean()))
     return out
+
+
+def _delivered_rate(f: pd.DataFrame) -> float:
+    """The run's goodput: bytes delivered by all its flows (each flow's goodput × its active time)
+    over the time from the first start to the last end, in bit/s. For one flow this is exactly its
+    goodput_bps; for flows with different start times it does not overcount as the plain sum of
+    per-flow rates would."""
+    g = f["goodput_bps"].astype(float)
+    if "start_s" not in f or "end_s" not in f or f["start_s"].isna().any() or f["end_s"].isna().any():
+        return float(g.sum())
+    start, end = f["start_s"].astype(float), f["end_s"].astype(float)
+    span = float(end.max() - start.min())
+    if span <= 0:
+        return float(g.sum())
+    return float((g * (end - start)).sum() / span)
 
 
 def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequence[str],
@@ -270,7 +289,7 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
             xb = f.loc[f[key] == 1, "goodput_bps"].astype(float).sum()
             ga.append(xa / 1e6)
             gb.append(xb / 1e6)
-            agg.append((xa + xb) / 1e6)
+            agg.append(_delivered_rate(f) / 1e6)
             if xa + xb > 0:
                 share_a.append(xa / (xa + xb))
             j = analysis.jain_index([xa, xb])
@@ -366,6 +385,12 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
                 raise CompareError(f"{base.source}: the {part} runs cannot run on the {backend} backend: "
                                    f"{e.problem}" + (f" ({e.key})" if e.key else "")) from None
 
+    notes = []
+    if getattr(base, "sweep", None):
+        notes.append(f"{base.source} has a [sweep] table: compare uses the base scenario only (the grid is "
+                     f"the algorithms)")
+    if len(names) < 2:
+        notes.append("one algorithm: no pairs and no tests")
     cmp = Comparison(base, names, backend, repeat, out, test)
     command = list(command) if command is not None else ["ccbench", *sys.argv[1:]]
     for part, sc in parts:
@@ -401,6 +426,7 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
         "test": test,
         "correction": "holm (per metric, over the pairwise tests)",
         **data,
+        "notes": notes,
         "runs": {"planned": len(all_ids),
                  "executed": sum(s.executed for s in cmp.summaries),
                  "cached": sum(s.cached for s in cmp.summaries),
@@ -510,8 +536,9 @@ def _intro(doc: dict) -> list[str]:
         f"Backend {doc['backend']}, {doc['repeat']} repeat(s) per cell, {doc['duration_s']:g} s per run; "
         f"values are means over the repeats with {doc['confidence']:.0%} intervals in brackets (alone: t "
         f"intervals, cut at 0; pairs: bootstrap percentile intervals).",
-        f"Alone: {doc['flows_rule']['alone']}. Goodput is the sum over the run's flows; RTT mean and "
-        f"p95 are the mean over the run's flows; retransmits are summed.",
+        f"Alone: {doc['flows_rule']['alone']}. Goodput is the run's delivered bytes over the time "
+        f"from the first start to the last end (for one flow, its goodput); RTT mean and p95 are the mean over "
+        f"the run's flows; retransmits are summed.",
         f"Pairs: {doc['flows_rule']['pairs']}; share = the flow's fraction of the pair's goodput.",
     ]
 
