@@ -384,7 +384,7 @@ def demo(
 def _register_plugins() -> None:
     """Commands from other modules: each ``register(app)`` that exists is called."""
     for modname in ("ccbench.cli_sweep", "ccbench.cli_kernel", "ccbench.cli_report", "ccbench.cli_study",
-                    "ccbench.cli_validate", "ccbench.cli_compare"):
+                    "ccbench.cli_validate", "ccbench.cli_compare", "ccbench.cli_recommend"):
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
