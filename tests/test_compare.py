@@ -110,8 +110,10 @@ def test_json_has_the_documented_keys(lossy):
     assert {t["metric"] for t in doc["tests"]} == {"goodput_mbps", "rtt_p95_ms"}
     assert len(doc["tests"]) == 2 * 3
     assert doc["test"] == "welch" and doc["repeat"] == 3 and doc["algorithms"] == CCS
-    for name in ("json", "md", "alone", "pairs", "html"):
-        assert (lossy["out"] / doc["files"][name].split("/")[-1]).is_file()
+    assert set(doc["files"]) == {"json", "md", "figure_alone", "figure_pairs", "html"}
+    for name in doc["files"].values():
+        assert (lossy["out"] / name.split("/")[-1]).is_file()
+    assert doc["stores"] == {"alone": str(lossy["out"] / "alone"), "pairs": str(lossy["out"] / "pairs")}
 
 
 def test_html_report_has_figures_and_no_script(lossy):
@@ -121,7 +123,20 @@ def test_html_report_has_figures_and_no_script(lossy):
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html
     for title in ("Alone on the bottleneck", "Pairs sharing the bottleneck", "Significance"):
         assert title in html
-    assert (lossy["out"] / "alone.svg").read_text().lstrip().startswith("<?xml")
+    assert (lossy["out"] / "alone-goodput-rtt.svg").read_text().lstrip().startswith("<?xml")
+    assert (lossy["out"] / "pairs-shares.svg").is_file()
+
+
+def test_stores_are_ordinary_sweep_stores(lossy, tmp_path):
+    from ccbench.report import build_report
+
+    for part in ("alone", "pairs"):
+        assert build_report(lossy["out"] / part, out=tmp_path / f"{part}.html").is_file()
+
+
+def test_out_that_is_a_store_is_refused(lossy):
+    r = _invoke([str(lossy["scenario"]), "--out", str(lossy["out"] / "alone")])
+    assert r.exit_code == 2 and "is a result store" in r.output
 
 
 def test_second_run_resumes_and_json_flag(lossy):
@@ -164,11 +179,11 @@ start = "0.5s"
                               progress=False, report=False, figures=False)
     from ccbench import load
 
-    flows = load(tmp_path / "out").flows
-    alone = flows[flows["name"] == "multi/alone"]
+    alone = load(tmp_path / "out" / "alone").flows
     assert alone.groupby("run_id")["cc"].agg(lambda s: len(s)).eq(3).all()
     assert alone.groupby("run_id")["cc"].nunique().eq(1).all()
-    pairs = flows[flows["name"] == "multi/pairs"]
+    assert alone.groupby("cc")["run_id"].nunique().to_dict() == {"vegas": 2, "bbr": 2}
+    pairs = load(tmp_path / "out" / "pairs").flows
     assert sorted(pairs.groupby("run_id")["cc"].agg(lambda s: ",".join(s)).unique()) == ["vegas,bbr"]
     assert cmp.doc["alone"][0]["goodput_mbps"]["mean"] <= 5.0 * 1.001  # delivered bytes: no overcount
 

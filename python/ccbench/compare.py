@@ -2,8 +2,9 @@
 
     run_compare("my-link.toml", ccs=["cubic", "bbr"], repeat=5)   # -> Comparison
 
-Two parts run into ONE store (the sweep machinery: runs already stored are skipped, so an
-interrupted comparison resumes and a second identical command runs nothing):
+Two parts, each a sweep into its own store, DIR/alone and DIR/pairs (the sweep machinery: runs
+already stored are skipped, so an interrupted comparison resumes and a second identical command
+runs nothing; ``ccbench report DIR/alone`` etc. work on them as on any sweep):
 
 * ``alone``: the scenario with **every flow group's** ``cc`` replaced by one algorithm, for each
   algorithm (a one-flow scenario becomes one flow of that algorithm; a scenario with several
@@ -25,9 +26,9 @@ the p values of one metric's family of pairwise tests are adjusted with Holm's s
 method. A difference is significant when the adjusted p is below ``alpha`` (0.05): reported
 as ``"A > B (p=…)"`` (A has the larger mean), else ``"no significant difference (p=…)"``.
 
-Outputs in DIR (default ``results/compare-<scenario name>``): the store (runs/, flows/,
-series/, ccbench.json), compare.md, compare.json, alone.svg, pairs.svg and report.html
-(one file, figures inline, no scripts). docs/compare.md describes them.
+Outputs in DIR (default ``results/compare-<scenario name>``): the stores alone/ and pairs/,
+compare.md, compare.json, alone-goodput-rtt.svg, pairs-shares.svg and report.html (one file,
+figures inline, no scripts). docs/compare.md describes them.
 """
 from __future__ import annotations
 
@@ -50,13 +51,15 @@ from .scenario import Scenario, ScenarioError, load_scenario
 __all__ = ["CompareError", "Comparison", "run_compare", "holm", "resolve_algorithms", "default_out",
            "alone_scenario", "pairs_scenario", "JSON_KEYS", "print_tables", "to_markdown"]
 
+PARTS = ("alone", "pairs")
+FIGURE_FILES = {"alone": "alone-goodput-rtt.svg", "pairs": "pairs-shares.svg"}
 ALPHA = 0.05
 CONFIDENCE = 0.95
 TESTS = ("welch", "mann-whitney")
 #: top-level keys of compare.json (documented in docs/compare.md)
 JSON_KEYS = ("scenario", "scenario_file", "description", "backend", "algorithms", "repeat",
              "duration_s", "flows_rule", "confidence", "alpha", "test", "correction", "alone",
-             "pairs", "tests", "notes", "runs", "store", "files")
+             "pairs", "tests", "notes", "runs", "stores", "files")
 
 
 class CompareError(ValueError):
@@ -263,7 +266,7 @@ def _delivered_rate(f: pd.DataFrame) -> float:
 def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequence[str],
             test: str = "welch") -> dict:
     """The alone / pairs / tests parts of compare.json from the store's rows of the planned runs."""
-    runs, flows = results.runs, results.flows
+    runs, flows = results["runs"], results["flows"]
     ok_ids = set(runs.loc[runs["status"] == "ok", "run_id"]) if "status" in runs else set(runs["run_id"])
     ccs = list(ccs)
 
@@ -366,10 +369,13 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
     out = Path(out) if out is not None else default_out(base)
     if out.exists() and not out.is_dir():
         raise CompareError(f"--out {out}: is a file (expected a directory)")
-    from .store import check_store_dir
+    from .store import check_store_dir, is_store
 
-    if out.exists():
-        check_store_dir(out, purpose="write")
+    if out.is_dir() and is_store(out):
+        raise CompareError(f"--out {out}: is a result store (of ccbench run or sweep); compare writes its "
+                           f"stores into {out}/alone and {out}/pairs: choose a new or a compare directory")
+    for part in PARTS:
+        check_store_dir(out / part, purpose="write")
 
     parts = [("alone", alone_scenario(base, names, repeat))]
     psc = pairs_scenario(base, names, repeat)
@@ -396,19 +402,23 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
     for part, sc in parts:
         if progress and console is not None:
             console.print(f"[bold]compare[/] {part}: {sc.describe()}", highlight=False, soft_wrap=True)
-        cmp.summaries.append(sw.run_sweep(sc, out, backend=backend, workers=workers, progress=progress,
+        cmp.summaries.append(sw.run_sweep(sc, out / part, backend=backend, workers=workers, progress=progress,
                                           console=console, command=command))
     meta = build_meta(base, backend, grid={"cc": names}, repeat=repeat, command=command)
-    meta["compare"] = {"algorithms": names, "parts": {p: sc.describe() for p, sc in parts},
-                       "runs": {p: len(plans[p]) for p, _ in parts}}
-    write_meta(out, meta)
 
     from .store import load
 
-    results = load(out)
-    data = analyse(results, plans["alone"], plans.get("pairs", []), names, test)
     all_ids = {s.run_id for specs in plans.values() for s in specs}
-    runs = results.runs[results.runs["run_id"].isin(all_ids)]
+    loaded = [load(out / part) for part, _ in parts]
+    results = {
+        "runs": pd.concat([r.runs for r in loaded], ignore_index=True),
+        "flows": pd.concat([r.flows for r in loaded], ignore_index=True),
+        "meta": meta,
+    }
+    results["runs"] = results["runs"][results["runs"]["run_id"].isin(all_ids)].reset_index(drop=True)
+    results["flows"] = results["flows"][results["flows"]["run_id"].isin(all_ids)].reset_index(drop=True)
+    data = analyse(results, plans["alone"], plans.get("pairs", []), names, test)
+    runs = results["runs"]
     failed = runs[runs["status"] != "ok"] if "status" in runs else runs.iloc[:0]
     cmp.doc = {
         "scenario": base.name,
@@ -432,7 +442,7 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
                  "cached": sum(s.cached for s in cmp.summaries),
                  "failed": int(len(failed)),
                  "errors": [str(e) for e in failed.get("error", pd.Series(dtype=str)).dropna().unique()][:5]},
-        "store": str(out),
+        "stores": {part: str(out / part) for part, _ in parts},
         "files": {},
     }
     files = {"json": out / "compare.json", "md": out / "compare.md"}
@@ -441,11 +451,11 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
         from . import plots
 
         for name, fig in figs.items():
-            p = out / f"{name}.svg"
+            p = out / FIGURE_FILES[name]
             plots.save(fig, p)
-            files[name] = p
+            files[f"figure_{name}"] = p
     if report:
-        files["html"] = write_report(cmp, results, all_ids)
+        files["html"] = write_report(cmp, results)
     cmp.files = files
     cmp.doc["files"] = {k: str(v) for k, v in files.items()}
     _atomic_write(files["md"], to_markdown(cmp.doc))
@@ -554,7 +564,7 @@ def to_markdown(doc: dict) -> str:
             f"alone runs, p adjusted with Holm's method over each metric's pairwise tests; significant when "
             f"the adjusted p < {doc['alpha']}.", "", _md_table(test_rows(doc))]
     out += [f"Runs: {runs['planned']} planned, {runs['executed']} run now, {runs['cached']} already stored, "
-            f"{runs['failed']} failed. Store: `{doc['store']}`.", ""]
+            f"{runs['failed']} failed. Stores: " + ", ".join(f"`{v}`" for v in doc["stores"].values()) + ".", ""]
     return "\n".join(out)
 
 
@@ -640,15 +650,13 @@ def make_figures(doc: dict) -> dict:
     return figs
 
 
-def write_report(cmp: Comparison, results: Any, run_ids: set) -> Path:
+def write_report(cmp: Comparison, results: Any) -> Path:
     """DIR/report.html: report.py's header, our tables and figures, the runs; no scripts."""
     from . import plots, report as rp
 
     doc = cmp.doc
-    t = plots.tables(results)
-    runs = t.runs[t.runs["run_id"].isin(run_ids)]
-    flows = t.flows[t.flows["run_id"].isin(run_ids)] if "run_id" in t.flows else t.flows
-    t = plots.Tables(runs, flows, t.series, t.link_series, t.meta)
+    t = plots.tables(results)  # the planned runs of both stores; t.meta describes the comparison
+    runs = t.runs
     figs = make_figures(doc)
     sections = [
         rp._header_section(cmp.out, t.meta, t),
