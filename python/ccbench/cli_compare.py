@@ -66,8 +66,8 @@ def compare_command(
         for note in cmp.doc.get("notes", []):
             err.print(Text(f"note: {note}", style="yellow"), highlight=False, soft_wrap=True)
         print_tables(cmp.doc, c)
-        c.print("wrote " + ", ".join(str(p) for p in cmp.files.values()) + f"; store {cmp.out}",
-                highlight=False, soft_wrap=True)
+        c.print("wrote " + ", ".join(str(p) for p in cmp.files.values()) + "; stores "
+                + ", ".join(cmp.doc["stores"].values()), highlight=False, soft_wrap=True)
     if not cmp.all_ok:
         err.print(Text(f"{cmp.doc['runs']['failed']} run(s) failed (left out of the tables): "
                        + "; ".join(cmp.doc["runs"]["errors"]), style="red"), highlight=False, soft_wrap=True)
