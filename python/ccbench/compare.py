@@ -17,8 +17,7 @@ runs nothing; ``ccbench report DIR/alone`` etc. work on them as on any sweep):
   ``--cc`` order, flow 1 = the second) with the settings of the scenario's first flow group,
   started together plus the scenario's ``start_jitter``. Per run: each flow's share of the
   pair's goodput (the two shares sum to 1) and Jain's index of the two goodputs
-  (``analysis.jain_index``); bootstrap percentile intervals over the repeats
-  (``analysis.bootstrap_ci``: shares and Jain's index are bounded, the interval stays inside).
+  (``analysis.jain_index``); t intervals over the repeats, cut to [0, 1] and [0.5, 1].
 
 Significance (``alone`` only): for goodput and for p95 RTT, every pair of algorithms is tested
 with Welch's t test (``analysis.welch_test``; ``test="mann-whitney"`` for the rank test), and
@@ -180,19 +179,18 @@ def holm(pvalues: Sequence[Optional[float]]) -> list[Optional[float]]:
     return out
 
 
-def _ci(values: Sequence[float], nonnegative: bool = True) -> dict:
-    """Mean and t interval over the repeats (analysis.mean_ci); a quantity that cannot be negative
-    has its lower bound cut at 0."""
+def _ci(values: Sequence[float], low: Optional[float] = 0.0, high: Optional[float] = None) -> dict:
+    """Mean and Student t interval over the repeats (analysis.mean_ci), cut to the quantity's
+    range [low, high] (goodput, RTT, retransmits >= 0; shares in [0, 1]; Jain in [0.5, 1] for
+    two flows). A t interval rather than a bootstrap one: with 2-5 repeats a percentile bootstrap
+    is far too narrow (3 values have only 10 distinct resamples)."""
     c = analysis.mean_ci([v for v in values if v is not None], CONFIDENCE)
-    lo = max(c.lo, 0.0) if (nonnegative and c.lo is not None) else c.lo
-    return {"mean": c.mean, "lo": lo, "hi": c.hi, "n": c.n, "method": "t"}
-
-
-def _boot(values: Sequence[float]) -> dict:
-    """Mean and bootstrap percentile interval (analysis.bootstrap_ci, seeded): for shares and
-    Jain's index, which are bounded, so the interval stays inside their range."""
-    c = analysis.bootstrap_ci([v for v in values if v is not None], confidence=CONFIDENCE)
-    return {"mean": c.mean, "lo": c.lo, "hi": c.hi, "n": c.n, "method": "bootstrap"}
+    lo, hi = c.lo, c.hi
+    if lo is not None and low is not None:
+        lo = max(lo, low)
+    if hi is not None and high is not None:
+        hi = min(hi, high)
+    return {"mean": c.mean, "lo": lo, "hi": hi, "n": c.n, "method": "t"}
 
 
 def _p_text(p: Optional[float]) -> str:
@@ -298,8 +296,8 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
             j = analysis.jain_index([xa, xb])
             if j is not None:
                 jain.append(j)
-        sa = _boot(share_a)
-        sb = _boot([1.0 - s for s in share_a])
+        sa = _ci(share_a, 0.0, 1.0)
+        sb = _ci([1.0 - s for s in share_a], 0.0, 1.0)
         verdict = "–"
         if sa["lo"] is not None:
             if sa["lo"] == sa["hi"] == 0.5:
@@ -310,7 +308,7 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
                 verdict = f"{b} takes more"
             else:
                 verdict = "even (0.5 inside the interval)"
-        pairs.append({"a": a, "b": b, "runs": len(ids), "share_a": sa, "share_b": sb, "jain": _boot(jain),
+        pairs.append({"a": a, "b": b, "runs": len(ids), "share_a": sa, "share_b": sb, "jain": _ci(jain, 0.5, 1.0),
                       "goodput_a_mbps": _ci(ga), "goodput_b_mbps": _ci(gb), "aggregate_mbps": _ci(agg),
                       "verdict": verdict})
 
@@ -544,8 +542,8 @@ def _intro(doc: dict) -> list[str]:
     return [
         f"Scenario: {doc['description']}",
         f"Backend {doc['backend']}, {doc['repeat']} repeat(s) per cell, {doc['duration_s']:g} s per run; "
-        f"values are means over the repeats with {doc['confidence']:.0%} intervals in brackets (alone: t "
-        f"intervals, cut at 0; pairs: bootstrap percentile intervals).",
+        f"values are means over the repeats with {doc['confidence']:.0%} Student t intervals in brackets, "
+        f"cut to the quantity's range (>= 0; shares [0, 1]; Jain [0.5, 1]).",
         f"Alone: {doc['flows_rule']['alone']}. Goodput is the run's delivered bytes over the time "
         f"from the first start to the last end (for one flow, its goodput); RTT mean and p95 are the mean over "
         f"the run's flows; retransmits are summed.",
@@ -586,7 +584,7 @@ def print_tables(doc: dict, console) -> None:
     show(f"Alone on the bottleneck: mean [{doc['confidence']:.0%} t interval] of {doc['repeat']} runs",
          alone_rows(doc, "\n"))
     show(f"Pairs sharing the bottleneck: share of the pair's goodput, mean [{doc['confidence']:.0%} "
-         f"bootstrap interval]", pair_rows(doc, "\n"))
+         f"t interval]", pair_rows(doc, "\n"))
     show(f"Significance: {doc['test']} tests, p adjusted with Holm's method, alpha {doc['alpha']}",
          test_rows(doc, brief=True))
 
@@ -644,7 +642,7 @@ def make_figures(doc: dict) -> dict:
         ax.set_xticks(x, names, fontsize="small")
         ax.set_ylim(0, 1)
         ax.set_ylabel("share of the pair's goodput")
-        ax.set_title(f"Pairs sharing the bottleneck: mean share, {doc['confidence']:.0%} bootstrap interval "
+        ax.set_title(f"Pairs sharing the bottleneck: mean share, {doc['confidence']:.0%} t interval "
                      f"of the lower part", fontsize="medium", loc="left")
         figs["pairs"] = fig
     return figs
@@ -672,8 +670,8 @@ def write_report(cmp: Comparison, results: Any) -> Path:
                         "(the two shares of a run sum to 1). Jain's index of the two goodputs: 1 is an even "
                         "split, 0.5 one flow takes everything. The verdict says which side takes more when "
                         "the share's interval excludes 0.5."],
-            tables=[("Shares and Jain's index: mean [95 % bootstrap interval]", pd.DataFrame(pair_rows(doc)))],
-            figures=[("Share of each algorithm in each pair (stacked), 95 % bootstrap interval of the lower part",
+            tables=[("Shares and Jain's index: mean [95 % t interval]", pd.DataFrame(pair_rows(doc)))],
+            figures=[("Share of each algorithm in each pair (stacked), 95 % t interval of the lower part",
                       figs["pairs"])]))
     sections.append(rp.Section(
         "Significance",
