@@ -93,17 +93,21 @@ def print_recommendation(rec, console) -> None:
                                  for cc in rec.candidates], ans)
     console.print(nb)
     flips = doc["flips"]
-    if flips:
-        for f in flips:
-            w = cc_name(f["winner"]) if f["winner"] else "no separated winner"
-            console.print(f"[bold yellow]the answer flips[/] at {f['point']}: {w} there", highlight=False,
-                          soft_wrap=True)
-        for b in doc["boundaries"]:
-            console.print(f"  boundary: {b['text']}", highlight=False, soft_wrap=True)
-        console.print("  this link is near a boundary between answers (seed 002's 'chaos zone'): measure the "
+    real = [f for f in flips if f["winner"]]
+    for f in flips:
+        if f["winner"]:
+            console.print(f"[bold yellow]the answer flips[/] at {f['point']}: {cc_name(f['winner'])} wins there",
+                          highlight=False, soft_wrap=True)
+        else:
+            console.print(f"weaker at {f['point']}: no separated winner there ({f['outcome']})",
+                          highlight=False, soft_wrap=True)
+    for b in doc["boundaries"]:
+        console.print(f"  boundary: {b['text']}", highlight=False, soft_wrap=True)
+    if real:
+        console.print("  your link is near a boundary between answers (seed 002's 'chaos zone'): measure the "
                       "figure that flips it more precisely, or pick the algorithm that is safe on both sides.",
                       highlight=False, soft_wrap=True)
-    else:
+    elif not flips:
         console.print("the answer is the same across the neighbourhood (no flip)", highlight=False)
     for line in doc["fairness"]:
         console.print(f"fairness: {line}", highlight=False, soft_wrap=True)

@@ -238,8 +238,9 @@ class Point:
     loss: float
     jitter_s: float
 
-    def value(self) -> float:
-        return {"rate": self.rate_bps, "loss": self.loss, "jitter": self.jitter_s}.get(self.axis, 0.0)
+    def value(self, axis: Optional[str] = None) -> float:
+        """The point's value of ``axis`` (default: the axis it varies)."""
+        return {"rate": self.rate_bps, "loss": self.loss, "jitter": self.jitter_s}.get(axis or self.axis, 0.0)
 
     def as_dict(self) -> dict:
         return {"label": self.label, "axis": self.axis, "factor": self.factor, "rate_bps": self.rate_bps,
@@ -755,20 +756,21 @@ def _boundaries(rec: Recommendation, runner: _Runner, seed: int, alpha: float, m
     between the stated value and the neighbour's while the budget allows; report the interval
     in which the answer changes."""
     out = []
-    center = rec.point_decisions[0]
     per_point_repeat = batch_wall / max(1, len(rec.points))
     n = max(min_repeats, min(rec.repeats, 6))
+    overall = _label(rec.decision)
     for i, (pt, d) in enumerate(zip(rec.points, rec.point_decisions)):
-        if i == 0 or _label(d) == _label(center):
+        if i == 0 or _label(d) is None or _label(d) == overall:
             continue
-        lo_v, hi_v = rec.points[0].value(), pt.value()
-        lo_lab, hi_lab = _label(center), _label(d)
+        stated = rec.points[0].value(pt.axis)
+        lo_v, hi_v = stated, pt.value()
+        lo_lab, hi_lab = overall, _label(d)
         probes = []
         for _ in range(steps):
             if time.perf_counter() - t0 + per_point_repeat * n * 1.2 > budget_s * 0.9:
                 break
             mid = math.sqrt(lo_v * hi_v)
-            mp = _point(rec.link, pt.axis, mid / rec.points[0].value())
+            mp = _point(rec.link, pt.axis, mid / stated)
             raws, keys = [], []
             for r in range(n):
                 for cc in rec.candidates:
@@ -788,7 +790,7 @@ def _boundaries(rec: Recommendation, runner: _Runner, seed: int, alpha: float, m
                 hi_v = mid
             else:
                 break
-        out.append({"axis": pt.axis, "from": rec.points[0].value(), "to": pt.value(),
+        out.append({"axis": pt.axis, "from": stated, "to": pt.value(),
                     "stated_answer": lo_lab, "neighbour_answer": hi_lab,
                     "between": sorted([lo_v, hi_v]), "probes": probes,
                     "text": _boundary_text(pt.axis, lo_lab, hi_lab, lo_v, hi_v)})
@@ -844,7 +846,7 @@ def parse_competing(text: Optional[str]) -> list[tuple[str, int]]:
         p = part.strip().lower()
         if not p:
             continue
-        m = re.fullmatch(r"(?:(\d+)\s*[x×*]\s*)?([a-z0-9_]+)(?:\s*[:*x]\s*(\d+))?", p)
+        m = re.fullmatch(r"(?:(\d+)\s*[x×*]\s*)?([a-z][a-z0-9_]*)(?:\s*[:*]\s*(\d+))?", p)
         if not m:
             raise RecommendError("--competing", f"{part!r} is not an algorithm with an optional count",
                                  "e.g. cubic, 2xcubic, cubic:2 or cubic,bbr")
