@@ -307,7 +307,7 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
             elif sa["hi"] < 0.5:
                 verdict = f"{b} takes more"
             else:
-                verdict = "even (0.5 inside the interval)"
+                verdict = "even"
         pairs.append({"a": a, "b": b, "runs": len(ids), "share_a": sa, "share_b": sb, "jain": _ci(jain, 0.5, 1.0),
                       "goodput_a_mbps": _ci(ga), "goodput_b_mbps": _ci(gb), "aggregate_mbps": _ci(agg),
                       "verdict": verdict})
@@ -493,6 +493,8 @@ def _fmt_ci(c: dict, digits: int = 2, sep: str = " ") -> str:
     m = f"{c['mean']:.{digits}f}"
     if c.get("lo") is None:
         return m
+    if sep == "\n":  # terminal: compact
+        return f"{m}\n[{c['lo']:.{digits}f}–{c['hi']:.{digits}f}]"
     return f"{m}{sep}[{c['lo']:.{digits}f}, {c['hi']:.{digits}f}]"
 
 
@@ -505,11 +507,14 @@ def alone_rows(doc: dict, sep: str = " ") -> list[dict]:
 
 
 def pair_rows(doc: dict, sep: str = " ") -> list[dict]:
-    return [{"pair": f"{p['a']} vs {p['b']}", "runs": p["runs"],
-             "share of first": f"{p['a']}{sep}{_fmt_ci(p['share_a'], 3, sep)}",
-             "share of second": f"{p['b']}{sep}{_fmt_ci(p['share_b'], 3, sep)}",
-             "Jain": _fmt_ci(p["jain"], 3, sep),
-             "aggregate Mbit/s": _fmt_ci(p["aggregate_mbps"], 2, sep),
+    """One row per pair; with ``sep="\n"`` (terminal) the shares are not prefixed by the name."""
+    name = (lambda n: "") if sep == "\n" else (lambda n: f"{n} ")
+    d = 2 if sep == "\n" else 3
+    return [{"pair": f"{p['a']} vs {p['b']}", **({} if sep == "\n" else {"runs": p["runs"]}),
+             "share of first": f"{name(p['a'])}{_fmt_ci(p['share_a'], d, sep)}",
+             "share of second": f"{name(p['b'])}{_fmt_ci(p['share_b'], d, sep)}",
+             "Jain": _fmt_ci(p["jain"], d, sep),
+             **({} if sep == "\n" else {"aggregate Mbit/s": _fmt_ci(p["aggregate_mbps"], 2, sep)}),
              "verdict": p["verdict"]} for p in doc["pairs"]]
 
 
@@ -574,8 +579,8 @@ def print_tables(doc: dict, console) -> None:
             return
         t = Table(title=title, title_justify="left")
         for c in rows[0]:
-            t.add_column(c, justify="left" if c in ("algorithm", "pair", "metric", "result", "verdict",
-                                                    "share of first", "share of second") else "right")
+            t.add_column(c, no_wrap=c in ("verdict", "pair"),
+                         justify="left" if c in ("algorithm", "pair", "metric", "result", "verdict") else "right")
         for r in rows:
             t.add_row(*[str(v) for v in r.values()])
         console.print(t)
@@ -584,7 +589,7 @@ def print_tables(doc: dict, console) -> None:
     show(f"Alone on the bottleneck: mean [{doc['confidence']:.0%} t interval] of {doc['repeat']} runs",
          alone_rows(doc, "\n"))
     show(f"Pairs sharing the bottleneck: share of the pair's goodput, mean [{doc['confidence']:.0%} "
-         f"t interval]", pair_rows(doc, "\n"))
+         f"t interval] of {doc['repeat']} runs", pair_rows(doc, "\n"))
     show(f"Significance: {doc['test']} tests, p adjusted with Holm's method, alpha {doc['alpha']}",
          test_rows(doc, brief=True))
 
