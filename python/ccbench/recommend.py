@@ -1052,7 +1052,7 @@ def map_table(flows, goal: str, alpha: float = ALPHA, margin: float = MARGIN):
                                 margin=margin, min_n=2, final=True)
         win = cc_name(d.leader) if d.outcome in ("winner", "single") else "tie"
         row = {"RTT ms": rtt, "jitter/RTT": round(jit / rtt, 3) if rtt else None, "loss %": loss,
-               "buffer BDP": buf, "winner": win,
+               "buffer BDP": buf, "winner": win, "leader": cc_name(d.leader) if d.leader else "",
                "runner-up": cc_name(d.runner_up) if d.runner_up else "",
                "by %": round(d.rel_diff * 100, 1) if d.rel_diff is not None else None,
                "p": (float(f"{d.p_value:.2g}") if d.p_value is not None else None), "n": d.n}
@@ -1088,9 +1088,14 @@ def _map_html(table, goal: str) -> str:
                     out.append("<td></td>")
                     continue
                 r = c.iloc[0]
-                txt = r["winner"] if r["winner"] != "tie" else f"tie ({r['runner-up'] and ''}{r['by %']:+.0f} %)"
-                if r["winner"] != "tie":
-                    txt = f"{r['winner']} +{r['by %']:.0f} % vs {r['runner-up']}"
+                by = r["by %"]
+                if r["winner"] == "tie":
+                    txt = ("tie (within 5 %)" if by is None or not (by >= MARGIN * 100)
+                           else f"tie ({r['leader']} ahead by {by:.0f} %, not significant)")
+                elif not r["runner-up"]:
+                    txt = f"{r['winner']} (the only one with half the best goodput)"
+                else:
+                    txt = f"{r['winner']} +{by:.0f} % vs {r['runner-up']}"
                 out.append(f"<td style=\"background:{_COLOURS.get(r['winner'], '#fff')}\">{H.escape(txt)}</td>")
             out.append("</tr>")
         out.append("</table>")

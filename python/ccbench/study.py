@@ -1233,6 +1233,7 @@ ANALYSES: dict[str, Callable] = {
     "latency": analysis_latency,
     "oscillation": analysis_oscillation,
     "throughput_time": analysis_throughput_time,
+    "recommendation_map": lambda study, datas: __import__("ccbench.recommend", fromlist=["map_section"]).map_section(study, datas),
 }
 
 
