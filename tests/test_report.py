@@ -110,6 +110,26 @@ def test_summary_keeps_scenarios_of_one_store_apart():
         assert row["runs"] == 3
 
 
+def test_summary_of_parts_with_different_swept_keys():
+    """Parts of one store may sweep different keys: the other part's rows hold NaN in that
+    column. The table keeps every run (it used to raise KeyError looking the NaN key up)."""
+    from ccbench import plots
+
+    a, b = fake_store(failed=False), fake_store(failed=False)
+    for tab in ("runs", "flows", "series", "link_series"):
+        getattr(b, tab)["run_id"] = "b" + getattr(b, tab)["run_id"].str[1:]
+        getattr(b, tab)["bottleneck.loss"] = None
+    a.flows["name"], b.flows["name"] = "loss", "other"
+    a.runs["name"], b.runs["name"] = "loss", "other"
+    both = SimpleNamespace(**{tab: pd.concat([getattr(a, tab), getattr(b, tab)], ignore_index=True)
+                              for tab in ("runs", "flows", "series", "link_series")}, meta=a.meta)
+    df = report.summary_table(plots.tables(both))
+    other = df[df["name"] == "other"]
+    assert set(other["cc"]) == set(df[df["name"] == "loss"]["cc"])
+    assert other["bottleneck.loss"].isna().all()
+    assert (other["runs"] > 0).all() and (other["flows"] > 0).all()
+
+
 def test_sections_given_are_rendered_escaped(tmp_path):
     root = write_store(fake_store(failed=False), tmp_path / "s")
     fig = Figure()

@@ -260,14 +260,16 @@ def summary_table(t: plots.Tables, confidence: float = 0.95) -> pd.DataFrame:
                "rtt_p95_ms": (1.0, "RTT p95, ms"), "retransmits": (1.0, "retransmits per flow")}
     present = [m for m in metrics if m in flows.columns and flows[m].notna().any()]
     per_run = flows.groupby(["run_id", *keys], dropna=False, sort=False)[present].mean().reset_index()
-    counts = flows.groupby(keys, dropna=False)["run_id"].agg(["nunique", "size"])
     ordered = plots._ordered_runs(t)["run_id"].tolist()
     rank = {r: i for i, r in enumerate(ordered)}
     rows = []
     for key, g in per_run.groupby(keys, dropna=False, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(keys, key))
-        row["runs"], row["flows"] = (int(x) for x in counts.loc[key if len(keys) > 1 else key[0]])
+        # Counted from the group itself: a key holding NaN (a swept column that only some parts
+        # of a store have) cannot be looked up by label.
+        row["runs"] = int(g["run_id"].nunique())
+        row["flows"] = int((flows["run_id"].isin(g["run_id"]) & (flows["cc"] == row["cc"])).sum())
         for m in present:
             scale, label = metrics[m]
             row[label] = _ci_text(analysis.mean_ci(g[m].astype(float).tolist(), confidence), scale)
