@@ -57,7 +57,8 @@ def print_recommendation(rec, console) -> None:
         cols += ["share of link %", "Jain"]
     elif rec.link.flows > 1:
         cols += ["Jain"]
-    cols += [f"score ({rec.goal})"]
+    lat = rec.goal == "latency"   # scores are minus the p95 RTT: shown as the p95 RTT itself
+    cols += ["score (latency)\n= p95 RTT ms" if lat else f"score ({rec.goal})"]
     for c in cols:
         t.add_column(c, justify="left" if c == "cc" else "right")
     for i, row in enumerate(doc["evidence"]):
@@ -71,11 +72,16 @@ def print_recommendation(rec, console) -> None:
             cells += [_ci(row["share"], ".0f", 100.0), _ci(row["jain"], ".2f")]
         elif rec.link.flows > 1:
             cells += [_ci(row["jain"], ".2f")]
-        cells.append(_ci(row["score"], ".3g"))
+        sc = row["score"]
+        if lat and sc and sc.get("mean") is not None:
+            sc = {"mean": -sc["mean"], "lo": None if sc["hi"] is None else -sc["hi"],
+                  "hi": None if sc["lo"] is None else -sc["lo"]}
+        cells.append(_ci(sc, ".3g"))
         t.add_row(*cells)
     console.print(t)
 
-    nb = Table(title="neighbourhood: the goal score per link variant (your figures are estimates)",
+    nb = Table(title="neighbourhood: the goal score per link variant"
+                     + (" (p95 RTT ms, lower is better)" if lat else "") + " (your figures are estimates)",
                title_justify="left")
     nb.add_column("link variant")
     for cc in rec.candidates:
@@ -89,7 +95,8 @@ def print_recommendation(rec, console) -> None:
             ans = "tie"
         else:
             ans = f"not separated ({cc_name(d['leader'])} ahead)"
-        nb.add_row(p["label"], *["–" if p["score_means"].get(cc) is None else f"{p['score_means'][cc]:.3g}"
+        sign = -1.0 if lat else 1.0
+        nb.add_row(p["label"], *["–" if p["score_means"].get(cc) is None else f"{sign * p['score_means'][cc]:.3g}"
                                  for cc in rec.candidates], ans)
     console.print(nb)
     flips = doc["flips"]
