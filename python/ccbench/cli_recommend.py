@@ -106,7 +106,8 @@ def print_recommendation(rec, console) -> None:
             console.print(f"[bold yellow]the answer flips[/] at {f['point']}: {cc_name(f['winner'])} wins there",
                           highlight=False, soft_wrap=True)
         else:
-            console.print(f"weaker at {f['point']}: no separated winner there ({f['outcome']})",
+            console.print(f"weaker at {f['point']}: {cc_name(f['leader'])} nominally ahead there, not separated "
+                          f"({f['outcome']})",
                           highlight=False, soft_wrap=True)
     for b in doc["boundaries"]:
         console.print(f"  boundary: {b['text']}", highlight=False, soft_wrap=True)

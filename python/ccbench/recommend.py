@@ -509,16 +509,21 @@ class Recommendation:
                 f"({cc_name(d.leader)} nominally ahead; pick any of them, or decide on another goal)")
 
     def flips(self) -> list[dict]:
-        """Neighbour points whose separated winner differs from the overall answer."""
+        """Neighbour points whose answer differs from the overall one (see the comment below)."""
         overall = self.decision.leader if self.decision.outcome in ("winner", "single") else None
         out = []
         for i, (pt, d) in enumerate(zip(self.points, self.point_decisions)):
             if i == 0:
                 continue
             here = d.leader if d.outcome == "winner" else None
-            if here != overall and (here is not None or overall is not None):
+            # a separated winner other than the answer, or (no separation there) another
+            # candidate nominally ahead; the same leader merely not separated at one variant
+            # (fewer runs per variant than pooled) is not a flip
+            flip = (here is not None and here != overall) or (here is None and overall is not None
+                                                              and d.leader != overall)
+            if flip:
                 out.append({"point": pt.label, "axis": pt.axis, "factor": pt.factor,
-                            "winner": here, "outcome": d.outcome,
+                            "winner": here, "leader": d.leader, "outcome": d.outcome,
                             "overall": overall})
         return out
 
@@ -977,10 +982,10 @@ JSON_SCHEMA: dict = {
                            "decision": _DECISION,
                            "score_means": {"type": "object", "additionalProperties": _NUM}}}},
         "flips": {"type": "array", "items": {
-            "type": "object", "required": ["point", "axis", "factor", "winner", "outcome", "overall"],
+            "type": "object", "required": ["point", "axis", "factor", "winner", "leader", "outcome", "overall"],
             "properties": {"point": {"type": "string"}, "axis": {"type": ["string", "null"]},
                            "factor": {"type": "number"}, "winner": {"type": ["string", "null"]},
-                           "outcome": {"type": "string"}, "overall": {"type": ["string", "null"]}}}},
+                           "leader": {"type": ["string", "null"]}, "outcome": {"type": "string"}, "overall": {"type": ["string", "null"]}}}},
         "boundaries": {"type": "array", "items": {
             "type": "object",
             "required": ["axis", "from", "to", "stated_answer", "neighbour_answer", "between", "probes", "text"],

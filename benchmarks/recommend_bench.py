@@ -1,0 +1,96 @@
+"""Wall time of `ccbench recommend` for a few link descriptions (the issue's target: < 30 s each
+on the 2-core development machine). Each command runs as a fresh process (Python start-up and
+imports included), with --json so the runs, repeats and outcome are recorded.
+
+    .venv/bin/python benchmarks/recommend_bench.py            # writes benchmarks/recommend_bench.md
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CCBENCH = [str(Path(sys.executable).with_name("ccbench"))]
+if not Path(CCBENCH[0]).exists():
+    CCBENCH = [sys.executable, "-m", "ccbench.cli"]
+
+LINKS = [
+    ("lossy, jittery 50 Mbit/s", ["--rate", "50Mbit", "--rtt", "50ms", "--loss", "0.5%", "--jitter", "5ms"]),
+    ("loss-free 1 BDP (a tie)", ["--rate", "50Mbit", "--rtt", "50ms", "--buffer", "1bdp"]),
+    ("deep buffer, goal latency", ["--rate", "50Mbit", "--rtt", "50ms", "--buffer", "10bdp", "--goal", "latency"]),
+    ("1 Gbit/s vs a CUBIC flow", ["--rate", "1Gbit", "--rtt", "20ms", "--loss", "0.01%", "--competing", "cubic"]),
+    ("near a boundary (bisection)", ["--rate", "50Mbit", "--rtt", "50ms", "--loss", "0.005%"]),
+    ("from a ping file", ["--ping", "tests/data/ping/linux_loss.txt", "--rate", "100Mbit", "--goal", "balanced"]),
+]
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def main() -> int:
+    rows = []
+    for label, args in LINKS:
+        cmd = [*CCBENCH, "recommend", *args, "--json"]
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            rows.append((label, args, wall, None, p.stderr.strip().splitlines()[-1:]))
+            continue
+        rows.append((label, args, wall, json.loads(p.stdout), None))
+        print(f"{label}: {wall:.1f} s", flush=True)
+    load = os.getloadavg()
+    lines = [
+        "# `ccbench recommend` wall times",
+        "",
+        f"Written by `benchmarks/recommend_bench.py` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
+        f"commit {commit()}; `nproc` {os.cpu_count()}; CPU {cpu_model()}; Python {platform.python_version()}; "
+        f"load average before the last run {load[0]:.2f}.",
+        "",
+        "Each command is a fresh process (`ccbench recommend ... --json`), so the wall time includes "
+        "Python's start-up and imports (about 1 s). Default budget 30 s, 15 s simulated runs, the "
+        "simulator backend; worker processes are used when one repeat would take more than 0.5 s.",
+        "",
+        "| link | command (after `ccbench recommend`) | wall s | search s | runs | repeats | outcome | answer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    worst = 0.0
+    for label, args, wall, doc, err in rows:
+        worst = max(worst, wall)
+        if doc is None:
+            lines.append(f"| {label} | `{' '.join(args)}` | {wall:.1f} | | | | failed: {err} | |")
+            continue
+        ans = doc["recommendation"] or ("tie: " + ", ".join(doc["decision"]["tied"]))
+        flips = f"; flips at {', '.join(f['point'] for f in doc['flips'])}" if doc["flips"] else ""
+        lines.append(f"| {label} | `{' '.join(args)}` | {wall:.1f} | {doc['wall_s']:.1f} | {doc['runs']} | "
+                     f"{doc['repeats']} | {doc['outcome']} ({doc['stop_reason']}) | {ans}{flips} |")
+    lines += ["", f"Slowest: {worst:.1f} s (target: under 30 s).", ""]
+    out = ROOT / "benchmarks" / "recommend_bench.md"
+    out.write_text("\n".join(lines))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
