@@ -634,9 +634,6 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
     kernel_names: Optional[list[str]] = None
     if backend == "kernel":
         mod = backends.get_backend("kernel")          # BackendUnavailable when it cannot load
-        if os.geteuid() != 0:
-            raise RecommendError("--backend", "the kernel backend needs root (network namespaces)",
-                                 "run as root, or --backend sim")
         kernel_names = list(mod.available_algorithms())
     elif backend != "sim":
         backends.get_backend(backend)
@@ -664,6 +661,9 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
 
     for cc in cands:
         backends.check(Scenario.from_dict(scenario_dict(link, points[0], cc, seed), source="recommend"), search_backend)
+    if kernel_names is not None:   # root, TUN, iperf3, ccbench-link: refused before the search
+        backends.check(Scenario.from_dict(scenario_dict(link, points[0], cands[0], seed), source="recommend"),
+                       "kernel")
 
     # calibrate: one run at the stated link, after a 1 s warm-up run (the first call into the
     # simulator pays for loading it)
