@@ -234,3 +234,56 @@ def test_bad_input_is_one_line_exit_2(args, needle):
     res = CliRunner().invoke(app, ["recommend", *args])
     assert res.exit_code == 2, res.output
     assert needle in res.output and "Traceback" not in res.output
+
+
+# ---- the recommendation-map study and its report section -------------------------------------
+
+def _flows(cells, rng):
+    """Synthetic flows rows: cells = {(rtt, jitter, loss, buf): {cc: (goodput Mbit/s, p95 ms)}}."""
+    import pandas as pd
+
+    rows, rid = [], 0
+    for (rtt, jit, loss, buf), per in cells.items():
+        for cc, (gp, p95) in per.items():
+            for r in range(4):
+                rid += 1
+                rows.append({"run_id": f"r{rid}", "group": 0, "cc": cc, "rtt_ms": rtt, "jitter_ms": jit,
+                             "loss_pct": loss, "buffer_bdp": buf, "rate_mbps": 50.0, "base_rtt_ms": rtt,
+                             "goodput_bps": (gp + rng.normal(0, 0.2)) * 1e6,
+                             "rtt_p95_ms": p95 + rng.normal(0, 0.5)})
+    return pd.DataFrame(rows)
+
+
+def test_map_table_marks_winners_and_ties():
+    from ccbench.recommend import map_table
+
+    rng = np.random.default_rng(5)
+    f = _flows({(50, 0, 0, 1): {"cubic": (47, 99), "bbr": (47, 75)},
+                (50, 0, 1, 1): {"cubic": (5, 55), "bbr": (45, 70)},
+                (50, 10, 0, 4): {"cubic": (47, 240), "bbr": (46.5, 70)}}, rng)
+    t = map_table(f, "throughput")
+    assert list(t["winner"]) == ["tie", "BBR", "tie"]
+    assert t.loc[1, "by %"] > 80 and t.loc[1, "runner-up"] == "CUBIC"
+    lat = map_table(f, "latency")
+    assert list(lat["winner"]) == ["BBR", "BBR", "BBR"]
+    assert lat.loc[1, "runner-up"] == ""            # CUBIC has under half BBR's goodput there
+    assert lat.loc[2, "jitter/RTT"] == pytest.approx(0.2)
+
+
+def test_recommendation_map_study_loads_and_its_section_renders():
+    from types import SimpleNamespace
+
+    from ccbench import study
+    from ccbench.recommend import map_section
+
+    s = study.find_study("recommendation-map")
+    assert s.analyses == ["recommendation_map"] and [p.name for p in s.parts] == ["alone", "vs-cubic"]
+    assert sum(p.n_runs() for p in s.parts) == 3072 and sum(p.n_runs(True) for p in s.parts) == 192
+    assert "recommendation_map" in study.ANALYSES
+    rng = np.random.default_rng(6)
+    alone = _flows({(50, 0, 1, 1): {"cubic": (5, 55), "bbr": (45, 70)}}, rng)
+    datas = [SimpleNamespace(part=SimpleNamespace(name="alone"), empty=False, flows=alone)]
+    sec = map_section(s, datas)
+    assert sec.title == "Recommendation map"
+    assert "BBR +" in sec.html and "goal throughput" in sec.html and "goal latency" in sec.html
+    assert any("cells won per goal" in cap for cap, _ in sec.tables)
