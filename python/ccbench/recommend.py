@@ -545,8 +545,9 @@ class Recommendation:
                     f"{cc_name(row['cc'])} takes most of the link: {sh * 100:.0f} % against {comp} "
                     f"(a fair share is {fair * 100:.0f} %, Jain {jain:.2f}) on this "
                     f"{self.link.buffer_bdp():.2g}-BDP buffer. That is fast for you and unfair to the "
-                    f"other traffic: the competing flows get {(1 - sh) * 100:.0f} % of the link. If you "
-                    f"share this bottleneck with others, rank with --goal fairness.")
+                    f"other traffic: the competing flows get {(1 - sh) * 100:.0f} % of the link. "
+                    + ("That is why it ranks low for fairness." if self.goal == "fairness" else
+                       "If you share this bottleneck with others, rank with --goal fairness."))
             elif sh <= min(0.35, fair - 0.15):
                 lines.append(f"{cc_name(row['cc'])} is pushed aside: {sh * 100:.0f} % of the link against "
                              f"{comp} (fair share {fair * 100:.0f} %).")
