@@ -1070,6 +1070,8 @@ def map_table(flows, goal: str, alpha: float = ALPHA, margin: float = MARGIN):
         row = {"RTT ms": rtt, "jitter/RTT": round(jit / rtt, 3) if rtt else None, "loss %": loss,
                "buffer BDP": buf, "winner": win, "leader": cc_name(d.leader) if d.leader else "",
                "runner-up": cc_name(d.runner_up) if d.runner_up else "",
+               "tied": ("/".join(cc_name(c) for c in sorted(d.tied, key=lambda c: (ORDER.get(c, 9), c)))
+                        if d.outcome != "winner" else ""),
                "by %": round(d.rel_diff * 100, 1) if d.rel_diff is not None else None,
                "p": (float(f"{d.p_value:.2g}") if d.p_value is not None else None), "n": d.n}
         for c in cands:
@@ -1091,6 +1093,7 @@ def _map_html(table, goal: str) -> str:
         return ""
     out = [f"<h3>goal {H.escape(goal)}</h3>"]
     losses = sorted(table["loss %"].dropna().unique())
+    per_cc = [c for c in table.columns if c in NAMES.values() or c in ("cubic", "bbr", "reno", "vegas")]
     for buf in sorted(table["buffer BDP"].dropna().unique()):
         sub = table[table["buffer BDP"] == buf]
         out.append(f"<table><caption>goal {H.escape(goal)}, buffer {buf:g} BDP: winner (runner-up, "
@@ -1106,8 +1109,9 @@ def _map_html(table, goal: str) -> str:
                 r = c.iloc[0]
                 by = r["by %"]
                 if r["winner"] == "tie":
-                    txt = ("tie (within 5 %)" if by is None or not (by >= MARGIN * 100)
-                           else f"tie ({r['leader']} ahead by {by:.0f} %, not significant)")
+                    who = f"tie {r['tied']}" if r["tied"].count("/") + 1 < len(per_cc) else "tie"
+                    txt = (f"{who} (within 5 %)" if by is None or not (by >= MARGIN * 100)
+                           else f"{who} ({r['leader']} ahead by {by:.0f} %, not significant)")
                 elif not r["runner-up"]:
                     txt = f"{r['winner']} (the only one with half the best goodput)"
                 else:
