@@ -173,8 +173,15 @@ def test_quick_study_writes_a_report_with_published_vs_measured(quick_runs, name
     assert len(table) == len(run.study.published)
     for _, row in table.iterrows():
         assert f"{row['published']:g}" in html or str(row["published"]) in html
-    # every published cell of a built-in study is in its quick grid, so every row is measured
-    assert (table["verdict"] != "not measured").all(), table
+    # every published cell of a built-in study is in its quick grid, so every row is measured —
+    # except seed 003's period when the quick run finds none significant: since the simulator
+    # re-arms the RTO on a head retransmission as Linux does (issue 10), the 20 s period of the
+    # 20-flow 1 GbE run is significant in only some seeds (docs/studies.md); the report must say so.
+    measured = table["verdict"] != "not measured"
+    if name == "coexistence-1g":
+        assert (measured | table["note"].str.contains("significant period")).all(), table
+    else:
+        assert measured.all(), table
 
 
 def test_cv_metric_is_in_percent_of_the_mean():
