@@ -9,22 +9,9 @@ from typing import Optional
 
 import typer
 
+from .cli_common import console as _console, fail as _fail
+
 __all__ = ["register", "compare_command"]
-
-
-def _console(stderr: bool = False):
-    from rich.console import Console
-
-    return Console(stderr=stderr)
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    from rich.text import Text
-
-    err = _console(True)
-    for line in str(message).splitlines() or [""]:
-        err.print(Text(f"error: {line}", style="red"), soft_wrap=True, highlight=False)
-    return typer.Exit(code)
 
 
 def compare_command(
