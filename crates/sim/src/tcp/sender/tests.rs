@@ -152,3 +152,55 @@ fn rto_does_not_mark_recently_sent_segments_lost() {
     assert!(s.seg(9).flags & F_LOST != 0, "segment 9, sent 60 ms ago, is lost");
     assert!(s.seg(0).flags & F_LOST != 0, "the head is always lost");
 }
+
+/// Linux 6.x `tcp_rack_mark_lost`: the reorder timer fires usecs_to_jiffies(remaining +
+/// TCP_REO_TIMEOUT_MIN) after the ACK (older kernels: + 2 jiffies, here 8 ms later).
+#[test]
+fn rack_reorder_timer_uses_reo_timeout_min() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    // One SACKed segment: no dupthresh shortcut, reo_wnd = min_rtt/4 (handshake RTT 50 ms).
+    s.on_ack(t, &ack(t, 0, &[(1, 2)], ts_tick(0)));
+    let (deadline, kind) = s.timer.expect("a timer");
+    assert_eq!(kind, TimerKind::ReorderTimeout);
+    // remaining = RACK.rtt 50 ms + reo_wnd 12.5 ms - 50 ms elapsed = 12.5 ms; + 2 ms, rounded up
+    // to 4 ms jiffies (HZ = 250): 16 ms.
+    assert_eq!(deadline - t, 16 * NS_PER_MS);
+}
+
+/// Linux 6.x `tcp_rack_advance`: an unambiguous (S)ACK of a segment sent before RACK's
+/// reference still updates RACK.rtt (older kernels ignored it).
+#[test]
+fn rack_rtt_follows_every_unambiguous_sack() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t1 = 50 * NS_PER_MS;
+    s.on_ack(t1, &ack(t1, 2, &[], ts_tick(0))); // new segments leave at 50 ms
+    assert!(s.snd_nxt > 10);
+    let t2 = 100 * NS_PER_MS;
+    s.on_ack(t2, &ack(t2, 2, &[(11, 12)], ts_tick(t1))); // sent at 50 ms: RACK.rtt 50 ms
+    assert_eq!(s.rack_rtt_us, 50_000);
+    let t3 = 130 * NS_PER_MS;
+    s.on_ack(t3, &ack(t3, 2, &[(3, 4), (11, 12)], ts_tick(0))); // sent at 0: 130 ms
+    assert_eq!(s.rack_rtt_us, 130_000);
+    assert_eq!(s.rack_mstamp, t1, "the reference stays the most recently sent segment");
+}
+
+/// Linux `tcp_check_sack_reordering`: a never-retransmitted segment SACKed below the highest
+/// SACKed one raises tp->reordering to the distance (TCPSACKReorder); from then on
+/// `tcp_may_raise_cwnd` lets SACK-only ACKs grow cwnd (FLAG_FORWARD_PROGRESS).
+#[test]
+fn sack_reordering_raises_tp_reordering() {
+    let mut s = sender("reno", false);
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    s.on_ack(t, &ack(t, 0, &[(8, 9)], ts_tick(0)));
+    assert_eq!(s.reordering, 3);
+    s.on_ack(t, &ack(t, 0, &[(1, 2), (8, 9)], ts_tick(0)));
+    assert_eq!(s.reordering, 7, "segment 1 delivered 7 below the highest SACKed (8)");
+    assert_eq!(s.mib.sack_reorder, 1);
+    let cwnd = s.sk.cwnd;
+    s.on_ack(t, &ack(t, 0, &[(2, 3), (1, 2), (8, 9)], ts_tick(0)));
+    assert!(s.sk.cwnd > cwnd, "a SACK-only ACK raises cwnd once reordering > 3");
+}
