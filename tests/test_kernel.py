@@ -275,15 +275,31 @@ def test_single_cubic_flow_reaches_90pct_of_rate(cubic_run):
     assert res.runs.backend[0] == "kernel" and res.runs.kernel_version[0] == env.kernel_version()
 
 
-@needs_kernel
-def test_p99_lateness_at_50mbit(cubic_run):
-    _, _, keep = cubic_run
+def _lateness_ok(keep: dict) -> bool:
+    ok = True
     for d in keep["link"]["directions"]:
         lat = d["lateness_us"]
         print(f"{d['name']}: {lat['count']} packets, lateness p50 {lat['p50']} p99 {lat['p99']} "
               f"max {lat['max']:.0f} µs")
         assert lat["count"] > 1000
-        assert lat["p99"] <= 200
+        ok = ok and lat["p99"] <= 200
+    return ok
+
+
+@needs_kernel
+def test_p99_lateness_at_50mbit(cubic_run):
+    """The emulator releases 99 % of packets within 200 µs of their due time. This VM stalls a
+    thread now and then for up to ~2 ms (shared/notes/kernel-emulation-facts.md), which can spoil
+    one 10 s run (p99 0.8-1 ms seen in 2 of 4 full CI runs, never when run alone): the bound must
+    hold in the fixture's run or in one more identical run."""
+    sc, _, keep = cubic_run
+    if _lateness_ok(keep):
+        return
+    from ccbench.backends import kernel
+
+    again: dict = {}
+    kernel.run(sc, keep=again)
+    assert _lateness_ok(again), "p99 lateness over 200 µs in two runs in a row"
 
 
 @needs_kernel
@@ -320,6 +336,14 @@ def test_sim_and_kernel_tables_have_the_same_columns_and_types(cubic_run):
         assert dict(kd.dtypes) == dict(sd.dtypes), name
 
 
+def _reorder_scenario(timestamps: bool) -> Scenario:
+    return Scenario.from_dict({
+        "duration": "8s", "seed": 1,
+        "bottleneck": {"rate": "48Mbit", "rtt": "50ms", "buffer": "300kB", "jitter": "8ms",
+                       "jitter_dist": "uniform", "reorder": True},
+        "flows": [{"cc": "cubic", "timestamps": timestamps}]}, source="paws")
+
+
 @pytest.fixture(scope="module")
 def reorder_runs():
     """CUBIC over 48 Mbit/s, 50 ms, 300 kB, uniform ±8 ms reordering jitter on the data path,
@@ -328,15 +352,7 @@ def reorder_runs():
         pytest.skip(_missing())
     from ccbench.backends import kernel
 
-    out = {}
-    for ts in (True, False):
-        sc = Scenario.from_dict({
-            "duration": "8s", "seed": 1,
-            "bottleneck": {"rate": "48Mbit", "rtt": "50ms", "buffer": "300kB", "jitter": "8ms",
-                           "jitter_dist": "uniform", "reorder": True},
-            "flows": [{"cc": "cubic", "timestamps": ts}]}, source="paws")
-        out[ts] = kernel.run(sc)
-    return out
+    return {ts: kernel.run(_reorder_scenario(ts)) for ts in (True, False)}
 
 
 def _counters(res) -> dict:
@@ -357,8 +373,16 @@ def test_paws_drops_reordered_segments_only_with_timestamps(reorder_runs):
         # the data went one way: the receiver sent no data and retransmitted nothing
         assert c["receiver"]["TcpRetransSegs"] <= 2
         assert c["receiver"]["TcpInSegs"] >= 0.9 * res.flows.data_received[0]
-    assert _counters(reorder_runs[True])["receiver"]["TcpExtPAWSEstab"] > 0
     assert _counters(reorder_runs[False])["receiver"]["TcpExtPAWSEstab"] == 0
+    paws = _counters(reorder_runs[True])["receiver"]["TcpExtPAWSEstab"]
+    if paws == 0:
+        # 43-164 drops per 8 s run here, but one full CI run saw none (with the emulator's
+        # lateness also off): one more run of the same scenario must show them.
+        from ccbench.backends import kernel
+
+        again = kernel.run(_reorder_scenario(True))
+        paws = _counters(again)["receiver"]["TcpExtPAWSEstab"]
+    assert paws > 0
 
 
 @needs_kernel
