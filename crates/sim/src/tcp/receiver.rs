@@ -146,11 +146,9 @@ impl Receiver {
         }
         if seq < self.rcv_nxt {
             // A retransmission of delivered data: D-SACK it at once (RFC 2883) and go back to
-            // quick-ACK mode (tcp_data_queue → tcp_enter_quickack_mode).
+            // quick-ACK mode (tcp_data_queue → tcp_enter_quickack_mode), as send_dupack does.
             self.dup_received += 1;
-            self.mib.dsack_old_sent += 1;
-            self.quick_left = QUICKACKS;
-            return Some(self.make_ack(now, Some((seq, seq + 1)), false));
+            return Some(self.send_dupack(now, seq));
         }
         if self.ooo_contains(seq) {
             // Duplicate of out-of-order data (tcp_data_queue_ofo: fully covered → D-SACK).

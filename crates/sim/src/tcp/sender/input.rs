@@ -165,9 +165,7 @@ impl Sender {
         self.sack_reordering_check(&st);
         self.refresh_sk(now);
         let reo_armed = self.fastretrans_alert(now, ack, false, self.snd_una);
-        if reo_armed || self.timer.is_none() {
-            self.set_xmit_timer(now, reo_armed, false);
-        }
+        self.set_xmit_timer(now, reo_armed, false);
         self.transmit_more(now);
     }
 
