@@ -24,6 +24,7 @@ axis. A key path that equals a standard column name (e.g. ``seed``) is stored as
 """
 from __future__ import annotations
 
+import errno
 import os
 import uuid
 import warnings
@@ -37,15 +38,85 @@ import pyarrow.parquet as pq
 from ccbench.meta import META_FILE, build_meta, read_meta, write_meta
 from ccbench.results import TABLES, to_frame
 
-__all__ = ["TABLES", "Store", "StoreError", "Results", "load", "query", "connect", "save_run",
-           "is_store"]
+__all__ = ["TABLES", "Store", "StoreError", "SkippedFileWarning", "Results", "load", "query",
+           "connect", "save_run", "is_store", "check_writable", "MIN_FREE_BYTES"]
 
 _TMP_PREFIX = ".tmp-"
 _COMPRESSED = ("series", "link_series")
 
 
 class StoreError(ValueError):
-    """A directory that is not a ccbench store (message says what was found and expected)."""
+    """A directory that is not a ccbench store, or one that cannot be written (the message says
+    what was found and expected, in one line)."""
+
+
+class SkippedFileWarning(UserWarning):
+    """A store file that cannot be read (e.g. truncated by a power loss) and was left out."""
+
+
+#: Free space a store's file system must have before runs start: a run's files are a few kB to
+#: a few MB, so less than this means the first runs would fail to be stored.
+MIN_FREE_BYTES = 4 << 20
+
+
+def _os_reason(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+def check_writable(root: str | os.PathLike) -> None:
+    """Raise StoreError when runs could not be stored in ``root`` — before any run starts.
+
+    ``root`` may not exist yet: then its nearest existing ancestor must be a writable directory.
+    Existing table directories are probed by creating (and removing) a hidden file, which also
+    catches read-only file systems and directories owned by another user; the file system must
+    have at least MIN_FREE_BYTES free.
+    """
+    try:
+        _check_writable(Path(root))
+    except OSError as e:  # e.g. a parent directory this user may not enter
+        raise StoreError(f"{root}: cannot write the store: {_os_reason(e)}"
+                         + (f" ({e.filename})" if e.filename else "")) from None
+
+
+def _check_writable(root: Path) -> None:
+    probe_dirs = [root / t for t in TABLES if (root / t).is_dir()] + [root]
+    existing = root
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise StoreError(f"{root}: cannot create the store: {existing} is not a directory")
+    if existing != root:
+        if not os.access(existing, os.W_OK | os.X_OK):
+            why = "read-only file system" if _read_only_fs(existing) else "permission denied"
+            raise StoreError(f"{root}: cannot create the store: {existing} is not writable ({why})")
+        probe_dirs = []
+    for d in probe_dirs:
+        tmp = d / f"{_TMP_PREFIX}{os.getpid()}-probe"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            os.close(fd)
+            os.unlink(tmp)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise StoreError(f"{d}: cannot write the store: {_os_reason(e)}") from None
+    try:
+        st = os.statvfs(existing)
+    except OSError:  # pragma: no cover - a file system without statvfs: nothing to check
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise StoreError(f"{root}: only {free // 1024} KiB free on its file system; a store needs at "
+                         f"least {MIN_FREE_BYTES >> 20} MiB before runs start")
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:  # pragma: no cover
+        return False
 
 
 def is_store(root: str | os.PathLike) -> bool:
@@ -129,10 +200,17 @@ class Store:
         return self.root / table / f"{run_id}.parquet"
 
     def prepare(self) -> None:
-        """Create the directories and remove temporary files left by killed writers."""
-        for t in TABLES:
-            (self.root / t).mkdir(parents=True, exist_ok=True)
-        self.remove_stale_tmp()
+        """Create the directories and remove temporary files left by killed writers. Raises
+        StoreError (one line) when the store cannot be written, before any run starts."""
+        check_store_dir(self.root, purpose="write")
+        check_writable(self.root)
+        try:
+            for t in TABLES:
+                (self.root / t).mkdir(parents=True, exist_ok=True)
+            self.remove_stale_tmp()
+        except OSError as e:
+            raise StoreError(f"{self.root}: cannot write the store: {_os_reason(e)}") from None
+        check_writable(self.root)  # the table directories now exist: probe each one
 
     def remove_stale_tmp(self) -> int:
         """Delete temporary files whose writer process is gone. Returns how many."""
@@ -151,6 +229,26 @@ class Store:
                 except FileNotFoundError:
                     pass
         return n
+
+    def write(self, run_id: str, runs: Any, flows: Any = None, series: Any = None,
+              columns: Mapping[str, Any] | None = None, link_series: Any = None,
+              counters: Any = None) -> str:
+        """Store one run atomically (counters, link_series, series, flows, then runs as the
+        commit marker).
+
+        ``runs``/``flows``/``series``/``link_series``/``counters``: pyarrow Tables or pandas
+        DataFrames (None = no rows). ``columns`` (swept parameters and ``repeat``) are added to every table,
+        typed by their Python type (bool, int64, float64, else string).
+        Returns the run's status; for a failed run ``self.last_error`` holds its message.
+        A file-system error (disk full, store made read-only) raises StoreError in one line;
+        the runs stored before it stay, and a run of the same command resumes after them.
+        """
+        try:
+            return self._write(run_id, runs, flows, series, columns, link_series, counters)
+        except OSError as e:
+            raise StoreError(f"{self.root}: cannot store run {run_id}: {_os_reason(e)} (the runs "
+                             f"stored before it are kept; run the same command again to resume)"
+                             ) from None
 
     def statuses(self) -> dict[str, str]:
         """run_id -> status of every readable runs file ("ok", "failed", ...)."""
@@ -175,17 +273,8 @@ class Store:
             return None
         return (tab.column("status")[0].as_py() if tab.num_rows else None) or "ok"
 
-    def write(self, run_id: str, runs: Any, flows: Any = None, series: Any = None,
-              columns: Mapping[str, Any] | None = None, link_series: Any = None,
-              counters: Any = None) -> str:
-        """Store one run atomically (counters, link_series, series, flows, then runs as the
-        commit marker).
-
-        ``runs``/``flows``/``series``/``link_series``/``counters``: pyarrow Tables or pandas
-        DataFrames (None = no rows). ``columns`` (swept parameters and ``repeat``) are added to every table,
-        typed by their Python type (bool, int64, float64, else string).
-        Returns the run's status; for a failed run ``self.last_error`` holds its message.
-        """
+    def _write(self, run_id: str, runs: Any, flows: Any, series: Any,
+               columns: Mapping[str, Any] | None, link_series: Any, counters: Any) -> str:
         if self._standard is None:
             self._standard = _standard_columns()
         extra = {param_column(k, self._standard) if k != "repeat" else k: v
@@ -287,7 +376,7 @@ def _read_one(p: Path) -> pa.Table | None:
     try:
         return pq.ParquetFile(p).read()
     except Exception as e:  # pragma: no cover - only after a crash of the machine
-        warnings.warn(f"{p}: unreadable, skipped ({e})")
+        warnings.warn(f"{p}: unreadable, skipped ({e})", SkippedFileWarning, stacklevel=2)
         return None
 
 
@@ -449,8 +538,11 @@ def save_run(result: Any, dir: str | os.PathLike, command: Sequence[str] | None 
                 link_series=getattr(result, "link_series_table", None),
                 counters=getattr(result, "counters_table", None))
     scenario = getattr(result, "scenario", None)
-    write_meta(root, build_meta(scenario, result.runs_table.column("backend")[0].as_py(),
-                                command=command, study=study))
+    try:
+        write_meta(root, build_meta(scenario, result.runs_table.column("backend")[0].as_py(),
+                                    command=command, study=study))
+    except OSError as e:
+        raise StoreError(f"{root}: cannot write {META_FILE}: {_os_reason(e)}") from None
     return root
 
 
@@ -460,7 +552,12 @@ def _sql_str(s: str) -> str:
 
 def connect(dir: str | os.PathLike, con=None):
     """A DuckDB connection with views ``runs``, ``flows``, ``series``, ``link_series`` and
-    ``counters`` over the store."""
+    ``counters`` over the store.
+
+    A file that cannot be read (truncated by a power loss) is left out with a
+    SkippedFileWarning, as :func:`load` does, instead of failing every query. The store path is
+    used literally: glob characters in it (``[a]``, ``*``) are not patterns.
+    """
     import duckdb
 
     root = Path(dir)
@@ -468,24 +565,55 @@ def connect(dir: str | os.PathLike, con=None):
         raise FileNotFoundError(f"{root}: no such store directory")
     check_store_dir(root)
     con = con or duckdb.connect()
-    have = {t: bool(_parquet_files(root / t)) for t in TABLES}
-    if not have["runs"]:  # nothing committed: flows/series files would all be orphans
-        have = dict.fromkeys(TABLES, False)
-    for t in TABLES:
-        if have[t]:
-            src = (f"read_parquet({_sql_str(str(root / t / '*.parquet'))}, union_by_name=true, "
-                   f"filename=false)")
-        else:
+    sources = {t: _duckdb_source(con, root, t) for t in TABLES}
+    if sources["runs"] is None:  # nothing committed: flows/series files would all be orphans
+        sources = dict.fromkeys(TABLES)
+    for t, src in sources.items():
+        if src is None:
             schema = _schema(t)
             empty = schema.empty_table() if schema is not None else pa.table({"run_id": pa.array([], pa.string())})
             con.register(f"_empty_{t}", empty)
-            src = f"_empty_{t}"
-        if t == "runs" or not have[t]:
+            con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM _empty_{t}")
+        elif t == "runs":
             con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src}")
         else:  # skip orphans (files whose run has no runs file yet)
             con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src} "
                         f"WHERE run_id IN (SELECT run_id FROM runs)")
     return con
+
+
+_GLOB_CHARS = frozenset("*?[]{}")
+
+
+def _duckdb_source(con, root: Path, table: str) -> str | None:
+    """The read_parquet(...) expression for one table directory, or None when it has no
+    readable file. A glob over the directory when that works (fast, one short SQL string);
+    otherwise — glob characters in the path, or a file DuckDB cannot read — the explicit list of
+    files that parse, which DuckDB takes literally."""
+    import duckdb
+
+    files = _parquet_files(root / table)
+    if not files:
+        return None
+    opts = "union_by_name=true, filename=false"
+    if not _GLOB_CHARS.intersection(str(root / table)):
+        src = f"read_parquet({_sql_str(str(root / table / '*.parquet'))}, {opts})"
+        try:  # reads every footer: fails on a truncated file
+            con.execute(f"SELECT count(*) FROM {src}").fetchone()
+            return src
+        except duckdb.Error:
+            pass
+    good = []
+    for p in files:
+        try:
+            pq.ParquetFile(p).metadata  # the footer parses: the file is whole
+            good.append(p)
+        except Exception as e:
+            warnings.warn(f"{p}: unreadable, left out of the query ({e})", SkippedFileWarning,
+                          stacklevel=3)
+    if not good:
+        return None
+    return f"read_parquet([{', '.join(_sql_str(str(p)) for p in good)}], {opts})"
 
 
 def query(dir: str | os.PathLike, sql: str) -> pd.DataFrame:
