@@ -6,11 +6,29 @@ use pyo3::prelude::*;
 
 /// Run one normalised scenario (JSON text) and return the result as JSON text.
 /// The GIL is released while the simulation runs, so threads can run simulations in parallel.
+/// Every `POLL_EVENTS` events the run takes the GIL back for a moment to run pending signal
+/// handlers: Ctrl-C raises KeyboardInterrupt (and a handler's exception, e.g. for SIGTERM or a
+/// SIGALRM timeout, propagates) within a fraction of a second, even in a long run.
 #[pyfunction]
 fn run_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     let owned = scenario_json.to_owned();
-    py.allow_threads(move || ccbench_sim::run_json(&owned))
-        .map_err(PyValueError::new_err)
+    let mut pending: Option<PyErr> = None;
+    let out = py.allow_threads(|| {
+        let mut check_signals = || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    pending = Some(e);
+                    true
+                }
+            })
+        };
+        ccbench_sim::run_json_with(&owned, &mut check_signals)
+    });
+    if let Some(e) = pending {
+        return Err(e);
+    }
+    out.map_err(PyValueError::new_err)
 }
 
 /// Names of the congestion-control algorithms the simulator implements, with the Linux

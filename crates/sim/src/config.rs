@@ -19,6 +19,18 @@ pub struct SimConfig {
     pub flows: Vec<FlowConfig>,
     #[serde(default)]
     pub probe: ProbeConfig,
+    /// Events one run may process before it ends as a failure (a scenario too large to finish
+    /// in reasonable time, e.g. a huge duration at a high rate). Normal runs never come near
+    /// the default; the Python side does not send it.
+    #[serde(default = "default_max_events")]
+    pub max_events: u64,
+}
+
+/// Default of `SimConfig::max_events`: 10^10 events, roughly 30-60 minutes of one core.
+pub const DEFAULT_MAX_EVENTS: u64 = 10_000_000_000;
+
+fn default_max_events() -> u64 {
+    DEFAULT_MAX_EVENTS
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,6 +155,7 @@ impl SimConfig {
             access: AccessConfig::default(),
             flows,
             probe: ProbeConfig::default(),
+            max_events: DEFAULT_MAX_EVENTS,
         }
     }
 }
@@ -231,6 +244,9 @@ impl SimConfig {
         self.bottleneck.validate()?;
         if self.flows.is_empty() {
             return Err("flows: at least one flow is needed".into());
+        }
+        if self.max_events == 0 {
+            return Err("max_events must be > 0".into());
         }
         for (i, f) in self.flows.iter().enumerate() {
             if f.id as usize != i {

@@ -23,15 +23,26 @@ pub use report::SimReport;
 
 /// Run a scenario.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
+    run_with(cfg, &mut || false)
+}
+
+/// Run a scenario, polling `abort` every `sim::POLL_EVENTS` events: when it returns true the
+/// run stops with `Err(sim::ABORTED)` (the Python bindings use it for Ctrl-C and SIGTERM).
+pub fn run_with(cfg: &SimConfig, abort: &mut dyn FnMut() -> bool) -> Result<SimReport, String> {
     cfg.validate()?;
-    Ok(sim::World::new(cfg).run())
+    sim::World::new(cfg).run(abort)
 }
 
 /// JSON in, JSON out (the contract used by the Python bindings).
 pub fn run_json(scenario_json: &str) -> Result<String, String> {
+    run_json_with(scenario_json, &mut || false)
+}
+
+/// `run_json` with an abort hook (see `run_with`).
+pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Result<String, String> {
     let cfg: SimConfig = serde_json::from_str(scenario_json)
         .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
-    let report = run(&cfg)?;
+    let report = run_with(&cfg, abort)?;
     serde_json::to_string(&report).map_err(|e| e.to_string())
 }
 

@@ -14,6 +14,11 @@ use crate::time::{secs, tx_time, Nanos};
 use crate::topology::{Dest, Dumbbell, BN_FWD, PING_FLOW};
 use std::collections::VecDeque;
 
+/// Events between two polls of a run's abort hook (a few tens of milliseconds of work).
+pub const POLL_EVENTS: u64 = 1 << 18;
+/// The error of a run stopped by its abort hook.
+pub const ABORTED: &str = "run aborted";
+
 /// ICMP echo of 56 data bytes, as `ping` sends by default: 84 IP bytes.
 const PING_BYTES: u32 = 84;
 
@@ -146,7 +151,11 @@ impl<'a> World<'a> {
         }
     }
 
-    pub fn run(mut self) -> SimReport {
+    /// Run to the end and report. `abort` is polled every `POLL_EVENTS` events (and nowhere
+    /// else, so a run costs nothing extra between polls); when it returns true the run stops
+    /// with `Err(ABORTED)`. A run that reaches `cfg.max_events` events stops with an error
+    /// naming the cap.
+    pub fn run(mut self, abort: &mut dyn FnMut() -> bool) -> Result<SimReport, String> {
         for f in 0..self.flows.len() {
             let s = self.flows[f].start;
             if s < self.end {
@@ -159,16 +168,34 @@ impl<'a> World<'a> {
         if self.cfg.probe.ping_interval_ns > 0 {
             self.q.push(0, Ev::PingSend);
         }
+        let max_events = self.cfg.max_events;
+        // One comparison per event: the next poll or the cap, whichever comes first.
+        let mut next_check = POLL_EVENTS.min(max_events);
         while let Some(t) = self.q.peek_time() {
             if t > self.end {
                 break;
+            }
+            if self.q.processed() >= next_check {
+                if self.q.processed() >= max_events {
+                    return Err(format!(
+                        "run exceeded {max_events} events (the simulator's per-run cap) at \
+                         t = {:.3} s of {:.3} s; shorten the duration or lower the rate or \
+                         the number of flows",
+                        secs(self.now),
+                        secs(self.end)
+                    ));
+                }
+                if abort() {
+                    return Err(ABORTED.into());
+                }
+                next_check = (next_check + POLL_EVENTS).min(max_events);
             }
             let (t, ev) = self.q.pop().unwrap();
             self.now = t;
             self.handle(ev);
         }
         self.now = self.end;
-        self.report()
+        Ok(self.report())
     }
 
     fn handle(&mut self, ev: Ev) {
