@@ -363,3 +363,19 @@ def test_no_command_help_shows_a_bool_placeholder():
         res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
         assert res.exit_code == 0, (name, res.output)
         assert "<bool>" not in res.output, name
+
+
+def test_run_table_lists_32_flows_and_summarises_the_rest(minimal_toml):
+    """A run of many flows prints 32 rows and one line with the others' count and the
+    goodput spread of all flows (the table of 100 000 flows would be unreadable and slow)."""
+    from ccbench.cli import MAX_FLOW_ROWS
+
+    p = ccbench("run", minimal_toml, "--set", "flows.0.count=40", "--set", "duration=1s")
+    assert p.returncode == 0, p.stderr
+    more = [ln for ln in p.stdout.splitlines() if "more flows" in ln]
+    assert len(more) == 1 and more[0].startswith(f"... {40 - MAX_FLOW_ROWS} more flows")
+    lo, med, hi = map(float, more[0].split("min/median/max ")[1].split()[0].split("/"))
+    assert 0 <= lo <= med <= hi
+    ids = [int(ln.split("│")[1]) for ln in p.stdout.splitlines()
+           if ln.startswith("│") and ln.split("│")[1].strip().isdigit()]
+    assert ids == list(range(MAX_FLOW_ROWS))

@@ -95,9 +95,15 @@ def _f(v, spec: str, scale: float = 1.0) -> str:
     return format(v / scale if scale != 1.0 else v, spec)
 
 
+#: Flows listed by print_result; a run with more prints these and a summary of the rest
+#: (all rows: --json, or --out and ccbench query).
+MAX_FLOW_ROWS = 32
+
+
 def print_result(result, scenario=None, out=None) -> None:
     """Per-flow table and the run line (utilisation, drops, Jain's index)."""
-    rows = result.flows_table.to_pylist()
+    flows = result.flows_table
+    rows = flows.slice(0, MAX_FLOW_ROWS).to_pylist()
     run = result.runs_table.to_pylist()[0]
     title = scenario.describe() if scenario is not None else None
     table = Table(title=title, title_justify="left")
@@ -113,6 +119,17 @@ def print_result(result, scenario=None, out=None) -> None:
             _f(r.get("retransmits"), "d"), _f(r.get("cwnd_mean"), ".1f"),
         )
     console.print(table)
+    if flows.num_rows > len(rows):
+        import pyarrow.compute as pc
+
+        g = pc.drop_null(flows.column("goodput_bps"))
+        spread = ""
+        if len(g):
+            q = pc.quantile(g, q=[0.0, 0.5, 1.0]).to_pylist()
+            spread = (f"; goodput of all {flows.num_rows} flows min/median/max "
+                      f"{q[0] / 1e6:.2f}/{q[1] / 1e6:.2f}/{q[2] / 1e6:.2f} Mbit/s")
+        console.print(f"... {flows.num_rows - len(rows)} more flows (all of them: --json, or --out "
+                      f"and ccbench query){spread}", highlight=False, soft_wrap=True)
     parts = [f"backend {run['backend']}", f"run {run['run_id']}"]
     if run.get("link_utilisation") is not None:
         parts.append(f"utilisation {run['link_utilisation'] * 100:.1f} %")
@@ -234,18 +251,20 @@ def _check_out_dir(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise error(f"--out {out}: is a file (expected a store directory, new or written by "
                     f"ccbench run --out or ccbench sweep)", EXIT_BAD_INPUT)
-    check = getattr(store, "check_store_dir", None)
-    if check is not None:
-        try:
-            check(out, purpose="write")
-        except ValueError as e:  # StoreError
-            raise error(f"--out: {e}", EXIT_BAD_INPUT)
+    try:
+        store.check_store_dir(out, purpose="write")
+        store.check_writable(out)  # before the run: a result that cannot be stored is lost
+    except ValueError as e:  # StoreError
+        raise error(f"--out: {e}", EXIT_BAD_INPUT)
 
 
 def save_run(result, out: Path) -> None:
     """Store one run in DIR with the layout of a sweep store (runs/, flows/, series/,
     link_series/, ccbench.json), so ccbench.load / query / report read it."""
-    result.save(out, command=["ccbench", *sys.argv[1:]])
+    try:
+        result.save(out, command=["ccbench", *sys.argv[1:]])
+    except ValueError as e:  # StoreError: the disk filled or the directory changed during the run
+        raise error(f"--out: {e}", EXIT_BAD_INPUT)
 
 
 # ---- iperf3-like interval lines ---------------------------------------------------------------
