@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import __version__
+from .procs import exit_status, signals_raise
 from .scenario import ScenarioError, load_scenario
 
 
@@ -192,9 +193,12 @@ def run(
         _note_sweep_table(sc, scenario)
         if out is not None:
             _check_out_dir(out)
-        result = backends.run(sc, backend)
+        with signals_raise():  # SIGTERM/SIGHUP stop the run like Ctrl-C (the simulator polls)
+            result = backends.run(sc, backend)
     except ScenarioError as e:
         raise error(str(e), EXIT_BAD_INPUT)
+    except KeyboardInterrupt as e:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
+        raise typer.Exit(exit_status(e))
     if out is not None:
         save_run(result, out)
     intervals = interval_rows(result.series, result.flows, interval_s, sc.sample_interval_s,
