@@ -27,6 +27,8 @@ from typing import Union
 
 __all__ = [
     "UnitError",
+    "TooLarge",
+    "quote",
     "BufferSpec",
     "parse_rate",
     "parse_time_ns",
@@ -64,6 +66,19 @@ class UnitError(ValueError):
         self.expected = expected
 
 
+class TooLarge(UnitError):
+    """A number beyond 10^MAX_MAGNITUDE: out of every key's range (the scenario names the
+    range of the key it was given for)."""
+
+
+#: Numbers are refused beyond 10^40 (and a non-zero one below 10^-40): no key accepts such a
+#: value, and bounding the exponent keeps Decimal arithmetic and int() conversion cheap and
+#: free of Overflow/InvalidOperation whatever digits the text holds.
+MAX_MAGNITUDE = 40
+#: At most this many characters of a value are quoted back in an error message.
+SHOW_CHARS = 60
+
+
 _NUM = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?"
 _NUM_UNIT = re.compile(r"^\s*" + _NUM + r"\s*([A-Za-zµ/%]*)\s*$")
 
@@ -83,8 +98,30 @@ _SIZE_UNITS = {
 }
 
 
-def _show(value: object) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+def quote(value: object) -> str:
+    """The value as quoted in an error: repr for strings, short, never raising (an int of
+    thousands of digits cannot even be converted to a string)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= SHOW_CHARS else text[: SHOW_CHARS - 1] + "…"
+
+
+_show = quote
+
+
+def _bounded(number: Decimal, value: object, expected: str) -> Decimal:
+    """``number`` if its magnitude is within 10^±MAX_MAGNITUDE (or it is 0), else a UnitError."""
+    if number != 0:
+        _check_magnitude(number.adjusted(), value, expected)
+    return number
+
+
+def _check_magnitude(magnitude: int, value: object, expected: str) -> None:
+    if magnitude > MAX_MAGNITUDE:
+        raise TooLarge(f"{_show(value)} is too large", expected)
+    if magnitude < -MAX_MAGNITUDE:
+        raise UnitError(f"{_show(value)} is too small to tell from 0", expected)
 
 
 def _split(value: object, expected: str) -> tuple[Decimal, str]:
@@ -97,13 +134,13 @@ def _split(value: object, expected: str) -> tuple[Decimal, str]:
             raise UnitError(f"{_show(value)} is not a finite number", expected)
         if number < 0:
             raise UnitError(f"{_show(value)} is negative", expected)
-        return number, ""
+        return _bounded(number, value, expected), ""
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise UnitError(f"{value} is not a finite number", expected)
         if value < 0:
             raise UnitError(f"{value} is negative", expected)
-        return Decimal(repr(value)), ""
+        return _bounded(Decimal(repr(value)), value, expected), ""
     if not isinstance(value, str):
         raise UnitError(f"{type(value).__name__} {_show(value)} is not a value with a unit", expected)
     text = value.strip()
@@ -119,15 +156,26 @@ def _split(value: object, expected: str) -> tuple[Decimal, str]:
     mantissa, exponent, unit = m.group(1), m.group(2), m.group(3)
     try:
         number = Decimal(mantissa)
-        if exponent:
-            number = number.scaleb(int(exponent))
     except (InvalidOperation, ValueError):  # pragma: no cover - regex guarantees a number
         raise UnitError(f"{_show(value)} does not parse", expected) from None
-    return number, unit
+    if number == 0 and len(unit) <= 16:
+        return number, unit
+    # the exponent is applied only once the result is known to be within 10^±MAX_MAGNITUDE:
+    # "1e999999999s" would overflow Decimal's context, a 5000-digit exponent int()
+    digits = (exponent or "0").lstrip("+-").lstrip("0")
+    if len(digits) > 6:
+        shift = 10**7 if not exponent.startswith("-") else -(10**7)
+    else:
+        shift = int(exponent or 0)
+    _check_magnitude(number.adjusted() + shift, value, expected)
+    if len(unit) > 16:  # no unit is that long; keep the message short
+        raise UnitError(f"{_show(value)} has an unknown unit", expected)
+    return number.scaleb(shift), unit
 
 
 def _to_int(number: Decimal) -> int:
-    return int(number.quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    # to_integral_value, unlike quantize, works for numbers with more digits than the context
+    return int(number.to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def parse_rate(value: Number) -> int:
@@ -227,7 +275,7 @@ def parse_buffer(value: Number) -> BufferSpec:
     try:
         n = parse_size(value)
     except UnitError as e:
-        raise UnitError(e.problem, BUFFER_FORM) from None
+        raise type(e)(e.problem, BUFFER_FORM) from None
     return BufferSpec("bytes", n)
 
 
@@ -238,17 +286,17 @@ def parse_start(value: Number) -> tuple[int, int]:
         head, _, step = text.rpartition("+")
         try:
             return parse_time_ns(head), parse_time_ns(step)
-        except UnitError as e:
-            raise UnitError(f"{_show(value)}: {e.problem}", START_FORM) from None
+        except UnitError as e:  # type(e): a TooLarge stays one
+            raise type(e)(f"{_show(value)}: {e.problem}", START_FORM) from None
     try:
         return parse_time_ns(value), 0
     except UnitError as e:
-        raise UnitError(e.problem, START_FORM) from None
+        raise type(e)(e.problem, START_FORM) from None
 
 
 def format_rate(bps: float) -> str:
     """Human form of a rate: 50_000_000 → "50Mbit"."""
-    for div, name in ((10**9, "Gbit"), (10**6, "Mbit"), (10**3, "kbit")):
+    for div, name in ((10**12, "Tbit"), (10**9, "Gbit"), (10**6, "Mbit"), (10**3, "kbit")):
         if bps >= div:
             return f"{bps / div:g}{name}"
     return f"{bps:g}bit"
