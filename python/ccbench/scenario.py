@@ -37,8 +37,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from . import units
-from .units import BufferSpec, UnitError
+from . import limits, units
+from .units import BufferSpec, UnitError, quote as _q
 
 __all__ = [
     "ScenarioError",
@@ -95,11 +95,13 @@ class ScenarioError(ValueError):
         super().__init__("\n".join(self._line(k, p, e) for k, p, e in self.problems))
 
     def _line(self, key: str | None, problem: str, expected: str | None) -> str:
+        if key and len(key) > 120:  # a hostile key path: name its start
+            key = key[:119] + "…"
         parts = [x for x in (self.source, key) if x]
         text = ": ".join(parts + [problem])
         if expected:
             text += f" (expected {expected})"
-        return text
+        return _one_line(text)
 
     @property
     def lines(self) -> list[str]:
@@ -107,6 +109,14 @@ class ScenarioError(ValueError):
 
     def __reduce__(self):  # picklable across process pools
         return (ScenarioError, (self.source, self.key, self.problem, self.expected, self.problems))
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every line break and control character escaped: a key or value read from
+    a file may hold them, and each problem must stay one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode() for c in text)
 
 
 def _custom(problem: str, expected: str | None = None) -> PydanticCustomError:
@@ -122,6 +132,55 @@ def _unit(fn, value):
         raise _custom(e.problem, e.expected) from None
 
 
+def _fmt_ns(ns: int) -> str:
+    text = units.format_time(ns / 1e9)
+    return text + " (1 day)" if ns == limits.MAX_TIME_NS else text
+
+
+def _fmt_bytes(n: int) -> str:
+    if n >= 10**12:
+        return f"{n:.3g}B".replace("e+", "e")
+    for mul, name in ((2**30, "GiB"), (2**20, "MiB"), (10**9, "GB"), (10**6, "MB"), (10**3, "KB")):
+        if n >= mul and n % mul == 0:
+            return f"{n // mul}{name}"
+    return f"{n}B"
+
+
+def _ranged(fn, value, lo: int, hi: int, fmt, what: str, off: bool = False,
+            zero: tuple[str, str] | None = None, low: tuple[str, str] | None = None) -> int:
+    """``fn(value)`` (an integer in SI units) if within [lo, hi] (or 0 when ``off``), else an
+    error that states the accepted range; a number too large for any range says the same.
+    ``zero`` / ``low``: (problem, expected) for 0 / below ``lo`` instead of the range."""
+    accepted = f"{what} from {fmt(lo)} to {fmt(hi)}" + (", or 0 for off" if off else "")
+    try:
+        n = fn(value)
+    except units.TooLarge:
+        raise _custom(f"{_q(value)} is above the maximum {fmt(hi)}", accepted) from None
+    except UnitError as e:
+        raise _custom(e.problem, e.expected) from None
+    if off and n == 0:
+        return n
+    if n > hi:
+        raise _custom(f"{_q(value)} is above the maximum {fmt(hi)}", accepted)
+    special = zero if (zero and n == 0) else low
+    if n < lo and special:
+        raise _custom(f"{_q(value)} {special[0]}", special[1])
+    if n < lo:
+        raise _custom(f"{_q(value)} is below the minimum {fmt(lo)}", accepted)
+    return n
+
+
+def _time_s(value, lo_ns: int = 0, hi_ns: int = limits.MAX_TIME_NS, off: bool = False,
+            zero: tuple[str, str] | None = None, what: str = "a time") -> float:
+    """A time in seconds (exact to the nanosecond) within [lo_ns, hi_ns]."""
+    return _ranged(units.parse_time_ns, value, lo_ns, hi_ns, _fmt_ns, what, off, zero) / 1e9
+
+
+def _rate_bps(value, form: str) -> int:
+    return _ranged(units.parse_rate, value, 1, limits.MAX_RATE_BPS, units.format_rate, "a rate",
+                   zero=("is not a positive rate", form))
+
+
 # --------------------------------------------------------------------------------------------
 # models
 
@@ -131,6 +190,8 @@ class _Model(BaseModel):
 
 
 _PROB_FORM = 'a percentage 0-100%, e.g. "1%" (0 is also accepted)'
+_BUFFER_RANGE = (f"a buffer of at most {limits.MAX_BUFFER_PACKETS}pkt or {limits.MAX_BUFFER_BYTES // 10**9}GB "
+                 '(also as Nbdp), e.g. "1bdp", "100pkt" or "256KB"')
 
 
 class LossModel(_Model):
@@ -223,15 +284,12 @@ class Bottleneck(_Model):
     @field_validator("rate_bps", mode="before")
     @classmethod
     def _rate(cls, v):
-        bps = _unit(units.parse_rate, v)
-        if bps <= 0:
-            raise _custom(f"{v!r} is not a positive rate", units.RATE_FORM)
-        return bps
+        return _rate_bps(v, units.RATE_FORM)
 
     @field_validator("rtt_s", "jitter_s", mode="before")
     @classmethod
     def _time(cls, v):
-        return _unit(units.parse_time, v)
+        return _time_s(v)
 
     @field_validator("loss", mode="before")
     @classmethod
@@ -244,7 +302,7 @@ class Bottleneck(_Model):
         if isinstance(v, Mapping) or isinstance(v, LossModel):
             return v
         raise _custom(
-            f"{v!r} is not a loss", 'a percentage such as "0.1%" or a table { model = "gilbert", ... }'
+            f"{_q(v)} is not a loss", 'a percentage such as "0.1%" or a table { model = "gilbert", ... }'
         )
 
     @field_validator("buffer", mode="before")
@@ -252,9 +310,18 @@ class Bottleneck(_Model):
     def _buffer(cls, v):
         if isinstance(v, BufferSpec):
             return v
-        spec = _unit(units.parse_buffer, v)
+        try:
+            spec = units.parse_buffer(v)
+        except units.TooLarge:
+            raise _custom(f"{_q(v)} is above the maximum {limits.MAX_BUFFER_PACKETS}pkt", _BUFFER_RANGE) from None
+        except UnitError as e:
+            raise _custom(e.problem, e.expected) from None
         if spec.kind == "bytes" and spec.value < MTU:
-            raise _custom(f"{v!r} holds no {MTU}-byte packet", units.BUFFER_FORM)
+            raise _custom(f"{_q(v)} holds no {MTU}-byte packet", units.BUFFER_FORM)
+        if spec.kind == "bytes" and spec.value > limits.MAX_BUFFER_BYTES:
+            raise _custom(f"{_q(v)} is above the maximum {_fmt_bytes(limits.MAX_BUFFER_BYTES)}", _BUFFER_RANGE)
+        if spec.kind == "packets" and spec.value > limits.MAX_BUFFER_PACKETS:
+            raise _custom(f"{_q(v)} is above the maximum {limits.MAX_BUFFER_PACKETS}pkt", _BUFFER_RANGE)
         return spec
 
     @field_validator("trace")
@@ -274,15 +341,12 @@ class Access(_Model):
     def _rate(cls, v):
         if v is None:
             return None
-        bps = _unit(units.parse_rate, v)
-        if bps <= 0:
-            raise _custom(f"{v!r} is not a positive rate", units.RATE_FORM + " (or leave it out)")
-        return bps
+        return _rate_bps(v, units.RATE_FORM + " (or leave it out)")
 
     @field_validator("delay_s", mode="before")
     @classmethod
     def _time(cls, v):
-        return _unit(units.parse_time, v)
+        return _time_s(v)
 
 
 @functools.lru_cache(maxsize=1)
@@ -316,37 +380,43 @@ class FlowGroup(_Model):
     @classmethod
     def _cc(cls, v):
         if not isinstance(v, str):
-            raise _custom(f"{v!r} is not an algorithm name", _cc_form())
+            raise _custom(f"{_q(v)} is not an algorithm name", _cc_form())
         name = v.strip().lower()
         if name not in known_algorithms():
-            hint = difflib.get_close_matches(name, known_algorithms(), n=1)
+            hint = difflib.get_close_matches(name[:64], known_algorithms(), n=1)
             extra = f"; did you mean '{hint[0]}'?" if hint else ""
-            raise _custom(f"unknown algorithm '{v}'{extra}", _cc_form())
+            raise _custom(f"unknown algorithm {_q(v)}{extra}", _cc_form())
         return name
 
     @field_validator("start_spec", mode="before")
     @classmethod
     def _start(cls, v):
-        start, step = _unit(units.parse_start, v)
+        accepted = f"a start and a step from 0s to {_fmt_ns(limits.MAX_TIME_NS)} each"
+        try:
+            start, step = units.parse_start(v)
+        except units.TooLarge:
+            raise _custom(f"{_q(v)} is above the maximum {_fmt_ns(limits.MAX_TIME_NS)}", accepted) from None
+        except UnitError as e:
+            raise _custom(e.problem, e.expected) from None
+        if max(start, step) > limits.MAX_TIME_NS:
+            raise _custom(f"{_q(v)} is above the maximum {_fmt_ns(limits.MAX_TIME_NS)}", accepted)
         return (start / 1e9, step / 1e9)
 
     @field_validator("rwnd_bytes", mode="before")
     @classmethod
     def _rwnd(cls, v):
-        n = _unit(units.parse_size, v)
-        if n < 2 * MSS:
-            raise _custom(f"{v!r} is below two segments ({2 * MSS} bytes)", units.SIZE_FORM)
-        return n
+        return _ranged(units.parse_size, v, 2 * MSS, limits.MAX_RWND_BYTES, _fmt_bytes,
+                       "a receive window (TCP window scaling ends at 1GiB)",
+                       low=(f"is below two segments ({2 * MSS} bytes)", units.SIZE_FORM))
 
     @field_validator("size_bytes", mode="before")
     @classmethod
     def _size(cls, v):
         if v is None:
             return None
-        n = _unit(units.parse_size, v)
-        if n <= 0:
-            raise _custom(f"{v!r} is not a positive size", units.SIZE_FORM + " (or leave it out for a bulk flow)")
-        return n
+        return _ranged(units.parse_size, v, 1, limits.MAX_SIZE_BYTES, _fmt_bytes,
+                       "a size (or leave it out for a bulk flow)",
+                       zero=("is not a positive size", units.SIZE_FORM + " (or leave it out for a bulk flow)"))
 
     @property
     def start_s(self) -> float:
@@ -367,7 +437,7 @@ class Probe(_Model):
     @field_validator("ping_s", mode="before")
     @classmethod
     def _time(cls, v):
-        return _unit(units.parse_time, v)
+        return _time_s(v, limits.MIN_PING_INTERVAL_NS, off=True, what="a ping interval")
 
 
 @dataclass(frozen=True)
@@ -422,23 +492,18 @@ class Scenario(_Model):
     @field_validator("duration_s", mode="before")
     @classmethod
     def _duration(cls, v):
-        s = _unit(units.parse_time, v)
-        if s <= 0:
-            raise _custom(f"{v!r} is not a positive duration", units.TIME_FORM)
-        return s
+        return _time_s(v, limits.MIN_DURATION_NS, zero=("is not a positive duration", units.TIME_FORM),
+                       what="a duration")
 
     @field_validator("sample_interval_s", mode="before")
     @classmethod
     def _interval(cls, v):
-        return _unit(units.parse_time, v)
+        return _time_s(v, limits.MIN_SAMPLE_INTERVAL_NS, off=True, what="a sampling interval")
 
     @field_validator("start_jitter_s", mode="before")
     @classmethod
     def _start_jitter(cls, v):
-        s = _unit(units.parse_time, v)
-        if s < 0:
-            raise _custom(f"{v!r} is negative", _FORMS["start_jitter"])
-        return s
+        return _time_s(v)
 
     # ---- construction ---------------------------------------------------------------------
 
@@ -447,6 +512,7 @@ class Scenario(_Model):
         """Validate a TOML-shaped dict (keys as in the file). Raises ScenarioError."""
         if not isinstance(d, Mapping):
             raise ScenarioError(source, None, f"a scenario must be a table, not {type(d).__name__}")
+        check_nesting(d, source)
         raw = copy.deepcopy(dict(d))
         try:
             sc = cls.model_validate(raw)
@@ -455,8 +521,11 @@ class Scenario(_Model):
         if sc.start_jitter_s >= sc.duration_s:
             raise ScenarioError(
                 source, "start_jitter",
-                f"{raw.get('start_jitter')!r} is not below the duration ({units.format_time(sc.duration_s)})",
+                f"{_q(raw.get('start_jitter'))} is not below the duration ({units.format_time(sc.duration_s)})",
                 "a time shorter than the run, e.g. \"10ms\", or 0 for exact starts")
+        problems = sc._cost_and_sense_problems(raw)
+        if problems:
+            raise ScenarioError(source, *problems[0], problems=problems)
         sc._source = source
         sc._raw = raw
         return sc
@@ -485,6 +554,82 @@ class Scenario(_Model):
         for key, value in items:
             _set_path(raw, key, value, src)
         return Scenario.from_dict(raw, source=src)
+
+    # ---- limits that involve several keys (docs/limits.md) ---------------------------------
+
+    def _cost_and_sense_problems(self, raw: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """(key, problem, expected) for every cross-key limit the scenario breaks: what one run
+        may cost (packets, series rows, pings, memory in flight) and runs that cannot measure
+        anything (too short, flows starting after the end, uniform jitter beyond the delay)."""
+        out: list[tuple[str, str, str]] = []
+        dur = _ns(self.duration_s)
+        dur_text = _q(raw.get("duration", "30s"))
+        base = self._base_rtt_ns()
+        if dur <= 2 * base:
+            out.append(("duration", f"{dur_text} is not longer than two base RTTs ({_fmt_ns(2 * base)}): "
+                        "no data can be acknowledged", f"a duration over {_fmt_ns(2 * base)}"))
+        packets = self.bottleneck.rate_bps * dur // (MTU * 8 * 10**9)
+        if packets > limits.MAX_PACKETS_PER_RUN:
+            most = limits.MAX_PACKETS_PER_RUN * MTU * 8 * 10**9 // self.bottleneck.rate_bps
+            out.append(("duration", f"{dur_text} at {units.format_rate(self.bottleneck.rate_bps)} is "
+                        f"{packets:.3g} full-size packets, over the {limits.MAX_PACKETS_PER_RUN:.0e} a run may carry",
+                        f"at most {_fmt_ns(most)} at this rate"))
+        n = self.n_flows
+        if n > limits.MAX_FLOWS:
+            out.append(("flows", f"{n} connections in all groups, over the {limits.MAX_FLOWS} a run may have",
+                        f"at most {limits.MAX_FLOWS} connections (the counts of all [[flows]] together)"))
+        step = _ns(self.sample_interval_s)
+        if step:
+            rows = -(-dur // step) * (n + 1)
+            if rows > limits.MAX_SERIES_ROWS:
+                least = -(-dur * (n + 1) // limits.MAX_SERIES_ROWS)
+                out.append(("sample_interval", f"{_q(raw.get('sample_interval'))} gives {rows:.3g} series rows "
+                            f"({n} flows + the link over {_fmt_ns(dur)}), over the {limits.MAX_SERIES_ROWS:.0e} "
+                            "a run may hold", f'at least {_fmt_ns(least)} here, or "0s" for no series'))
+        ping = _ns(self.probe.ping_s)
+        if ping and dur // ping > limits.MAX_PINGS:
+            least = -(-dur // limits.MAX_PINGS)
+            out.append(("probe.ping", f"{_q((raw.get('probe') or {}).get('ping'))} sends {dur // ping:.3g} pings, "
+                        f"over the {limits.MAX_PINGS:.0e} a run may send",
+                        f'at least {_fmt_ns(least)} for this duration, or 0 for off'))
+        out += self._start_problems(raw, dur)
+        b = self.bottleneck
+        if b.jitter_dist == "uniform" and _ns(b.jitter_s) > _ns(b.rtt_s) // 2:
+            half = _ns(b.rtt_s) // 2
+            out.append(("bottleneck.jitter", f"{_q(raw['bottleneck'].get('jitter'))} of uniform jitter is more "
+                        f"than the one-way delay (rtt / 2 = {_fmt_ns(half)}): delays would be clipped at 0, "
+                        "which changes the mean delay", f"at most {_fmt_ns(half)} (half the rtt)"))
+        buf = self.buffer_bytes
+        if b.buffer.kind == "bdp" and buf > limits.MAX_BUFFER_BYTES:
+            out.append(("bottleneck.buffer", f"{_q(raw['bottleneck'].get('buffer'))} is {_fmt_bytes(buf)} here, "
+                        f"over the maximum {_fmt_bytes(limits.MAX_BUFFER_BYTES)}", _BUFFER_RANGE))
+        queue = buf if buf is not None else self.buffer_packets * MTU
+        windows = sum(g.count * g.rwnd_bytes for g in self.flows)
+        in_flight = min(windows, int(self._bdp()) + queue)
+        if in_flight > limits.MAX_IN_FLIGHT_BYTES:
+            gi = max(range(len(self.flows)), key=lambda i: self.flows[i].count * self.flows[i].rwnd_bytes)
+            out.append((f"flows.{gi}.rwnd", f"up to {_fmt_bytes(in_flight)} could be in flight (flows × rwnd, and "
+                        f"BDP + buffer, both above {_fmt_bytes(limits.MAX_IN_FLIGHT_BYTES)})",
+                        f"a smaller rwnd or fewer flows: at most {_fmt_bytes(limits.MAX_IN_FLIGHT_BYTES)} in flight"))
+        return out
+
+    def _start_problems(self, raw: Mapping[str, Any], dur: int) -> list[tuple[str, str, str]]:
+        """A group whose last connection could start at or after the end of the run."""
+        out = []
+        jitter = _ns(self.start_jitter_s)
+        raw_flows = raw.get("flows") or []
+        for gi, g in enumerate(self.flows):
+            last = _ns(g.start_s) + (g.count - 1) * _ns(g.stagger_s)
+            if last + jitter < dur or (jitter and last + jitter == dur):
+                continue
+            given = raw_flows[gi].get("start", "0s") if gi < len(raw_flows) else "0s"
+            who = f"connection {g.count - 1} of the group" if g.count > 1 else "the flow"
+            plus = f" (plus up to start_jitter {_fmt_ns(jitter)})" if jitter else ""
+            out.append((f"flows.{gi}.start", f"{_q(given)}: {who} starts at {_fmt_ns(last)}{plus}, not before "
+                        f"the end of the run ({_fmt_ns(dur)}): it would measure nothing",
+                        f"every connection starting before {_fmt_ns(dur - jitter)}"
+                        + (" (the duration minus start_jitter)" if jitter else "")))
+        return out
 
     # ---- derived values -------------------------------------------------------------------
 
@@ -680,10 +825,11 @@ def load_scenario(
 
 def read_toml_text(path: Path, expected: str, error: "type[ScenarioError] | None" = None) -> str:
     """The UTF-8 text of a TOML file; a missing or unreadable file raises ``error`` (a
-    ScenarioError subclass, default ScenarioError) naming the file and ``expected``."""
+    ScenarioError subclass, default ScenarioError) naming the file and ``expected``. A UTF-8
+    byte-order mark (Windows editors write one) is dropped: TOML itself does not allow it."""
     error = error or ScenarioError
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8").removeprefix("\ufeff")
     except FileNotFoundError:
         raise error(str(path), None, "no such file", expected) from None
     except (OSError, UnicodeDecodeError) as e:
@@ -691,27 +837,101 @@ def read_toml_text(path: Path, expected: str, error: "type[ScenarioError] | None
 
 
 def parse_toml(text: str, source: str) -> dict:
+    """The TOML document as a dict; every problem is a ScenarioError naming a line or key."""
+    text = text.removeprefix("\ufeff")
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        msg = str(e)
-        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
-        where = f"line {m.group(1)}" if m else None
-        problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
-        if m:
-            problem += f" at column {m.group(2)}"
-        raise ScenarioError(source, where, f"TOML syntax error: {problem}", "valid TOML") from None
+        raise _toml_syntax_error(e, source, text) from None
+    except RecursionError:
+        line = _deep_line(text)
+        raise ScenarioError(source, f"line {line}" if line else None,
+                            f"tables or arrays nested more than {limits.MAX_NESTING} levels deep",
+                            f"at most {limits.MAX_NESTING} levels") from None
+    except ValueError:  # int() refuses numbers of more than 4300 digits
+        line = next((i for i, t in enumerate(text.splitlines(), 1) if re.search(r"[0-9_]{4000}", t)), None)
+        raise ScenarioError(source, f"line {line}" if line else None, "a number too long to read",
+                            "a number of fewer than 4300 digits") from None
+    check_nesting(doc, source)
+    return doc
+
+
+def check_nesting(doc: Mapping[str, Any], source: str | None) -> None:
+    """Refuse tables or arrays nested deeper than limits.MAX_NESTING (copying or validating
+    them would exhaust Python's recursion limit), naming the path. Iterative."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(doc, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > limits.MAX_NESTING:
+            shown = ".".join(path[:4]) + ".…"
+            raise ScenarioError(source, shown, f"nested {limits.MAX_NESTING + 1} or more levels deep",
+                                f"at most {limits.MAX_NESTING} levels of tables and arrays")
+        if isinstance(node, Mapping):
+            stack.extend((v, path + (str(k),)) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((v, path + (str(i),)) for i, v in enumerate(node))
+
+
+def _deep_line(text: str) -> int | None:
+    """The first line where brackets/braces outside strings nest deeper than MAX_NESTING
+    (a best effort: where tomllib ran out of recursion)."""
+    depth, quote, escape = 0, "", False
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for c in line:
+            if quote:
+                if escape:
+                    escape = False
+                elif c == "\\" and quote == '"':
+                    escape = True
+                elif c == quote:
+                    quote = ""
+            elif c in "\"'":
+                quote = c
+            elif c == "#":
+                break
+            elif c in "[{":
+                depth += 1
+                if depth > limits.MAX_NESTING:
+                    return lineno
+            elif c in "]}":
+                depth -= 1
+        if quote == "'":
+            quote = ""
+    return None
+
+
+def _toml_syntax_error(e: tomllib.TOMLDecodeError, source: str, text: str) -> ScenarioError:
+    msg = str(e)
+    m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+    where = f"line {m.group(1)}" if m else None
+    problem = re.sub(r"\s*\(at line \d+, column \d+\)", "", msg)
+    if m:
+        problem += f" at column {m.group(2)}"
+    elif "(at end of document)" in msg:
+        where = f"line {max(1, len(text.splitlines()))}"
+        problem = msg.replace(" (at end of document)", " at the end of the file")
+    return ScenarioError(source, where, f"TOML syntax error: {problem}", "valid TOML")
 
 
 def parse_override_value(text: str) -> Any:
     """``"1%"`` → "1%", ``"3"`` → 3, ``"true"`` → True, ``"{model='gilbert', p='1%'}"`` → dict.
 
-    The text is parsed as a TOML value when it is one, else kept as a string.
+    The text is parsed as a TOML value when it is one, else kept as a string (also when it
+    would be more than one value: ``"1\nx = 2"``). Values nested deeper than
+    limits.MAX_NESTING raise a ScenarioError (without a key: the caller names it).
     """
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        doc = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise ScenarioError(None, None, f"{_q(text)} is nested more than {limits.MAX_NESTING} levels deep",
+                            f"at most {limits.MAX_NESTING} levels of tables and arrays") from None
+    except ValueError:  # a number of more than 4300 digits: the units parsers refuse it as text
+        return text
+    if set(doc) != {"v"}:
+        return text
+    return doc["v"]
 
 
 def parse_overrides(items: Sequence[str], source: str | None = None) -> dict[str, Any]:
@@ -730,9 +950,13 @@ def _override_items(overrides, source) -> list[tuple[str, Any]]:
         key = key.strip()
         if not sep or not key:
             raise ScenarioError(
-                source, "--set", f"{item!r} is not an override", "KEY=VALUE, e.g. bottleneck.loss=1%"
+                source, "--set", f"{_q(item)} is not an override", "KEY=VALUE, e.g. bottleneck.loss=1%"
             )
-        out.append((key, parse_override_value(value.strip())))
+        try:
+            parsed = parse_override_value(value.strip())
+        except ScenarioError as e:
+            raise ScenarioError(source, key, e.problem, e.expected) from None
+        out.append((key, parsed))
     return out
 
 
@@ -743,9 +967,9 @@ def _set_path(raw: dict, key: str, value: Any, source: str | None) -> None:
         last = depth == len(parts) - 1
         here = ".".join(parts[: depth + 1])
         if isinstance(node, list):
-            if not part.isdigit():
-                raise ScenarioError(source, here, f"'{part}' is not a list index", "a number such as flows.0.cc")
-            idx = int(part)
+            if not (part.isascii() and part.isdigit()):
+                raise ScenarioError(source, here, f"{_q(part)} is not a list index", "a number such as flows.0.cc")
+            idx = int(part) if len(part) < 10 else len(node) + 1
             if idx > len(node):
                 raise ScenarioError(
                     source, here, f"there is no entry {idx} (the list has {len(node)})",
@@ -767,7 +991,7 @@ def _set_path(raw: dict, key: str, value: Any, source: str | None) -> None:
         else:
             parent = ".".join(parts[:depth])
             raise ScenarioError(
-                source, here, f"cannot set a key inside {parent}, which is {node!r}", "a path to a table key"
+                source, here, f"cannot set a key inside {parent}, which is {_q(node)}", "a path to a table key"
             )
 
 
@@ -864,29 +1088,29 @@ def _convert(err: ValidationError, source: str) -> ScenarioError:
         elif typ == "missing":
             problem = "required key is missing"
         elif typ == "literal_error":
-            problem = f"{inp!r} is not allowed"
+            problem = f"{_q(inp)} is not allowed"
             expected = "one of " + ctx.get("expected", "").replace("' or '", "', '")
         elif typ in ("bool_type", "bool_parsing"):
-            problem = f"{inp!r} is not a boolean"
+            problem = f"{_q(inp)} is not a boolean"
             expected = "true or false"
         elif typ in ("int_type", "int_parsing", "int_from_float"):
-            problem = f"{inp!r} is not an integer"
+            problem = f"{_q(inp)} is not an integer"
         elif typ in ("model_type", "model_attributes_type", "dict_type"):
-            problem = f"{inp!r} is not a table"
+            problem = f"{_q(inp)} is not a table"
         elif typ == "list_type":
-            problem = f"{inp!r} is not a list of tables"
+            problem = f"{_q(inp)} is not a list of tables"
         elif typ == "string_type":
-            problem = f"{inp!r} is not a string"
+            problem = f"{_q(inp)} is not a string"
             expected = expected if expected and "string" in expected else "a string"
         elif typ in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
             bound = {"greater_than_equal": "below", "greater_than": "not above",
                      "less_than_equal": "above", "less_than": "not below"}[typ]
             limit = next(iter(ctx.values()), "")
-            problem = f"{inp!r} is {bound} {limit}"
+            problem = f"{_q(inp)} is {bound} {limit}"
         elif typ == "too_short" and leaf == "flows":
             problem = "no flows"
         else:
-            problem = f"{inp!r}: {e['msg']}" if not isinstance(inp, (dict, list)) else e["msg"]
+            problem = f"{_q(inp)}: {e['msg']}" if not isinstance(inp, (dict, list)) else e["msg"]
         problems.append((key, problem, expected))
     key, problem, expected = problems[0]
     return ScenarioError(source, key, problem, expected, problems)
