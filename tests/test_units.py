@@ -152,3 +152,54 @@ def test_format_helpers():
     assert format_time(0.05) == "50ms"
     assert format_time(30) == "30s"
     assert math.isclose(parse_rate(format_rate(123_000)), 123_000)
+    assert format_rate(2e12) == "2Tbit" and parse_rate(format_rate(2e12)) == 2 * 10**12
+
+
+# ---- numbers far out of any range (issue 11): a UnitError, never InvalidOperation/Overflow ----
+
+HUGE = ["1e41s", "1e999999999s", "1e" + "9" * 5000 + "s", "9" * 5000 + "s", 1e300, 10**5000, "1e50bit",
+        "1e60B", "1e45pkt", "1e41bdp", "0s+1e50s", "1e42%"]
+
+
+@pytest.mark.parametrize("value", HUGE, ids=[str(i) for i in range(len(HUGE))])
+def test_huge_numbers_are_refused_as_too_large(value):
+    from ccbench.units import TooLarge
+
+    too_large = 0
+    for parse in (parse_time_ns, parse_rate, parse_size, parse_buffer, parse_start, parse_percent):
+        try:
+            parse(value)
+        except TooLarge as e:
+            assert "too large" in e.problem and len(e.problem) < 120
+            too_large += 1
+        except UnitError:
+            pass  # the unit does not fit this parser: refused before the size matters
+        else:
+            pytest.fail(f"{parse.__name__} accepted {str(value)[:40]}")
+    assert too_large >= 1  # at least the parser the unit belongs to says why
+
+
+@pytest.mark.parametrize("value", ["1e-999999999s", "1e-41s", 1e-300, "0." + "0" * 50 + "1s"])
+def test_vanishing_numbers_are_refused(value):
+    with pytest.raises(UnitError) as e:
+        parse_time_ns(value)
+    assert "too small" in e.value.problem or "1 ns resolution" in e.value.problem
+
+
+def test_values_up_to_1e40_stay_exact_integers():
+    # more digits than Decimal's 28-digit context: quantize() raised InvalidOperation here
+    assert parse_rate("1e30bit") == 10**30
+    assert parse_time_ns("1e20s") == 10**29
+    assert parse_size("1e40B") == 10**40
+    assert parse_time_ns("0e999999999999s") == 0
+
+
+def test_quote_is_short_and_never_fails():
+    from ccbench.units import SHOW_CHARS, quote
+
+    assert quote("50ms") == "'50ms'" and quote(5) == "5"
+    assert len(quote("x" * 10_000)) == SHOW_CHARS and quote("x" * 10_000).endswith("…")
+    assert "digits" in quote(10**5000)  # str() of it raises ValueError
+    with pytest.raises(UnitError) as e:
+        parse_time_ns("5" + "x" * 1000)
+    assert len(str(e.value)) < 200

@@ -563,7 +563,7 @@ class Scenario(_Model):
         anything (too short, flows starting after the end, uniform jitter beyond the delay)."""
         out: list[tuple[str, str, str]] = []
         dur = _ns(self.duration_s)
-        dur_text = _q(raw.get("duration", "30s"))
+        dur_text = _q(_given(raw, "duration", default="30s"))
         base = self._base_rtt_ns()
         if dur <= 2 * base:
             out.append(("duration", f"{dur_text} is not longer than two base RTTs ({_fmt_ns(2 * base)}): "
@@ -583,25 +583,25 @@ class Scenario(_Model):
             rows = -(-dur // step) * (n + 1)
             if rows > limits.MAX_SERIES_ROWS:
                 least = -(-dur * (n + 1) // limits.MAX_SERIES_ROWS)
-                out.append(("sample_interval", f"{_q(raw.get('sample_interval'))} gives {rows:.3g} series rows "
+                out.append(("sample_interval", f"{_q(_given(raw, 'sample_interval'))} gives {rows:.3g} series rows "
                             f"({n} flows + the link over {_fmt_ns(dur)}), over the {limits.MAX_SERIES_ROWS:.0e} "
                             "a run may hold", f'at least {_fmt_ns(least)} here, or "0s" for no series'))
         ping = _ns(self.probe.ping_s)
         if ping and dur // ping > limits.MAX_PINGS:
             least = -(-dur // limits.MAX_PINGS)
-            out.append(("probe.ping", f"{_q((raw.get('probe') or {}).get('ping'))} sends {dur // ping:.3g} pings, "
+            out.append(("probe.ping", f"{_q(_given(raw, 'probe', 'ping'))} sends {dur // ping:.3g} pings, "
                         f"over the {limits.MAX_PINGS:.0e} a run may send",
                         f'at least {_fmt_ns(least)} for this duration, or 0 for off'))
         out += self._start_problems(raw, dur)
         b = self.bottleneck
         if b.jitter_dist == "uniform" and _ns(b.jitter_s) > _ns(b.rtt_s) // 2:
             half = _ns(b.rtt_s) // 2
-            out.append(("bottleneck.jitter", f"{_q(raw['bottleneck'].get('jitter'))} of uniform jitter is more "
+            out.append(("bottleneck.jitter", f"{_q(_given(raw, 'bottleneck', 'jitter'))} of uniform jitter is more "
                         f"than the one-way delay (rtt / 2 = {_fmt_ns(half)}): delays would be clipped at 0, "
                         "which changes the mean delay", f"at most {_fmt_ns(half)} (half the rtt)"))
         buf = self.buffer_bytes
         if b.buffer.kind == "bdp" and buf > limits.MAX_BUFFER_BYTES:
-            out.append(("bottleneck.buffer", f"{_q(raw['bottleneck'].get('buffer'))} is {_fmt_bytes(buf)} here, "
+            out.append(("bottleneck.buffer", f"{_q(_given(raw, 'bottleneck', 'buffer'))} is {_fmt_bytes(buf)} here, "
                         f"over the maximum {_fmt_bytes(limits.MAX_BUFFER_BYTES)}", _BUFFER_RANGE))
         queue = buf if buf is not None else self.buffer_packets * MTU
         windows = sum(g.count * g.rwnd_bytes for g in self.flows)
@@ -622,7 +622,7 @@ class Scenario(_Model):
             last = _ns(g.start_s) + (g.count - 1) * _ns(g.stagger_s)
             if last + jitter < dur or (jitter and last + jitter == dur):
                 continue
-            given = raw_flows[gi].get("start", "0s") if gi < len(raw_flows) else "0s"
+            given = _given(raw_flows[gi] if gi < len(raw_flows) else {}, "start", default="0s")
             who = f"connection {g.count - 1} of the group" if g.count > 1 else "the flow"
             plus = f" (plus up to start_jitter {_fmt_ns(jitter)})" if jitter else ""
             out.append((f"flows.{gi}.start", f"{_q(given)}: {who} starts at {_fmt_ns(last)}{plus}, not before "
@@ -863,7 +863,7 @@ def check_nesting(doc: Mapping[str, Any], source: str | None) -> None:
     while stack:
         node, path = stack.pop()
         if len(path) > limits.MAX_NESTING:
-            shown = ".".join(path[:4]) + ".…"
+            shown = _key_path(path[:4]) + ".…"
             raise ScenarioError(source, shown, f"nested {limits.MAX_NESTING + 1} or more levels deep",
                                 f"at most {limits.MAX_NESTING} levels of tables and arrays")
         if isinstance(node, Mapping):
@@ -965,7 +965,7 @@ def _set_path(raw: dict, key: str, value: Any, source: str | None) -> None:
     node: Any = raw
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
-        here = ".".join(parts[: depth + 1])
+        here = _key_path(parts[: depth + 1])
         if isinstance(node, list):
             if not (part.isascii() and part.isdigit()):
                 raise ScenarioError(source, here, f"{_q(part)} is not a list index", "a number such as flows.0.cc")
@@ -1067,11 +1067,25 @@ def _keys_of(model: Any) -> list[str]:
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
+def _given(raw: Any, *path: str, default: Any = None) -> Any:
+    """The value at ``path`` in the TOML-shaped input, as written (for quoting it back)."""
+    for part in path:
+        if not isinstance(raw, Mapping) or part not in raw:
+            return default
+        raw = raw[part]
+    return raw
+
+
+def _key_path(parts: Sequence[Any]) -> str:
+    """``bottleneck.rate``; an empty key (valid TOML: ``"" = 1``) shows as ``""``."""
+    return ".".join(str(p) if str(p) else '""' for p in parts)
+
+
 def _convert(err: ValidationError, source: str) -> ScenarioError:
     problems: list[tuple[str | None, str, str | None]] = []
     for e in err.errors(include_url=False):
         loc = [p for p in e["loc"] if isinstance(p, (str, int))]
-        key = ".".join(str(p) for p in loc) or None
+        key = _key_path(loc) or None
         leaf = next((p for p in reversed(loc) if isinstance(p, str)), "")
         typ = e["type"]
         ctx = e.get("ctx") or {}
