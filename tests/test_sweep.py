@@ -428,3 +428,218 @@ def test_identical_repeats_are_reported(tmp_path, sim_core):
     assert "same goodput in every repeat" in buf.getvalue()
     differ = scenario({"flows.0.cc": ["cubic", "reno"], "repeat": 2}, start_jitter="20ms")
     assert run_sweep(differ, tmp_path / "differ", workers=2, progress=False).identical_cells == []
+
+
+# ------------------------------------------------------------------------------------------
+# issue 11: any exception in one run is a stored failed run; run timeout; one sweep per store
+# ------------------------------------------------------------------------------------------
+
+def _patch_sim_run(monkeypatch, special):
+    """Make the sim backend call ``special(scenario)`` for cells with cc 'reno' (the workers are
+    forked after this, so they inherit it); the other cells run normally."""
+    from ccbench.backends import sim as sim_backend
+
+    real = sim_backend.run
+
+    def run(sc):
+        if sc.flows[0].cc == "reno":
+            return special(sc)
+        return real(sc)
+
+    monkeypatch.setattr(sim_backend, "run", run)
+
+
+class _Odd(Exception):
+    def __str__(self):
+        raise RuntimeError("even the message is broken")
+
+
+@pytest.mark.parametrize("failure", ["raises", "raises-and-failed-row-raises", "odd-exception",
+                                     "returns-garbage"])
+def test_any_exception_in_one_run_is_a_stored_failed_run(tmp_path, monkeypatch, sim_core, failure):
+    """Before: an exception while building the failed run's row (e.g. OverflowError for
+    buffer = 1e20B) escaped, nothing was stored, and every re-run crashed at the same cell."""
+    from ccbench import results
+
+    def special(sc):
+        if failure == "odd-exception":
+            raise _Odd()
+        if failure == "returns-garbage":
+            return object()
+        raise ArithmeticError("boom in the backend")
+
+    _patch_sim_run(monkeypatch, special)
+    if failure == "raises-and-failed-row-raises":
+        real_failed = results.failed_result
+
+        def failed_result(sc, *a, **kw):
+            if sc.flows[0].cc == "reno":
+                raise OverflowError("int too big to convert")
+            return real_failed(sc, *a, **kw)
+
+        monkeypatch.setattr(results, "failed_result", failed_result)
+    sc = scenario({"flows.0.cc": ["cubic", "reno", "bbr"]})
+    s = run_sweep(sc, tmp_path / "d", workers=2, progress=False)
+    assert (s.ok, s.failed) == (2, 1)
+    runs = load(tmp_path / "d").runs.set_index("flows.0.cc")
+    assert set(runs.loc[["cubic", "bbr"], "status"]) == {"ok"}
+    bad = runs.loc["reno"]
+    assert bad["status"] == "failed"
+    expected = {"raises": "ArithmeticError: boom in the backend",
+                "raises-and-failed-row-raises": "ArithmeticError: boom in the backend",
+                "odd-exception": "_Odd", "returns-garbage": "AttributeError"}[failure]
+    assert bad["error"].startswith(expected), bad["error"]
+    assert bad["run_id"] == plan(sc)[1].run_id and bad["seed"] == 11
+    # stored: a plain re-run skips it; --retry-failed runs it again (now fixed)
+    assert run_sweep(sc, tmp_path / "d", progress=False).stored_failed == 1
+    monkeypatch.undo()
+    retried = run_sweep(sc, tmp_path / "d", retry_failed=True, workers=1, progress=False)
+    assert (retried.cached, retried.ok, retried.failed) == (2, 1, 0)
+    assert set(load(tmp_path / "d").runs["status"]) == {"ok"}
+
+
+def test_failed_payload_never_raises():
+    """The failed row keeps what fits its column and leaves the rest null."""
+    from ccbench import results
+    from ccbench.sweep import failed_payload
+
+    class Hostile:
+        name = "h"
+        seed = 2**70  # does not fit int64
+
+        def __getattr__(self, key):
+            raise OverflowError(key)
+
+    p = failed_payload(Hostile(), "sim", "the message", 1.5, run_id="abc")
+    row = p["runs"].to_pylist()[0]
+    assert p["runs"].schema.equals(results.RUNS_SCHEMA)
+    assert (row["run_id"], row["status"], row["error"], row["name"], row["seed"]) == \
+        ("abc", "failed", "the message", "h", None)
+
+
+def test_store_error_for_one_run_is_stored_as_failed(tmp_path, monkeypatch, sim_core):
+    """A table the store cannot write (not a file-system error) fails that run only."""
+    from ccbench import store as store_mod
+
+    real = store_mod.Store._write
+
+    def write(self, run_id, runs, flows, *a, **kw):
+        if flows is not None and "reno" in set(_cc_of(flows)):
+            raise TypeError("cannot convert this table")
+        return real(self, run_id, runs, flows, *a, **kw)
+
+    monkeypatch.setattr(store_mod.Store, "_write", write)
+    s = run_sweep(scenario({"flows.0.cc": ["cubic", "reno"]}), tmp_path / "d", workers=1,
+                  progress=False)
+    assert (s.ok, s.failed) == (1, 1)
+    runs = load(tmp_path / "d").runs.set_index("flows.0.cc")
+    assert runs.loc["reno", "error"] == "storing the run's tables failed: TypeError: cannot convert this table"
+
+
+def _cc_of(table):
+    return table.column("cc").to_pylist() if hasattr(table, "column") else list(table["cc"])
+
+
+def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path, sim_core):
+    """A simulation that would take minutes is stopped at the timeout (the simulator polls for
+    the worker's SIGALRM), stored as failed naming the timeout; the other runs complete."""
+    sc = scenario({"duration": ["2s", "600s"]}, bottleneck={"rate": "1Gbit", "rtt": "20ms"})
+    t0 = time.monotonic()
+    s = run_sweep(sc, tmp_path / "d", workers=2, progress=False, run_timeout="1.5s")
+    assert time.monotonic() - t0 < 20
+    assert (s.ok, s.failed) == (1, 1)
+    runs = load(tmp_path / "d").runs.set_index("duration")
+    assert runs.loc["2s", "status"] == "ok"
+    assert runs.loc["600s", "error"] == ("the run exceeded the run timeout of 1.5 s (--run-timeout) "
+                                         "and was stopped")
+
+
+def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch, sim_core):
+    """A run stuck where the timeout cannot reach it: its worker is killed and replaced, the run
+    stored as failed, the runs that were in flight with it run again and complete."""
+    from ccbench import sweep as sw
+
+    def stuck(sc):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
+        time.sleep(120)
+
+    _patch_sim_run(monkeypatch, stuck)
+    monkeypatch.setattr(sw, "RUN_TIMEOUT_GRACE_S", 1.0)
+    sc = scenario({"flows.0.cc": ["cubic", "reno", "bbr", "vegas"]})
+    t0 = time.monotonic()
+    s = run_sweep(sc, tmp_path / "d", workers=2, progress=False, run_timeout=1)
+    assert time.monotonic() - t0 < 30
+    assert (s.ok, s.failed) == (3, 1)
+    runs = load(tmp_path / "d").runs.set_index("flows.0.cc")
+    assert runs.loc["reno", "error"].startswith("the run exceeded the run timeout of 1 s")
+    assert "was killed" in runs.loc["reno", "error"]
+
+
+@pytest.mark.parametrize("text,seconds", [("600", 600.0), ("90s", 90.0), ("30min", 1800.0),
+                                          ("2h", 7200.0), ("none", None), ("0", None)])
+def test_parse_run_timeout(text, seconds):
+    from ccbench.sweep import parse_run_timeout
+
+    assert parse_run_timeout(text) == seconds
+
+
+def test_bad_run_timeout_is_one_line(tmp_path):
+    study = tmp_path / "s.toml"
+    study.write_text(STUDY.format(duration="1s", repeat=1))
+    r = subprocess.run([*cli(), "sweep", str(study), "--out", str(tmp_path / "o"), "--run-timeout", "soon"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "--run-timeout 'soon': expected a duration" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_second_sweep_into_one_store_waits_and_runs_nothing_twice(tmp_path, sim_core):
+    """Before: two sweeps into one store both ran every cell."""
+    study = tmp_path / "study.toml"
+    study.write_text(STUDY.format(duration="3s", repeat=1))  # 8 runs
+    out = tmp_path / "out"
+    first = subprocess.Popen([*cli(), "sweep", str(study), "--out", str(out), "--workers", "1", "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lock = out / ".sweep.lock"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (lock.exists() and lock.read_text().strip()):
+            time.sleep(0.02)
+        assert lock.read_text().strip() == str(first.pid)
+        import io
+
+        from rich.console import Console
+
+        buf = io.StringIO()
+        second = run_sweep(tmp_path / "study.toml", out, workers=2, progress=True,
+                           console=Console(file=buf, width=300))
+        assert first.wait(60) == 0, first.stderr.read()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert f"another sweep (pid {first.pid}" in buf.getvalue()
+    assert second.executed == 0 and second.cached == 8
+    res = load(out)
+    assert len(res.runs) == 8 and res.runs["run_id"].is_unique
+
+
+@pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_sweep_exit_status_on_signals(tmp_path, sim_core, sig, status):
+    study = tmp_path / "study.toml"
+    study.write_text(STUDY.format(duration="3s", repeat=20))
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-X", "faulthandler", *cli()[1:], "sweep", str(study),
+                          "--out", str(out), "--workers", "1", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(list((out / "runs").glob("*.parquet"))) < 2:
+        time.sleep(0.05)
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:  # hung: show where (faulthandler prints every thread)
+        p.send_signal(signal.SIGABRT)
+        _, err = p.communicate()
+        raise AssertionError(err[-10000:]) from None
+    assert p.returncode == status, err
+    assert "Traceback" not in err

@@ -41,20 +41,39 @@ def cleanup_command(
     force: bool = typer.Option(False, "--force",
                                help="Also remove namespaces of runs whose process is still alive."),
 ) -> None:
-    """Remove what crashed kernel runs left behind (ccb* namespaces, their processes, emulators, links)."""
+    """Remove what killed sweeps and crashed kernel runs left behind: sweep worker processes
+    whose sweep is gone, and (as root) ccb* namespaces, their processes, emulators, links and
+    temporary directories."""
+    from .procs import kill, leftover_workers
+
+    workers = leftover_workers()
+    gone = [pid for pid, _ in workers if kill(pid)]
+    typer.echo(f"removed {len(gone)} leftover sweep worker processes"
+               + (f": {', '.join(map(str, gone))}" if gone else ""))
+    stuck = [pid for pid, _ in workers if pid not in gone]
+    if stuck:
+        typer.echo(f"could not stop {len(stuck)} worker processes ({', '.join(map(str, stuck))}): "
+                   "they belong to another user; run ccbench cleanup as that user or as root", err=True)
+
     from .kernel import env
-    from .kernel.topology import cleanup_stale
 
     if not env.is_root():
-        typer.echo("ccbench cleanup needs root (namespaces belong to root)", err=True)
-        raise typer.Exit(2)
+        typer.echo("kernel runs' namespaces, links and temporary directories belong to root: "
+                   "sudo ccbench cleanup removes those too")
+        raise typer.Exit(1 if stuck else 0)
+    from .kernel.topology import cleanup_stale
+
     done = cleanup_stale(force=force)
     for kind in ("namespaces", "processes", "links"):
         items = done[kind]
         typer.echo(f"removed {len(items)} {kind}" + (f": {', '.join(map(str, items))}" if items else ""))
+    dirs = done.get("dirs", [])
+    typer.echo(f"removed {len(dirs)} temporary directories" + (f": {', '.join(dirs)}" if dirs else ""))
     if done["kept"]:
         typer.echo(f"kept {len(done['kept'])} namespaces of runs still in progress "
                    f"({', '.join(done['kept'])}); --force removes them too")
+    if stuck:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -40,6 +40,9 @@ def sweep_command(
                                        help="Store directory (default: results/<scenario file stem>)."),
     retry_failed: bool = typer.Option(False, "--retry-failed",
                                       help="Run again the runs stored as failed."),
+    run_timeout: str = typer.Option("1h", "--run-timeout", metavar="TIME",
+                                    help="Stop a run after TIME (600, 90s, 30min, 2h; none = no "
+                                         "limit) and store it as failed; the sweep goes on."),
     set_: List[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
                                    help="Override a scenario value before expanding. A swept key (in "
                                         "\\[sweep] or --grid) is pinned to this one value, as "
@@ -65,12 +68,15 @@ def sweep_command(
         summary = sw.run_sweep(scenario, out, grid=grid, zips=zip_, repeat=repeat, backend=backend,
                                workers=workers, dask=dask, retry_failed=retry_failed,
                                overrides=set_, progress=not quiet, console=err,
-                               command=["ccbench", *sys.argv[1:]])
-    except ValueError as e:  # SweepError, ScenarioError
+                               command=["ccbench", *sys.argv[1:]],
+                               run_timeout=sw.parse_run_timeout(run_timeout))
+    except ValueError as e:  # SweepError, ScenarioError, StoreError
         err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
-    except KeyboardInterrupt:
-        raise typer.Exit(130)
+    except KeyboardInterrupt as e:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
+        from ccbench.procs import exit_status
+
+        raise typer.Exit(exit_status(e))
     if not quiet:
         err.print(f"results: {out}   (ccbench query {out} \"SELECT ...\", or ccbench.load({str(out)!r}))",
                   highlight=False, soft_wrap=True)

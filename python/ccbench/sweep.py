@@ -27,14 +27,18 @@ import itertools
 import json
 import math
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 import tomllib
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ccbench import procs
 
 __all__ = [
     "SweepError",
@@ -52,12 +56,30 @@ __all__ = [
     "param_str",
     "axis_type",
     "identical_cells",
+    "RunTimeout",
+    "KernelLockError",
+    "parse_run_timeout",
+    "DEFAULT_RUN_TIMEOUT_S",
 ]
 
 RESERVED_KEYS = ("repeat", "zip")
-# Per machine lock for backends that must not run concurrently on one host (kernel).
-KERNEL_LOCK_PATH = Path(os.environ.get("CCBENCH_KERNEL_LOCK", "/tmp/ccbench-sweep-kernel.lock"))
+# Per machine lock for backends that must not run concurrently on one host (kernel): in a
+# directory only root can write (a lock in /tmp could be redirected by a symlink or held by
+# any user). CCBENCH_KERNEL_LOCK moves it (into a directory private to the user).
+KERNEL_LOCK_PATH = Path(os.environ.get("CCBENCH_KERNEL_LOCK", "/run/ccbench/sweep-kernel.lock"))
+#: How long a kernel run waits for the machine lock before it fails naming the holder.
+try:
+    KERNEL_LOCK_TIMEOUT_S = float(os.environ.get("CCBENCH_KERNEL_LOCK_TIMEOUT", "3600"))
+except ValueError:  # not a number: the default (a sweep must not fail to import over it)
+    KERNEL_LOCK_TIMEOUT_S = 3600.0
 SERIAL_BACKENDS = frozenset({"kernel"})
+#: Default of --run-timeout: far above any sane run (the simulator's events cap ends a run
+#: that is merely huge long before); a run still going after it is stopped and stored failed.
+DEFAULT_RUN_TIMEOUT_S = 3600.0
+#: A worker whose run ignores the timeout (stuck outside Python) is killed this much later.
+RUN_TIMEOUT_GRACE_S = 10.0
+#: The store-level lock: one sweep at a time writes into a store; a second one waits.
+STORE_LOCK = ".sweep.lock"
 
 
 class SweepError(ValueError):
@@ -388,57 +410,310 @@ def _desc(spec: RunSpec) -> str:
 # Execution (runs in worker processes / Dask workers)
 # --------------------------------------------------------------------------------------------
 
+class KernelLockError(RuntimeError):
+    """The machine-wide kernel lock is unsafe (symlink, foreign owner) or held too long."""
+
+
+class RunTimeout(BaseException):
+    """Raised in a worker when its run exceeds --run-timeout. A BaseException, so that a
+    backend's ``except Exception`` does not turn it into an ordinary failure (its ``finally``
+    blocks still tear down what the run started)."""
+
+    def __init__(self, seconds: float):
+        super().__init__(seconds)
+        self.seconds = float(seconds)
+
+    def __str__(self) -> str:
+        return (f"the run exceeded the run timeout of {_fmt_seconds(self.seconds)} "
+                f"(--run-timeout) and was stopped")
+
+
+def _fmt_seconds(seconds: float) -> str:
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
+
+
+def parse_run_timeout(value: Any) -> float | None:
+    """``--run-timeout``: seconds as a number, or a number with s, min or h ("90s", "30min",
+    "2h"); 0, "none" or "off" = no timeout. Raises SweepError otherwise."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text in ("none", "off", "inf", "0", "0s"):
+        return None
+    mult = 1.0
+    for suffix, m in (("min", 60.0), ("h", 3600.0), ("s", 1.0)):
+        if text.endswith(suffix):
+            text, mult = text[: -len(suffix)].strip(), m
+            break
+    try:
+        seconds = float(text) * mult
+    except ValueError:
+        seconds = float("nan")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise SweepError(f"--run-timeout {value!r}: expected a duration such as 600, 90s, 30min "
+                         f"or 2h (or none)")
+    return seconds or None
+
+
+def _check_private_dir(directory: Path) -> None:
+    """The lock's directory must be a real directory of this user (or root) that nobody else
+    can write: then nobody else can plant a file or a symlink in it."""
+    import stat
+
+    if not directory.exists() and not directory.is_symlink():
+        try:
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise KernelLockError(f"{directory}: cannot create the kernel lock's directory "
+                                  f"({e.strerror}); the kernel backend runs as root") from None
+    st = os.lstat(directory)
+    if not stat.S_ISDIR(st.st_mode):
+        raise KernelLockError(f"{directory}: the kernel lock's directory is not a directory "
+                              f"(a symlink?); refusing to use it (remove it, or set "
+                              f"CCBENCH_KERNEL_LOCK to a file in a directory only you can write)")
+    if st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
+        raise KernelLockError(f"{directory}: the kernel lock's directory is writable by other "
+                              f"users or owned by uid {st.st_uid}; refusing to use it (set "
+                              f"CCBENCH_KERNEL_LOCK to a file in a directory only you can write)")
+
+
+def open_private_lock(path: Path) -> int:
+    """Open (creating) a lock file safely: never through a symlink (O_NOFOLLOW), only a regular
+    file with one link owned by this user, in a directory nobody else can write. Returns the
+    file descriptor; raises KernelLockError (one line, naming the path) otherwise."""
+    import errno
+    import stat
+
+    path = Path(path)
+    _check_private_dir(path.parent)
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise KernelLockError(f"{path}: the kernel lock is a symlink; refusing to follow it "
+                                  f"(remove it)") from None
+        raise KernelLockError(f"{path}: cannot open the kernel lock ({e.strerror})") from None
+    st = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = "is not a regular file"
+    elif st.st_uid != os.geteuid():
+        problem = f"belongs to uid {st.st_uid}, not to uid {os.geteuid()}"
+    elif st.st_nlink != 1:
+        problem = f"has {st.st_nlink} hard links"
+    if problem:
+        os.close(fd)
+        raise KernelLockError(f"{path}: the kernel lock {problem}; refusing to use it (remove it)")
+    return fd
+
+
+def _lock_holder(fd: int) -> str:
+    """" (pid N: command)" as the holder wrote it into the lock file, or ""."""
+    try:
+        text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        pid = int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        return ""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = ""
+    return f" (pid {pid}{': ' + cmd[:120] if cmd else ''})"
+
+
+def _flock_wait(fd: int, timeout: float | None, on_wait: Callable[[str], None] | None = None) -> bool:
+    """Take an exclusive flock on ``fd``, polling (so signals are handled while waiting).
+    False when ``timeout`` passed first. ``on_wait(holder)`` is called once if it must wait.
+    On success the lock file holds this process's pid."""
+    import fcntl
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    waited = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if not waited and on_wait is not None:
+                on_wait(_lock_holder(fd))
+            waited = True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return True
+
+
 @contextlib.contextmanager
 def _machine_lock(backend: str):
     """Serialise runs of backends that must run alone on a machine (kernel), across processes."""
     if backend not in SERIAL_BACKENDS:
         yield
         return
-    import fcntl
+    path = KERNEL_LOCK_PATH
+    fd = open_private_lock(path)
+    try:
+        if not _flock_wait(fd, KERNEL_LOCK_TIMEOUT_S):
+            raise KernelLockError(
+                f"{path}: another kernel run holds this machine's lock{_lock_holder(fd)} for more "
+                f"than {_fmt_seconds(KERNEL_LOCK_TIMEOUT_S)}; wait for it or stop it "
+                f"(CCBENCH_KERNEL_LOCK_TIMEOUT sets how long to wait)")
+        yield
+    finally:
+        os.close(fd)  # releases the flock
 
-    with open(KERNEL_LOCK_PATH, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+
+@contextlib.contextmanager
+def _run_deadline(timeout: float | None):
+    """Raise RunTimeout in the body after ``timeout`` seconds (SIGALRM: works in the main thread
+    of a process, which is where local workers run; the simulator polls for it). Elsewhere
+    (e.g. a Dask worker thread) the body runs without a deadline."""
+    if (not timeout or not math.isfinite(timeout) or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:  # not after the body finished, in the instant before the timer is cancelled
+            raise RunTimeout(timeout)
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip()
+    try:
+        text = str(exc).strip()
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        text = ""
     try:
         from ccbench.scenario import ScenarioError
     except ImportError:  # pragma: no cover
         ScenarioError = ()  # type: ignore[assignment]
-    if isinstance(exc, ScenarioError) and text:
-        return text  # already says file, key and what was expected
+    if isinstance(exc, (ScenarioError, RunTimeout, KernelLockError)) and text:
+        return text  # already says what happened and what to do
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
 
 
-def execute_run(scenario: Any, backend: str) -> dict[str, Any]:
+# Set in sweep worker processes by _worker_init.
+_WORKER: dict[str, Any] = {}
+
+
+def _refuse_orphan() -> None:
+    """In a sweep worker whose sweep process died: exit instead of starting a run (nobody would
+    store it, and a kernel run would hold the machine)."""
+    w = _WORKER
+    if "sweep_pid" in w and procs.parent_gone(w["parent"], w["sweep_pid"]):
+        os._exit(1)
+
+
+def _note_start(run_id: str | None) -> None:
+    """Tell the sweep process when this worker's run really started (after any lock wait), so
+    it can kill a worker whose run outlives --run-timeout."""
+    q = _WORKER.get("starts")
+    if q is not None and run_id is not None:
+        with contextlib.suppress(Exception):
+            q.put((run_id, os.getpid(), time.monotonic()))
+
+
+def execute_run(scenario: Any, backend: str, run_timeout: float | None = None,
+                run_id: str | None = None) -> dict[str, Any]:
     """Run one scenario on ``backend`` and return its three tables (never raises for a run
-    that fails: the failure is returned as a failed runs row with the message).
+    that fails: any exception, in the backend or in building its tables, is returned as a
+    failed runs row with the message). ``run_timeout``: seconds after which the run is stopped
+    (RunTimeout) and returned as failed.
 
     Returns {"runs", "flows", "series", "link_series", "counters": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
     ``backend.run`` (None if it did not get that far), "host"}.
     """
-    from ccbench import backends, results
-
     t0 = time.perf_counter()
     backend_s = None
+    host = socket.gethostname()
+    _WORKER["running"] = True
     try:
+        _refuse_orphan()
+        from ccbench import backends
+
         be = backends.get_backend(backend)
         be.check(scenario)
         with _machine_lock(backend):
-            t1 = time.perf_counter()
-            res = be.run(scenario)
-            backend_s = time.perf_counter() - t1
+            _refuse_orphan()  # the sweep may have died while this run waited for the lock
+            _note_start(run_id)
+            with _run_deadline(run_timeout):
+                t1 = time.perf_counter()
+                res = be.run(scenario)
+                backend_s = time.perf_counter() - t1
+        return _payload(res, backend_s, host)
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as exc:  # noqa: BLE001 - includes pyo3 PanicException
-        res = results.failed_result(scenario, backend, _error_text(exc), time.perf_counter() - t0)
-    return _payload(res, backend_s, socket.gethostname())
+    except BaseException as exc:  # noqa: BLE001 - includes pyo3 PanicException, RunTimeout
+        message = _error_text(exc)
+    finally:
+        _WORKER["running"] = False
+    return failed_payload(scenario, backend, message, time.perf_counter() - t0, run_id, host)
+
+
+def failed_payload(scenario: Any, backend: str, message: str, wall_s: float | None = 0.0,
+                   run_id: str | None = None, host: str | None = None) -> dict[str, Any]:
+    """The payload of a failed run. Never raises: when the scenario cannot even be described
+    (e.g. a value too large for the table's column type), the runs row keeps what can be
+    stored and leaves the rest null."""
+    from ccbench import results
+
+    try:
+        return _payload(results.failed_result(scenario, backend, message, wall_s), None, host)
+    except Exception:  # noqa: BLE001
+        pass
+    return {"runs": _bare_failed_row(scenario, backend, message, wall_s, run_id), "flows": None,
+            "series": None, "link_series": None, "counters": None, "run_id": run_id,
+            "backend_s": None, "host": host}
+
+
+def _bare_failed_row(scenario: Any, backend: str, message: str, wall_s: float | None,
+                     run_id: str | None):
+    """A one-row runs table (RUNS_SCHEMA) with status failed, built column by column: a value
+    that cannot be computed or does not fit its column type is null."""
+    import pyarrow as pa
+
+    from ccbench import results
+
+    values: dict[str, Any] = {}
+    with contextlib.suppress(Exception):
+        values.update(results.scenario_descriptors(scenario, backend))
+    for name, get in (("run_id", lambda: run_id or results.make_run_id(scenario, backend)),
+                      ("scenario_hash", lambda: scenario.scenario_hash()),
+                      ("name", lambda: scenario.name), ("seed", lambda: scenario.seed),
+                      ("ccbench_version", results.ccbench_version)):
+        if values.get(name) is None:
+            with contextlib.suppress(Exception):
+                values[name] = get()
+    if run_id is not None:
+        values["run_id"] = run_id
+    values.update({"backend": backend, "status": "failed", "error": message, "wall_time_s": wall_s})
+    cols = []
+    for f in results.RUNS_SCHEMA:
+        try:
+            cols.append(pa.array([values.get(f.name)], type=f.type))
+        except Exception:  # noqa: BLE001 - out of range for the column type
+            cols.append(pa.array([None], type=f.type))
+    return pa.Table.from_arrays(cols, schema=results.RUNS_SCHEMA)
 
 
 def _payload(res: Any, backend_s: float | None, host: str | None) -> dict[str, Any]:
@@ -456,7 +731,11 @@ def _payload(res: Any, backend_s: float | None, host: str | None) -> dict[str, A
 # --------------------------------------------------------------------------------------------
 
 class _LocalExecutor:
-    """ProcessPoolExecutor that survives a worker crash (segfault, OOM kill)."""
+    """ProcessPoolExecutor that survives a worker crash (segfault, OOM kill) and can kill the
+    worker of a run that outlives its timeout. Workers die with the sweep process (prctl
+    PR_SET_PDEATHSIG and a parent watchdog, see procs.die_with_parent)."""
+
+    can_kill = True
 
     def __init__(self, workers: int):
         import multiprocessing as mp
@@ -471,6 +750,7 @@ class _LocalExecutor:
             from ccbench import backends, results  # noqa: F401  (imported once, inherited)
             with contextlib.suppress(Exception):
                 backends.get_backend("sim")
+        self.started: dict[str, tuple[int, float]] = {}  # run_id -> (worker pid, start time)
         self.pool = self._new_pool()
         self.max_inflight = workers * 2
         self.description = f"{workers} local process{'es' if workers != 1 else ''}"
@@ -478,21 +758,42 @@ class _LocalExecutor:
     def _new_pool(self):
         from concurrent.futures import ProcessPoolExecutor
 
+        # a new queue per pool: a worker killed while writing to it cannot block the next pool
+        self.starts = self.ctx.SimpleQueue()
+        self.started = {}
         pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx,
-                                   initializer=_worker_init)
+                                   initializer=_worker_init, initargs=(os.getpid(), self.starts))
         # start every worker now (with fork, the pool forks them all on the first submit)
         for f in [pool.submit(os.getpid) for _ in range(self.workers)]:
             f.result()
         return pool
 
-    def submit(self, fn, *args):
-        return self.pool.submit(fn, *args)
+    def submit(self, spec: "RunSpec", backend: str, run_timeout: float | None):
+        return self.pool.submit(execute_run, spec.scenario, backend, run_timeout, spec.run_id)
 
-    def wait(self, futures):
+    def wait(self, futures, timeout: float | None = None):
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+        done, _ = wait(list(futures), timeout=timeout, return_when=FIRST_COMPLETED)
         return done
+
+    def overdue(self, run_ids: Iterable[str], limit_s: float) -> list[tuple[str, int]]:
+        """(run_id, worker pid) of the runs among ``run_ids`` that started more than
+        ``limit_s`` seconds ago."""
+        with contextlib.suppress(Exception):
+            while not self.starts.empty():
+                run_id, pid, t = self.starts.get()
+                self.started[run_id] = (pid, t)
+        now = time.monotonic()
+        out = []
+        for run_id in run_ids:
+            pid, t = self.started.get(run_id, (None, None))
+            if pid is not None and now - t > limit_s:
+                out.append((run_id, pid))
+        return out
+
+    def kill(self, pid: int) -> None:
+        procs.kill(pid, wait_s=5.0)
 
     def is_crash(self, exc: BaseException) -> bool:
         from concurrent.futures.process import BrokenProcessPool
@@ -500,29 +801,47 @@ class _LocalExecutor:
         return isinstance(exc, BrokenProcessPool)
 
     def restart(self):
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        self._stop_workers()
         self.pool = self._new_pool()
+
+    def _stop_workers(self):
+        procs_ = list((getattr(self.pool, "_processes", None) or {}).values())
+        results_q = getattr(self.pool, "_result_queue", None)  # shutdown() forgets it
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs_:
+            with contextlib.suppress(Exception):
+                p.terminate()
+        for p in procs_:
+            with contextlib.suppress(Exception):
+                p.join(5)
+            if p.is_alive():
+                with contextlib.suppress(Exception):
+                    p.kill()
+                    p.join(2)
+        # A worker killed while sending its result leaves half a message in the result pipe,
+        # and the pool's manager thread waits for the rest for ever (and the interpreter for it
+        # at exit). With every worker gone, closing our own write end gives it end-of-file.
+        with contextlib.suppress(Exception):
+            results_q._writer.close()
 
     def close(self, abort: bool = False):
         if abort:  # Ctrl-C: stop the simulations in flight instead of waiting for them
-            procs = list(getattr(self.pool, "_processes", {}).values())
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
-                with contextlib.suppress(Exception):
-                    p.terminate()
-            for p in procs:
-                with contextlib.suppress(Exception):
-                    p.join(5)
+            self._stop_workers()
         else:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _worker_init() -> None:
+def _worker_init(sweep_pid: int | None = None, starts: Any = None) -> None:
     # Ctrl-C goes to the whole process group: only the main process handles it (it stops the
-    # workers), so the terminal does not fill with one traceback per worker.
-    import signal
-
+    # workers), so the terminal does not fill with one traceback per worker. SIGTERM and
+    # SIGHUP kill a worker (the sweep process's own handlers are inherited by fork: undo them).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    if sweep_pid is None:
+        return
+    _WORKER.update(parent=os.getppid(), sweep_pid=sweep_pid, starts=starts, running=False)
+    procs.die_with_parent(sweep_pid, busy=lambda: _WORKER.get("running", False))
 
 
 class _DaskExecutor:
@@ -551,14 +870,26 @@ class _DaskExecutor:
         self.description += f" ({threads} worker threads)"
         self.max_inflight = max(4 * threads, 16)
 
-    def submit(self, fn, *args):
-        return self.client.submit(fn, *args, pure=False)
+    can_kill = False  # a Dask worker thread cannot be interrupted (docs/sweeps.md, Run limits)
 
-    def wait(self, futures):
+    def submit(self, spec: "RunSpec", backend: str, run_timeout: float | None):
+        return self.client.submit(execute_run, spec.scenario, backend, run_timeout, spec.run_id,
+                                  pure=False)
+
+    def wait(self, futures, timeout: float | None = None):
         import distributed
 
-        done, _ = distributed.wait(list(futures), return_when="FIRST_COMPLETED")
+        try:
+            done, _ = distributed.wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return set()
         return done
+
+    def overdue(self, run_ids, limit_s):  # pragma: no cover
+        return []
+
+    def kill(self, pid):  # pragma: no cover
+        pass
 
     def is_crash(self, exc: BaseException) -> bool:
         return False  # Dask reschedules tasks of dead workers itself (KilledWorker after retries)
@@ -621,7 +952,8 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
               workers: int | None = None, dask: str | None = None, retry_failed: bool = False,
               overrides: Sequence[str] | Mapping[str, Any] = (), progress: bool = True,
               console: Any = None, on_result: Callable[[RunSpec, dict], None] | None = None,
-              command: Sequence[str] | None = None, study: str | None = None) -> SweepSummary:
+              command: Sequence[str] | None = None, study: str | None = None,
+              run_timeout: float | str | None = DEFAULT_RUN_TIMEOUT_S) -> SweepSummary:
     """Run a sweep into ``out`` and return its summary.
 
     ``command`` (the argv that asked for it) and ``study`` (a study name) are recorded in
@@ -631,10 +963,15 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
     Runs already stored with status ok are skipped; stored failed runs are skipped unless
     ``retry_failed``. ``workers``: local processes (default os.cpu_count(); forced to 1 for the
     kernel backend). ``dask``: "local" or a scheduler address "tcp://host:port".
+    ``run_timeout``: seconds (or "90s", "30min", "2h"; None = none) after which a run is
+    stopped and stored as failed; default 1 h. One sweep at a time writes into a store: a
+    second sweep into the same directory waits for the first, then runs only what is missing.
+    SIGTERM and SIGHUP stop the sweep like Ctrl-C (KeyboardInterrupt; procs.Terminated).
     """
     from ccbench.store import Store
 
     t_start = time.perf_counter()
+    run_timeout = parse_run_timeout(run_timeout)
     base = _load_scenario(scenario, overrides)
     _check_backend(backend, remote=dask is not None)
     g = grid_from_scenario(base, grid, zips, repeat)
@@ -648,24 +985,21 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
         workers = 1
         notes.insert(0, "kernel backend: one run at a time per machine "
                         "(runs would share the CPU with the link emulator)")
+        if dask is None and os.geteuid() == 0:
+            try:
+                os.close(open_private_lock(KERNEL_LOCK_PATH))  # unsafe lock: say so before any run
+            except KernelLockError as e:
+                raise SweepError(str(e)) from None
 
-    statuses = store.statuses()
-    todo: list[RunSpec] = []
     summary = SweepSummary(out=Path(out), backend=backend, executor="", total=len(specs))
-    for spec in specs:
-        st = statuses.get(spec.run_id)
-        if st == "ok":
-            summary.cached += 1
-        elif st is not None and not retry_failed:
-            summary.stored_failed += 1
-        else:
-            todo.append(spec)
+    todo = _to_run(specs, store.statuses(), retry_failed, summary)
 
     from ccbench.meta import build_meta, write_meta
 
     meta = build_meta(base, backend, grid=g.values, repeat=g.repeat, command=command, study=study)
     console = _console(console)
-    if not todo:
+
+    def finish_without_running() -> SweepSummary:
         summary.executor = "none (everything stored)"
         write_meta(out, meta)
         summary.identical_cells = identical_cells(store, specs)
@@ -674,86 +1008,205 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
             print_summary(summary, console, notes)
         return summary
 
-    if dask is not None:
-        executor: Any = _DaskExecutor(dask, workers)
-    else:
-        n = workers if workers is not None else (os.cpu_count() or 1)
-        if n < 1:
-            raise SweepError(f"--workers {n}: expected at least 1")
-        executor = _LocalExecutor(min(n, len(todo)))
-    summary.executor = executor.description
-    try:
-        store.prepare()  # after the executor exists: a sweep that cannot start leaves no directory
-        write_meta(out, meta)
-    except BaseException:
-        executor.close()
-        raise
+    if not todo:
+        return finish_without_running()
 
+    waited: list[str] = []
+
+    def on_wait(holder: str) -> None:
+        waited.append(holder)
+        if progress:
+            console.print(f"[yellow]another sweep{holder} is writing into {store.root}:[/] waiting "
+                          f"for it to finish; then only the runs it did not store are run",
+                          highlight=False, soft_wrap=True)
+
+    # SIGTERM / SIGHUP: like Ctrl-C (stop the workers, keep what is stored), exit 143 / 129
+    with procs.signals_raise(), contextlib.ExitStack() as stack:
+        if dask is not None:
+            executor: Any = _DaskExecutor(dask, workers)
+        else:
+            n = workers if workers is not None else (os.cpu_count() or 1)
+            if n < 1:
+                raise SweepError(f"--workers {n}: expected at least 1")
+            executor = _LocalExecutor(min(n, len(todo)))
+        stack.callback(lambda: executor.close() if executor is not None else None)
+        summary.executor = executor.description
+        # after the executor exists: a sweep that cannot start leaves no directory
+        store.prepare()
+        stack.enter_context(_store_lock(store.root, on_wait))
+        if waited:  # what the other sweep stored is not run again
+            summary.cached = summary.stored_failed = 0
+            todo = _to_run(specs, store.statuses(), retry_failed, summary)
+            if not todo:
+                return finish_without_running()
+        write_meta(out, meta)
+        try:
+            _execute(executor, todo, backend, run_timeout, store, summary, progress, console,
+                     notes, on_result)
+        except KeyboardInterrupt:
+            executor.close(abort=True)
+            executor = None
+            summary.wall_s = time.perf_counter() - t_start
+            summary.interrupted = True
+            if progress:
+                print_summary(summary, console, notes)
+                console.print(f"[yellow]interrupted[/]: {summary.cached + summary.executed} of "
+                              f"{summary.total} runs are stored; run the same command again to "
+                              f"finish.", soft_wrap=True)
+            raise
+    summary.identical_cells = identical_cells(store, specs)
+    summary.wall_s = time.perf_counter() - t_start
+    if progress:
+        print_summary(summary, console, notes)
+    return summary
+
+
+def _to_run(specs: Sequence[RunSpec], statuses: Mapping[str, str], retry_failed: bool,
+            summary: SweepSummary) -> list[RunSpec]:
+    """The runs not stored yet (and the stored failed ones with ``retry_failed``); counts the
+    others into ``summary``."""
+    todo = []
+    for spec in specs:
+        st = statuses.get(spec.run_id)
+        if st == "ok":
+            summary.cached += 1
+        elif st is not None and not retry_failed:
+            summary.stored_failed += 1
+        else:
+            todo.append(spec)
+    return todo
+
+
+@contextlib.contextmanager
+def _store_lock(root: Path, on_wait: Callable[[str], Any]):
+    """Hold DIR/.sweep.lock (flock) while this sweep writes into the store: a second sweep
+    into the same store waits here (``on_wait(holder)`` is called once), then runs only what
+    the first did not store. The lock is released when the process ends, however it ends."""
+    path = Path(root) / STORE_LOCK
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        from ccbench.store import StoreError
+
+        raise StoreError(f"{path}: cannot open the store's lock file ({e.strerror})") from None
+    try:
+        _flock_wait(fd, None, on_wait)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _execute(executor: Any, todo: Sequence[RunSpec], backend: str, run_timeout: float | None,
+             store: Any, summary: SweepSummary, progress: bool, console: Any, notes: Sequence[str],
+             on_result: Callable[[RunSpec, dict], None] | None) -> None:
+    """Run ``todo`` on ``executor`` and store every result (the loop of run_sweep)."""
     bar = _Progress(console, len(todo), summary, executor.description, notes) if progress else None
     pending = deque(todo)
     inflight: dict[Any, RunSpec] = {}
     # Runs that were in flight when a worker process died: rerun one at a time, so the run
     # that kills its worker is identified and stored as failed, and the others complete.
     isolated: deque[RunSpec] = deque()
-    solo: RunSpec | None = None
+    killed: set[str] = set()  # run ids whose worker we killed: they outlived the run timeout
+    hard_limit = run_timeout + RUN_TIMEOUT_GRACE_S if run_timeout and executor.can_kill else None
+
+    def record(spec: RunSpec, payload: dict) -> None:
+        _record(store, spec, payload, summary, bar, on_result)
+
+    # Ctrl-C, SIGTERM, SIGHUP are noted by the handler and acted on between two waits: an
+    # exception raised at an arbitrary point could leave a lock of concurrent.futures held
+    # and hang the shutdown that follows.
+    stop: list[int] = []
     try:
-        if bar:
-            bar.start()
-        while pending or inflight or isolated:
-            if isolated or solo is not None:
-                if not inflight and isolated:
-                    solo = isolated.popleft()
-                    inflight[executor.submit(execute_run, solo.scenario, backend)] = solo
-            else:
-                while pending and len(inflight) < executor.max_inflight:
-                    spec = pending.popleft()
-                    inflight[executor.submit(execute_run, spec.scenario, backend)] = spec
-            for fut in executor.wait(inflight):
-                spec = inflight.pop(fut)
-                try:
-                    payload = fut.result()
-                except (KeyboardInterrupt, SystemExit):
-                    raise
-                except BaseException as exc:  # noqa: BLE001
-                    if not executor.is_crash(exc):
-                        payload = _failed_payload(spec, backend, f"executor: {_error_text(exc)}")
-                    elif spec is solo:
-                        executor.restart()
-                        payload = _failed_payload(
-                            spec, backend, "the worker process died while running it "
-                            "(crash or out of memory; it was rerun alone to be sure)")
-                    else:
-                        isolated.extend([spec, *inflight.values()])
-                        inflight.clear()
-                        executor.restart()
-                        break
-                if spec is solo:
-                    solo = None
-                _record(store, spec, payload, summary, bar, on_result)
-    except KeyboardInterrupt:
-        if bar:
-            bar.stop()
-            bar = None
-        executor.close(abort=True)
-        executor = None
-        summary.wall_s = time.perf_counter() - t_start
-        summary.interrupted = True
-        if progress:
-            print_summary(summary, console, notes)
-            console.print(f"[yellow]interrupted[/]: {summary.cached + summary.executed} of "
-                          f"{summary.total} runs are stored; run the same command again to finish.",
-                          soft_wrap=True)
-        raise
+        with _deferred_signals(stop):
+            if bar:
+                bar.start()
+            _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout,
+                  record, stop)
     finally:
         if bar:
             bar.stop()
-        if executor is not None:
-            executor.close()
-    summary.identical_cells = identical_cells(store, specs)
-    summary.wall_s = time.perf_counter() - t_start
-    if progress:
-        print_summary(summary, console, notes)
-    return summary
+
+
+@contextlib.contextmanager
+def _deferred_signals(stop: list[int]):
+    """During the body, SIGINT/SIGTERM/SIGHUP append their number to ``stop`` (main thread
+    only; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.getsignal(s) for s in sigs}
+    for s in sigs:
+        signal.signal(s, lambda signum, frame: stop.append(signum))
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _raise_if_stopped(stop: list[int]) -> None:
+    if stop:
+        raise KeyboardInterrupt() if stop[0] == signal.SIGINT else procs.Terminated(stop[0])
+
+
+def _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout,
+          record, stop) -> None:
+    solo: RunSpec | None = None
+    while pending or inflight or isolated:
+        _raise_if_stopped(stop)
+        if isolated or solo is not None:
+            if not inflight and isolated:
+                solo = isolated.popleft()
+                inflight[executor.submit(solo, backend, run_timeout)] = solo
+        else:
+            while pending and len(inflight) < executor.max_inflight:
+                spec = pending.popleft()
+                inflight[executor.submit(spec, backend, run_timeout)] = spec
+        crashed: list[RunSpec] = []
+        done = executor.wait(inflight, timeout=0.25)
+        _raise_if_stopped(stop)
+        for fut in done:
+            spec = inflight.pop(fut)
+            try:
+                payload = fut.result()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001
+                if executor.is_crash(exc):
+                    crashed.append(spec)
+                    continue
+                payload = _failed_payload(spec, backend, f"executor: {_error_text(exc)}")
+            if spec is solo:
+                solo = None
+            record(spec, payload)
+        if crashed:
+            # the pool is broken: every run still in flight is lost with it
+            lost = sorted(crashed + list(inflight.values()), key=lambda s: s.index)
+            inflight.clear()
+            executor.restart()
+            timed_out = [s for s in lost if s.run_id in killed]
+            killed.clear()
+            for spec in timed_out:
+                record(spec, _failed_payload(spec, backend, str(RunTimeout(run_timeout))
+                                             + "; its worker did not stop and was killed"))
+            others = [s for s in lost if s not in timed_out]
+            if timed_out:  # the cause is known: the others did nothing wrong
+                pending.extendleft(reversed(others))
+            elif solo is not None and solo in lost:
+                record(solo, _failed_payload(
+                    solo, backend, "the worker process died while running it "
+                    "(crash or out of memory; it was rerun alone to be sure)"))
+            else:
+                isolated.extend(others)
+            if solo is not None and solo in lost:
+                solo = None
+        if hard_limit and inflight:
+            ids = {s.run_id for s in inflight.values()} - killed
+            for run_id, pid in executor.overdue(ids, hard_limit):
+                killed.add(run_id)
+                executor.kill(pid)
 
 
 def identical_cells(store: Any, specs: Sequence[RunSpec]) -> list[dict[str, Any]]:
@@ -797,20 +1250,34 @@ def _check_backend(name: str, remote: bool) -> None:
 
 
 def _failed_payload(spec: RunSpec, backend: str, message: str) -> dict[str, Any]:
-    from ccbench import results
-
-    res = results.failed_result(spec.scenario, backend, message, 0.0)
-    return _payload(res, None, None)
+    """The payload of a failed run of ``spec`` (never raises, see failed_payload)."""
+    return failed_payload(spec.scenario, backend, message, 0.0, spec.run_id)
 
 
 def _record(store, spec: RunSpec, payload: dict, summary: SweepSummary, bar, on_result) -> None:
+    """Store one run. A payload the store cannot write (anything but a file-system error)
+    is stored as a failed run with the error instead, and the sweep goes on."""
+    from ccbench.store import StoreError
+
     if payload.get("run_id") not in (None, spec.run_id):
         payload = _failed_payload(spec, summary.backend, (
             f"the worker computed run id {payload.get('run_id')} but the client expected "
             f"{spec.run_id}: different ccbench versions on client and worker?"))
-    status = store.write(spec.run_id, payload["runs"], payload["flows"], payload["series"],
-                         spec.columns(), link_series=payload.get("link_series"),
-                         counters=payload.get("counters"))
+    try:
+        columns = spec.columns()
+    except Exception:  # noqa: BLE001
+        columns = {"repeat": spec.repeat}
+    try:
+        status = store.write(spec.run_id, payload["runs"], payload.get("flows"),
+                             payload.get("series"), columns,
+                             link_series=payload.get("link_series"),
+                             counters=payload.get("counters"))
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        payload = _failed_payload(spec, summary.backend,
+                                  f"storing the run's tables failed: {_error_text(exc)}")
+        status = store.write(spec.run_id, payload["runs"], None, None, columns)
     if status == "ok":
         summary.ok += 1
     else:

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
+from ..procs import Terminated
 from . import env
 from .nsutil import in_netns, netns_inode, ns_path
 
@@ -387,7 +388,7 @@ def cleanup_stale(force: bool = False) -> dict:
     progress and is kept unless ``force``."""
     from pyroute2 import IPRoute, netns
 
-    done = {"namespaces": [], "processes": [], "links": [], "kept": []}
+    done = {"namespaces": [], "processes": [], "links": [], "dirs": [], "kept": []}
     for ns in sorted(netns.listnetns()):
         if not ns.startswith(env.PREFIX):
             continue
@@ -423,7 +424,43 @@ def cleanup_stale(force: bool = False) -> dict:
                     done["links"].append(name)
                 except Exception:
                     pass
+    done["dirs"] = remove_stale_tmp_dirs()
     return done
+
+
+TMP_DIR_RE = re.compile(rf"^{env.PREFIX}(\d+)x[0-9a-f]+-")
+
+
+def remove_stale_tmp_dirs(tmp: str | None = None) -> list[str]:
+    """Remove the temporary directories (``ccb<pid>x<hex>-*`` in the temp dir: the emulator's
+    config and stderr) of runs whose process is gone, e.g. SIGKILLed. Only directories owned by
+    this user, never through a symlink. Returns the paths removed."""
+    import shutil
+    import stat
+
+    root = Path(tmp or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for e in entries:
+        m = TMP_DIR_RE.match(e.name)
+        if not m:
+            continue
+        try:
+            st = os.lstat(e.path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid() or _alive(pid):
+            continue
+        shutil.rmtree(e.path, ignore_errors=True)
+        if not os.path.lexists(e.path):
+            removed.append(e.path)
+    return removed
 
 
 def _kill(pid: int) -> None:
@@ -451,8 +488,9 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
-class Interrupted(KeyboardInterrupt):
-    """Raised in the main thread when SIGTERM arrives during a kernel run."""
+class Interrupted(Terminated):
+    """Raised in the main thread when SIGTERM (or SIGHUP) arrives during a kernel run; its
+    ``signum`` gives the command's exit status (procs.exit_status: 143 for SIGTERM)."""
 
 
 @contextmanager
@@ -468,7 +506,7 @@ def signals_raise():
     def handler(signum, frame):
         if os.getpid() != owner:  # a forked helper (e.g. of a library) inherited this handler
             os._exit(128 + signum)
-        raise Interrupted(f"signal {signal.Signals(signum).name}")
+        raise Interrupted(signum)
 
     old = {}
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
