@@ -149,32 +149,29 @@ def query_command(
 ) -> None:
     """Query a sweep store with SQL (DuckDB)."""
     import sys
+    import warnings
 
     from rich.console import Console
     from rich.table import Table
 
-    from ccbench.store import query
+    from ccbench.store import SkippedFileWarning, query
 
     err = Console(stderr=True)
-    if sql is None:
-        from ccbench.store import TABLES, connect
-
-        con = connect(dir)
-        t = Table(title=f"{dir}: views")
-        for c in ("view", "rows", "columns"):
-            t.add_column(c)
-        for view in TABLES:
-            n = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
-            cols = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
-            t.add_row(view, str(n), ", ".join(f'"{c}"' if "." in c else c for c in cols))
-        con.close()
-        Console().print(t)
-        return
-    try:
-        df = query(dir, sql)
-    except Exception as e:  # duckdb errors: show the message, not a traceback
-        err.print(f"[red]error:[/] {e}", highlight=False)
-        raise typer.Exit(2)
+    with warnings.catch_warnings(record=True) as skipped:
+        warnings.simplefilter("always", SkippedFileWarning)
+        try:
+            if sql is None:
+                _print_views(dir)
+                return
+            df = query(dir, sql)
+        except Exception as e:  # duckdb errors, StoreError: show the message, not a traceback
+            err.print(f"[red]error:[/] {_one_line(e)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2)
+        finally:  # files left out (truncated by a power loss): say which, one line each
+            for w in skipped:
+                if issubclass(w.category, SkippedFileWarning):
+                    err.print(f"warning: {w.message}", style="yellow", markup=False,
+                              highlight=False, soft_wrap=True)
     if csv:
         df.to_csv(sys.stdout, index=False)
         return
@@ -187,6 +184,33 @@ def query_command(
     Console().print(t)
     if len(shown) < len(df):
         err.print(f"{len(df) - len(shown)} more rows (use --limit 0 or --csv)")
+
+
+def _print_views(dir: Path) -> None:
+    """The views of a store, their row counts and columns."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ccbench.store import TABLES, connect
+
+    con = connect(dir)
+    try:
+        t = Table(title=f"{dir}: views")
+        for c in ("view", "rows", "columns"):
+            t.add_column(c)
+        for view in TABLES:
+            n = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+            cols = [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
+            t.add_row(view, str(n), ", ".join(f'"{c}"' if "." in c else c for c in cols))
+    finally:
+        con.close()
+    Console().print(t)
+
+
+def _one_line(e: BaseException) -> str:
+    """DuckDB's messages carry a multi-line caret excerpt of the SQL: keep the first line."""
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0]
 
 
 def _fmt(v) -> str:
