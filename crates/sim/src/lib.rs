@@ -4,6 +4,7 @@
 //! `run_json` for the Python package.
 pub mod bench_scenarios;
 pub mod cc;
+pub mod columns;
 pub mod config;
 pub mod event;
 pub mod link;
@@ -44,6 +45,15 @@ pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Re
         .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     let report = run_with(&cfg, abort)?;
     serde_json::to_string(&report).map_err(|e| e.to_string())
+}
+
+/// JSON in, columns out: the report as raw Arrow-layout buffers plus a small JSON header
+/// (`columns`), for runs with many flows where JSON text would cost more than the simulation.
+pub fn run_columns(scenario_json: &str) -> Result<columns::Columns, String> {
+    let cfg: SimConfig = serde_json::from_str(scenario_json)
+        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let report = run(&cfg)?;
+    columns::to_columns(&report)
 }
 
 /// `[{"name", "linux", "notes"}]` for `ccbench algorithms`.
