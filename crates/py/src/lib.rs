@@ -3,6 +3,7 @@
 //! (see `ccbench_sim::report`), so the Rust core stays free of Python types.
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 /// Run one normalised scenario (JSON text) and return the result as JSON text.
 /// The GIL is released while the simulation runs, so threads can run simulations in parallel.
@@ -31,6 +32,19 @@ fn run_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     out.map_err(PyValueError::new_err)
 }
 
+/// Run one normalised scenario (JSON text) and return the report as columns:
+/// `(header_json, blob)`, the layout of `ccbench_sim::columns` (the flows, series and
+/// link_series tables as Arrow buffers in one bytes object; python/ccbench/backends/sim.py
+/// wraps them without parsing). The GIL is released while the simulation runs.
+#[pyfunction]
+fn run_columns(py: Python<'_>, scenario_json: &str) -> PyResult<(String, Py<PyBytes>)> {
+    let owned = scenario_json.to_owned();
+    let cols = py
+        .allow_threads(move || ccbench_sim::run_columns(&owned))
+        .map_err(PyValueError::new_err)?;
+    Ok((cols.header, PyBytes::new(py, &cols.blob).unbind()))
+}
+
 /// Names of the congestion-control algorithms the simulator implements, with the Linux
 /// version each follows, as JSON text: [{"name": .., "linux": .., "notes": ..}].
 #[pyfunction]
@@ -42,6 +56,7 @@ fn algorithms_json() -> String {
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
+    m.add_function(wrap_pyfunction!(run_columns, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
