@@ -1,9 +1,9 @@
 """The result schema shared by every backend: `flows`, `runs`, `series`, `link_series` and
 `counters` tables. Every column, its unit and which backend fills it: docs/results.md.
 
-A backend hands per-flow rows, the time series and run-level extras to :func:`build_result`,
-which adds the standard columns (ids, scenario descriptors, Jain's indices, aggregate goodput)
-and returns a :class:`RunResult`. Columns a backend cannot measure stay null, never invented.
+A backend hands per-flow rows (or columns), the time series and run-level extras to
+:func:`build_result`, which adds the standard columns (ids, scenario descriptors, Jain's
+indices, aggregate goodput) and returns a :class:`RunResult`. Columns a backend cannot measure stay null, never invented.
 
 The tables are held as pyarrow Tables with the fixed schemas below (so types do not depend on
 the data) and exposed as pandas DataFrames. Parquet files are written without pandas metadata
@@ -18,7 +18,9 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .analysis import jain_index
@@ -281,31 +283,122 @@ def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_pydict(cols, schema=schema)
 
 
+# ---- columns --------------------------------------------------------------------------------
+# Backends hand over tables as rows (the kernel backend), as a mapping of columns or as Arrow
+# tables (the simulator: crates/sim/src/columns.rs). Everything is turned into columns in
+# _columns() and assembled with vectorised Arrow operations: a run with 100 000 flows and a
+# million series rows must not cost a Python object per value.
+
+
+def _columns(data: Any, names: Sequence[str]) -> dict[str, Any]:
+    """``{column: values}`` for the columns of ``names`` that ``data`` has: ``data`` is a
+    pyarrow Table, a mapping of columns (lists or arrays; a column given as None is absent),
+    a sequence of row mappings, or None."""
+    if data is None:
+        return {}
+    if isinstance(data, pa.Table):
+        return {n: data.column(n) for n in data.column_names if n in names}
+    if isinstance(data, Mapping):
+        return {n: v for n, v in data.items() if n in names and v is not None}
+    rows = list(data)
+    present = {k for r in rows for k in r}
+    return {n: [r.get(n) for r in rows] for n in names if n in present}
+
+
+def _clean_array(arr: pa.Array) -> pa.Array:
+    """NaN / ±inf → null in a float column (:func:`_clean` for a whole column)."""
+    if pa.types.is_floating(arr.type) and len(arr) and not pc.all(pc.is_finite(arr)).as_py():
+        arr = pc.if_else(pc.is_finite(arr), arr, pa.scalar(None, arr.type))
+    return arr
+
+
+def _column(values: Any, t: pa.DataType) -> pa.Array:
+    """One column as an Arrow array of type ``t`` (NaN / inf → null): from an Arrow array,
+    a numpy array or a sequence of Python values."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
+    elif isinstance(values, np.ndarray):
+        values = pa.array(values)
+    if not isinstance(values, pa.Array):
+        return pa.array([_clean(v) for v in values], type=t)
+    return _clean_array(values if values.type == t else values.cast(t))
+
+
+def _constant(value: Any, t: pa.DataType, n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(value, type=t), n)
+
+
+def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
+    """``group``, ``cc``, ``size_bytes`` and ``rwnd_bytes`` of every flow of the scenario,
+    indexed by flow id: what ``scenario.expanded_flows()`` gives (flows are numbered group by
+    group, ``count`` flows each), without one Python object per flow."""
+    groups = list(scenario.flows)
+    group_of = np.repeat(np.arange(len(groups), dtype=np.int64), [g.count for g in groups])
+    # wrapped, not converted: pa.array(ndarray) would import pandas (0.3 s) for nothing
+    index = pa.Array.from_buffers(pa.int64(), len(group_of), [None, pa.py_buffer(group_of)])
+    return {
+        "group": index,
+        "cc": pa.array([g.cc for g in groups], pa.string()).take(index),
+        "size_bytes": pa.array([g.size_bytes for g in groups], pa.int64()).take(index),
+        "rwnd_bytes": pa.array([g.rwnd_bytes for g in groups], pa.int64()).take(index),
+    }
+
+
+def _by_flow(values: pa.Array, flow_id: pa.Array) -> pa.Array:
+    """``values[flow_id]`` row by row; null where the flow id is null or not a flow of the
+    scenario."""
+    fid = flow_id.cast(pa.int64())
+    inside = pc.and_(pc.greater_equal(fid, 0), pc.less(fid, len(values)))
+    return values.take(pc.if_else(inside, fid, pa.scalar(None, pa.int64())))
+
+
+def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa.Array]) -> pa.Table:
+    """FLOWS_SCHEMA: the descriptors, the backend's measurements (keys outside the schema or
+    among the descriptors ignored), ``group``/``cc``/``size_bytes``/``rwnd_bytes`` from the
+    scenario where the backend left them null, rows sorted by flow id."""
+    names = [n for n in FLOWS_SCHEMA.names if n not in desc]
+    cols = {n: _column(v, FLOWS_SCHEMA.field(n).type) for n, v in _columns(flow_rows, names).items()}
+    n = len(next(iter(cols.values()))) if cols else 0
+    if "flow_id" in cols:
+        for key, spec in specs.items():
+            from_scenario = _by_flow(spec, cols["flow_id"])
+            cols[key] = pc.coalesce(cols[key], from_scenario) if key in cols else from_scenario
+        fid = cols["flow_id"]
+        if n > 1 and not pc.all(pc.greater_equal(fid[1:], fid[:-1])).as_py():
+            order = pc.sort_indices(fid)  # a stable sort, as list.sort was
+            cols = {k: v.take(order) for k, v in cols.items()}
+    arrays = []
+    for f in FLOWS_SCHEMA:
+        if f.name in desc:
+            arrays.append(_constant(desc[f.name], f.type, n))
+        elif f.name in cols:
+            arrays.append(cols[f.name])
+        else:
+            arrays.append(pa.nulls(n, f.type))
+    return pa.Table.from_arrays(arrays, schema=FLOWS_SCHEMA)
+
+
 def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
-                    fill: Optional[Mapping[str, Mapping[Any, Any]]] = None) -> pa.Table:
+                    fill: Optional[Mapping[str, pa.Array]] = None) -> pa.Table:
     """A series-like table from a columnar mapping (crates/sim/src/report.rs `Series`,
     `LinkSeries`), a list of row mappings, a pyarrow Table or None. ``fill``: column ->
-    {flow_id: value} for columns taken from the scenario when the data lacks them."""
+    values by flow id (see :func:`_flow_specs`) for columns the data lacks."""
     if data is None:
         return schema.empty_table()
-    if isinstance(data, pa.Table):
-        data = data.to_pydict()
-    if not isinstance(data, Mapping):
-        rows = list(data)
-        present = {k for r in rows for k in r}
-        data = {name: [r.get(name) for r in rows] for name in schema.names if name in present}
-    n = len(data.get("t_s", []))
-    cols = {}
-    for name in schema.names:
-        col = data.get(name)
-        if name == "run_id":
-            cols[name] = [run_id] * n
-        elif col is None and fill and name in fill:
-            by_flow = fill[name]
-            cols[name] = [by_flow.get(f) for f in data.get("flow_id", [None] * n)]
+    cols = _columns(data, schema.names)
+    n = len(cols.get("t_s", []))
+    arrays = []
+    for f in schema:
+        if f.name == "run_id":
+            arrays.append(_constant(run_id, f.type, n))
+        elif f.name not in cols and fill and f.name in fill:
+            fid = _column(cols["flow_id"], pa.int64()) if "flow_id" in cols else pa.nulls(n, pa.int64())
+            arrays.append(_by_flow(fill[f.name], fid))
+        elif f.name in cols:
+            arrays.append(_column(cols[f.name], f.type))
         else:
-            cols[name] = [_clean(v) for v in col] if col is not None else [None] * n
-    return pa.Table.from_pydict(cols, schema=schema)
+            arrays.append(pa.nulls(n, f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _counters_table(run_id: str, data: Any) -> pa.Table:
@@ -482,17 +575,23 @@ def write_table(table: pa.Table, path: str | Path) -> None:
     )
 
 
-def _jain_groups(flow_rows: Sequence[Mapping[str, Any]]) -> Optional[float]:
-    groups: dict[int, float] = {}
-    for r in flow_rows:
-        g = r.get("group")
-        gp = _clean(r.get("goodput_bps"))
-        if g is None or gp is None:
-            continue
-        groups[int(g)] = groups.get(int(g), 0.0) + float(gp)
-    if len(groups) < 2:
+def _jain_groups(group: pa.Array, goodput: pa.Array) -> Optional[float]:
+    """Jain's index over the groups' summed goodputs (flows with a group and a goodput)."""
+    have = pc.and_(pc.is_valid(group), pc.is_valid(goodput))
+    g = group.filter(have).to_numpy(zero_copy_only=False).astype(np.int64)
+    gp = goodput.filter(have).to_numpy(zero_copy_only=False).astype(np.float64)
+    if g.size == 0 or g.min() < 0:
+        if g.size:  # negative group numbers: no bincount
+            sums: dict[int, float] = {}
+            for k, v in zip(g.tolist(), gp.tolist()):
+                sums[k] = sums.get(k, 0.0) + v
+            return jain_index([sums[k] for k in sorted(sums)]) if len(sums) >= 2 else None
         return None
-    return jain_index([groups[k] for k in sorted(groups)])
+    # bincount adds in row order, as a running sum per group would
+    present = np.bincount(g) > 0
+    if present.sum() < 2:
+        return None
+    return jain_index(np.bincount(g, weights=gp)[present])
 
 
 def build_result(
@@ -510,7 +609,8 @@ def build_result(
     """Assemble a RunResult from a backend's measurements.
 
     ``flow_rows``: one mapping per flow with FLOWS_SCHEMA measurement keys (``flow_id``,
-    ``group``, ``cc``, ``goodput_bps``, …; crates/sim/src/report.rs `FlowSummary`). Missing keys
+    ``group``, ``cc``, ``goodput_bps``, …; crates/sim/src/report.rs `FlowSummary`), or the same
+    as columns (a mapping of column lists / arrays, or a pyarrow Table). Missing keys
     become null; ``group``/``cc``/``size_bytes``/``rwnd_bytes`` are filled from the scenario when
     absent. Keys outside the schema are ignored.
     ``series``: columnar mapping (report.rs `Series`), list of row mappings, a pyarrow Table, or
@@ -525,41 +625,29 @@ def build_result(
     goodput are computed here.
     """
     desc = scenario_descriptors(scenario, backend)
-    specs = {f.id: f for f in scenario.expanded_flows()}
-    rows = []
-    for r in flow_rows:
-        row = dict(desc)
-        row.update({k: v for k, v in r.items() if k in FLOWS_SCHEMA.names and k not in desc})
-        spec = specs.get(row.get("flow_id"))
-        if spec is not None:
-            for key, val in (("group", spec.group), ("cc", spec.cc), ("size_bytes", spec.size_bytes),
-                             ("rwnd_bytes", spec.rwnd_bytes)):
-                if row.get(key) is None:
-                    row[key] = val
-        rows.append(row)
-    rows.sort(key=lambda r: r["flow_id"])
+    specs = _flow_specs(scenario)
+    flows = _flows_table(desc, flow_rows, specs)
 
     extra = {k: v for k, v in (run_extra or {}).items() if k in _RUN_EXTRA_KEYS}
-    goodputs = [_clean(r.get("goodput_bps")) for r in rows]
-    goodputs = [g for g in goodputs if g is not None]
-    if _clean(extra.get("aggregate_goodput_bps")) is None and goodputs:
-        extra["aggregate_goodput_bps"] = float(sum(goodputs))
+    goodput = flows.column("goodput_bps").combine_chunks()
+    goodputs = goodput.drop_null().to_numpy(zero_copy_only=False)
+    if _clean(extra.get("aggregate_goodput_bps")) is None and goodputs.size:
+        extra["aggregate_goodput_bps"] = float(sum(goodputs.tolist()))  # in flow order, as before
     run = dict(desc)
     run.update(extra)
     run.update(
         {
             "status": status,
             "error": error,
-            "jain_index": jain_index(goodputs) if goodputs else None,
-            "jain_index_groups": _jain_groups(rows),
+            "jain_index": jain_index(goodputs) if goodputs.size else None,
+            "jain_index_groups": _jain_groups(flows.column("group").combine_chunks(), goodput),
             "wall_time_s": wall_time_s,
         }
     )
-    fill = {"group": {i: s.group for i, s in specs.items()}, "cc": {i: s.cc for i, s in specs.items()}}
     return RunResult(
-        _table(rows, FLOWS_SCHEMA),
+        flows,
         _table([run], RUNS_SCHEMA),
-        _columnar_table(desc["run_id"], series, SERIES_SCHEMA, fill),
+        _columnar_table(desc["run_id"], series, SERIES_SCHEMA, {"group": specs["group"], "cc": specs["cc"]}),
         _columnar_table(desc["run_id"], link_series, LINK_SERIES_SCHEMA),
         scenario=scenario,
         counters_table=_counters_table(desc["run_id"], counters),

@@ -1,13 +1,18 @@
 """The embedded simulator backend (crates/sim through the PyO3 module ``ccbench._sim``).
 
-JSON in (``Scenario.sim_config()``, crates/sim/src/config.rs), JSON out
-(crates/sim/src/report.rs), converted to the shared result schema by ``build_result``.
+JSON in (``Scenario.sim_config()``, crates/sim/src/config.rs); out comes the report of
+crates/sim/src/report.rs as columns (crates/sim/src/columns.rs: a JSON header and Arrow
+buffers), converted to the shared result schema by ``build_result`` without a Python object
+per value.
 """
 from __future__ import annotations
 
 import functools
 import json
 import time
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..results import COUNTER_SIDES, RunResult, build_result, failed_result
 from ..scenario import Scenario, ScenarioError
@@ -54,20 +59,76 @@ def check(scenario: Scenario) -> None:
         raise ScenarioError(scenario.source, key, problem, expected, problems)
 
 
+#: Arrow types of the column layout's dtypes (crates/sim/src/columns.rs).
+_ARROW_TYPES = {
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "string": pa.string(),
+}
+
+
+def arrow_tables(header: dict, blob: bytes) -> dict[str, pa.Table]:
+    """The ``flows``, ``series`` and ``link_series`` tables of a ``run_columns`` report as
+    Arrow tables over ``blob`` (no copy): the header says where each column's buffers lie."""
+    buf = pa.py_buffer(blob)
+
+    def part(at):
+        return None if at is None else buf.slice(at[0], at[1])
+
+    tables = {}
+    for name, layout in header["tables"].items():
+        arrays, names = [], []
+        for c in layout["columns"]:
+            buffers = [part(c["validity"])]
+            if c["offsets"] is not None:
+                buffers.append(part(c["offsets"]))
+            buffers.append(part(c["data"]))
+            arr = pa.Array.from_buffers(_ARROW_TYPES[c["dtype"]], layout["rows"], buffers,
+                                        null_count=c["null_count"])
+            arr.validate()  # buffer sizes match the length: a layout bug fails here, not later
+            arrays.append(arr)
+            names.append(c["name"])
+        tables[name] = pa.Table.from_arrays(arrays, names=names)
+    return tables
+
+
+def _report(sim, cfg: str) -> tuple[dict, float]:
+    """The run's report and the simulator's wall time. The report: the header's fields with
+    the tables as Arrow tables (``run_columns``), or the JSON report of ``run_json`` from an
+    extension built without ``run_columns`` (and the tests' stand-in simulator); build_result
+    takes either form."""
+    t0 = time.perf_counter()
+    if hasattr(sim, "run_columns"):
+        header_json, blob = sim.run_columns(cfg)
+        wall = time.perf_counter() - t0
+        header = json.loads(header_json)
+        return {**header, **arrow_tables(header, blob)}, wall
+    out = sim.run_json(cfg)
+    wall = time.perf_counter() - t0
+    return json.loads(out), wall
+
+
+def _lower_cc_state(series):
+    """cc_state in the kernel's spelling (tcp_info / tcp_bbr.c names in lower case: "open",
+    "probe_bw")."""
+    if isinstance(series, pa.Table):
+        i = series.schema.get_field_index("cc_state")
+        return series if i < 0 else series.set_column(i, "cc_state", pc.utf8_lower(series.column(i)))
+    if series and series.get("cc_state"):
+        series["cc_state"] = [v.lower() if v else v for v in series["cc_state"]]
+    return series
+
+
 def run(scenario: Scenario) -> RunResult:
     """Run on the simulator. A simulator error gives a RunResult with status "failed"."""
     cfg = json.dumps(scenario.sim_config(), separators=(",", ":"))
     t0 = time.perf_counter()
     try:
-        out = _sim().run_json(cfg)
+        report, wall = _report(_sim(), cfg)
     except ValueError as e:
         return failed_result(scenario, NAME, str(e), time.perf_counter() - t0)
-    wall = time.perf_counter() - t0
-    report = json.loads(out)
-    series = report.get("series")
-    if series and series.get("cc_state"):
-        # the kernel's spelling (tcp_info / tcp_bbr.c names in lower case: "open", "probe_bw")
-        series["cc_state"] = [v.lower() if v else v for v in series["cc_state"]]
     run_extra = dict(report.get("run", {}))
     run_extra.pop("duration_s", None)
     # MIB counters per side (report.rs `counters`); a simulator build without them gives the
@@ -76,7 +137,7 @@ def run(scenario: Scenario) -> RunResult:
     if counters is None:
         counters = [{"side": side} for side in COUNTER_SIDES]
     result = build_result(
-        scenario, NAME, report.get("flows", []), series, run_extra, wall,
+        scenario, NAME, report.get("flows", []), _lower_cc_state(report.get("series")), run_extra, wall,
         link_series=report.get("link_series"), counters=counters,
     )
     result.links = report.get("links", [])  # packet-conservation counters per link
