@@ -27,8 +27,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
 import numpy as np
-from scipy import signal as sps_signal
-from scipy import stats as sps
+
+
+class _Lazy:
+    """A scipy submodule imported on first use: importing scipy.stats and scipy.signal takes
+    ~1 s, and most users of this module (every `ccbench run`, for Jain's index) need neither."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        import importlib
+
+        return getattr(importlib.import_module(self._name), attr)
+
+
+sps = _Lazy("scipy.stats")
+sps_signal = _Lazy("scipy.signal")
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
