@@ -10,11 +10,14 @@
    summarised from target/criterion.
 3. The sweep benchmark (benchmarks/sweep_bench.py): a 420-run study the size of seed 002.
 4. The kernel link emulator's throughput (benchmarks/kernel_link_bench.py), when run as root.
+5. Scale of one run (benchmarks/scale_bench.py): `ccbench run --out` of 100 000 flows against
+   its simulation time.
 
 Each part writes its own section file; this script joins them into results.md with the
 command, commit, machine and date.
 
     .venv/bin/python benchmarks/run_all.py [--quick] [--skip-criterion] [--skip-sweep] [--skip-kernel]
+                                           [--skip-scale]
 """
 from __future__ import annotations
 
@@ -131,6 +134,7 @@ def main() -> int:
     ap.add_argument("--skip-criterion", action="store_true")
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--skip-kernel", action="store_true")
+    ap.add_argument("--skip-scale", action="store_true")
     a = ap.parse_args()
     m = machine()
     parts = [
@@ -152,6 +156,8 @@ def main() -> int:
             parts.append(run_part("kernel_link_bench.py", [], None))
         else:
             parts.append("## Kernel link emulator\n\nskipped: needs root.\n")
+    if not a.skip_scale and (BENCH / "scale_bench.py").exists():
+        parts.append(run_part("scale_bench.py", ["--repeats", "1" if a.quick else "3"], "scale_results.md"))
     text = "\n".join(parts)
     (BENCH / "results.md").write_text(text)
     print(text)
