@@ -5,14 +5,15 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-/// Run one normalised scenario (JSON text) and return the result as JSON text.
-/// The GIL is released while the simulation runs, so threads can run simulations in parallel.
-/// Every `POLL_EVENTS` events the run takes the GIL back for a moment to run pending signal
-/// handlers: Ctrl-C raises KeyboardInterrupt (and a handler's exception, e.g. for SIGTERM or a
-/// SIGALRM timeout, propagates) within a fraction of a second, even in a long run.
-#[pyfunction]
-fn run_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
-    let owned = scenario_json.to_owned();
+/// Run `sim` (a simulator call taking an abort hook) with the GIL released, so threads can
+/// run simulations in parallel. Every `POLL_EVENTS` events the run takes the GIL back for a
+/// moment to run pending signal handlers: Ctrl-C raises KeyboardInterrupt (and a handler's
+/// exception, e.g. for SIGTERM or a SIGALRM timeout, propagates) within a fraction of a
+/// second, even in a long run.
+fn run_interruptible<T: Send>(
+    py: Python<'_>,
+    sim: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<T, String> + Send,
+) -> PyResult<T> {
     let mut pending: Option<PyErr> = None;
     let out = py.allow_threads(|| {
         let mut check_signals = || {
@@ -24,7 +25,7 @@ fn run_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
                 }
             })
         };
-        ccbench_sim::run_json_with(&owned, &mut check_signals)
+        sim(&mut check_signals)
     });
     if let Some(e) = pending {
         return Err(e);
@@ -32,16 +33,22 @@ fn run_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     out.map_err(PyValueError::new_err)
 }
 
+/// Run one normalised scenario (JSON text) and return the result as JSON text
+/// (interruptible, GIL released: see `run_interruptible`).
+#[pyfunction]
+fn run_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    let owned = scenario_json.to_owned();
+    run_interruptible(py, move |abort| ccbench_sim::run_json_with(&owned, abort))
+}
+
 /// Run one normalised scenario (JSON text) and return the report as columns:
 /// `(header_json, blob)`, the layout of `ccbench_sim::columns` (the flows, series and
 /// link_series tables as Arrow buffers in one bytes object; python/ccbench/backends/sim.py
-/// wraps them without parsing). The GIL is released while the simulation runs.
+/// wraps them without parsing). Interruptible, GIL released: see `run_interruptible`.
 #[pyfunction]
 fn run_columns(py: Python<'_>, scenario_json: &str) -> PyResult<(String, Py<PyBytes>)> {
     let owned = scenario_json.to_owned();
-    let cols = py
-        .allow_threads(move || ccbench_sim::run_columns(&owned))
-        .map_err(PyValueError::new_err)?;
+    let cols = run_interruptible(py, move |abort| ccbench_sim::run_columns_with(&owned, abort))?;
     Ok((cols.header, PyBytes::new(py, &cols.blob).unbind()))
 }
 

@@ -49,10 +49,11 @@ pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Re
 
 /// JSON in, columns out: the report as raw Arrow-layout buffers plus a small JSON header
 /// (`columns`), for runs with many flows where JSON text would cost more than the simulation.
-pub fn run_columns(scenario_json: &str) -> Result<columns::Columns, String> {
+/// `abort` as in `run_with`.
+pub fn run_columns_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Result<columns::Columns, String> {
     let cfg: SimConfig = serde_json::from_str(scenario_json)
         .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
-    let report = run(&cfg)?;
+    let report = run_with(&cfg, abort)?;
     columns::to_columns(&report)
 }
 
