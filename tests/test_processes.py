@@ -115,13 +115,16 @@ def test_simulator_events_cap_is_a_clear_failure():
     # the default cap changes nothing for a normal run (same report with an explicit huge cap)
     assert _sim.run_json(json.dumps({**cfg, "max_events": 10**15})) == _sim.run_json(json.dumps(cfg))
 
-    # through the backend: a failed run with the message, no exception
-    real = _sim.run_json
+    # through the backend: a failed run with the message, no exception (the backend calls
+    # run_columns; both entry points get the cap)
+    real = {name: getattr(_sim, name) for name in ("run_json", "run_columns")}
     try:
-        _sim.run_json = lambda text: real(json.dumps({**json.loads(text), "max_events": 1000}))
+        for name, fn in real.items():
+            setattr(_sim, name, lambda text, fn=fn: fn(json.dumps({**json.loads(text), "max_events": 1000})))
         res = sim_backend.run(sc)
     finally:
-        _sim.run_json = real
+        for name, fn in real.items():
+            setattr(_sim, name, fn)
     assert not res.ok and "run exceeded 1000 events" in res.error
 
 
