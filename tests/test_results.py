@@ -462,3 +462,17 @@ def test_run_columns_is_interruptible():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     assert time.perf_counter() - t0 < 2.5
+
+
+def test_json_rows_cleans_floats_column_by_column():
+    """json_rows (to_json_dict's rows) gives what a per-value _clean gave: NaN / inf → None in
+    float columns (also across chunks), every other value as it is."""
+    from ccbench.results import _clean, json_rows
+
+    t = pa.table({"x": pa.chunked_array([[1.5, float("nan")], [float("-inf"), None]]),
+                  "s": ["a", "b", None, "d"], "n": pa.array([1, None, 3, 4], pa.int64()),
+                  "ok": [True, False, None, True]})
+    rows = json_rows(t)
+    assert rows == [{k: _clean(v) for k, v in r.items()} for r in t.to_pylist()]
+    assert [r["x"] for r in rows] == [1.5, None, None, None] and rows[2]["n"] == 3 and rows[1]["ok"] is False
+    assert json_rows(FLOWS_SCHEMA.empty_table()) == []

@@ -432,6 +432,12 @@ def _counters_table(run_id: str, data: Any) -> pa.Table:
     return _table(rows, COUNTERS_SCHEMA)
 
 
+def json_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """The rows of a table as dicts, NaN / inf → None (:func:`_clean`, column by column)."""
+    cols = [_clean_array(c.combine_chunks()) for c in table.columns]
+    return pa.Table.from_arrays(cols, names=table.column_names).to_pylist()
+
+
 def _nullable_dtype(t: pa.DataType):
     """pandas dtype for an Arrow type: integers and booleans become pandas' nullable dtypes, so
     a column a backend leaves null keeps its integer type (instead of turning into float64)
@@ -526,10 +532,7 @@ class RunResult:
 
     def to_json_dict(self) -> dict[str, list[dict[str, Any]]]:
         """``{"runs": [...], "flows": [...]}``: rows with docs/results.md column names, NaN → None."""
-        return {
-            "runs": [{k: _clean(v) for k, v in r.items()} for r in self.runs_table.to_pylist()],
-            "flows": [{k: _clean(v) for k, v in r.items()} for r in self.flows_table.to_pylist()],
-        }
+        return {"runs": json_rows(self.runs_table), "flows": json_rows(self.flows_table)}
 
     def save(self, directory: str | Path, command: Optional[Sequence[str]] = None,
              study: Optional[str] = None) -> Path:
