@@ -462,6 +462,15 @@ def _ns(seconds: float) -> int:
     return int(round(seconds * 1e9))
 
 
+def _start_offset_ns(seed: int, span_ns: int, flow_id: int) -> int:
+    """Scenario.start_offset_ns for a given start_jitter span (in ns)."""
+    if span_ns <= 0:
+        return 0
+    digest = hashlib.blake2b(f"start_jitter/{seed}/{flow_id}".encode(), digest_size=8).digest()
+    # 64 random bits: the modulo bias is below span / 2^64
+    return int.from_bytes(digest, "little") % span_ns
+
+
 class Scenario(_Model):
     """A validated scenario; see docs/scenario.md."""
 
@@ -673,32 +682,26 @@ class Scenario(_Model):
         """The start delay of flow ``flow_id``: uniform on [0, start_jitter) in whole
         nanoseconds, drawn from a hash of (seed, flow id) so both backends start every flow at
         the same instant and repeats (seeds) differ. 0 when start_jitter is 0."""
-        span = _ns(self.start_jitter_s)
-        if span <= 0:
-            return 0
-        digest = hashlib.blake2b(f"start_jitter/{self.seed}/{flow_id}".encode(), digest_size=8).digest()
-        # 64 random bits: the modulo bias is below span / 2^64
-        return int.from_bytes(digest, "little") % span
+        return _start_offset_ns(self.seed, _ns(self.start_jitter_s), flow_id)
 
-    def expanded_flows(self) -> list[FlowSpec]:
-        out: list[FlowSpec] = []
+    def _flow_starts(self):
+        """(flow id, group index, group, start in s) of every flow, in id order — the one
+        expansion behind expanded_flows and sim_config (a loop without per-flow objects:
+        100 000 flows cost 0.1 s, not 0.5)."""
+        span = _ns(self.start_jitter_s)
+        fid = 0
         for gi, g in enumerate(self.flows):
             start_ns, step_ns = _ns(g.start_s), _ns(g.stagger_s)
             for i in range(g.count):
-                fid = len(out)
-                out.append(
-                    FlowSpec(
-                        id=fid,
-                        group=gi,
-                        cc=g.cc,
-                        start_s=(start_ns + i * step_ns + self.start_offset_ns(fid)) / 1e9,
-                        rwnd_bytes=g.rwnd_bytes,
-                        size_bytes=g.size_bytes,
-                        pacing=g.pacing,
-                        timestamps=g.timestamps,
-                    )
-                )
-        return out
+                yield fid, gi, g, (start_ns + i * step_ns + _start_offset_ns(self.seed, span, fid)) / 1e9
+                fid += 1
+
+    def expanded_flows(self) -> list[FlowSpec]:
+        return [
+            FlowSpec(id=fid, group=gi, cc=g.cc, start_s=start_s, rwnd_bytes=g.rwnd_bytes,
+                     size_bytes=g.size_bytes, pacing=g.pacing, timestamps=g.timestamps)
+            for fid, gi, g, start_s in self._flow_starts()
+        ]
 
     # ---- outputs --------------------------------------------------------------------------
 
@@ -729,16 +732,16 @@ class Scenario(_Model):
             "access": {"rate_bps": self.access.rate_bps, "delay_ns": _ns(self.access.delay_s)},
             "flows": [
                 {
-                    "id": f.id,
-                    "group": f.group,
-                    "cc": f.cc,
-                    "start_ns": f.start_ns,
-                    "rwnd_bytes": f.rwnd_bytes,
-                    "size_bytes": f.size_bytes,
-                    "pacing": f.pacing,
-                    "timestamps": f.timestamps,
+                    "id": fid,
+                    "group": gi,
+                    "cc": g.cc,
+                    "start_ns": _ns(start_s),
+                    "rwnd_bytes": g.rwnd_bytes,
+                    "size_bytes": g.size_bytes,
+                    "pacing": g.pacing,
+                    "timestamps": g.timestamps,
                 }
-                for f in self.expanded_flows()
+                for fid, gi, g, start_s in self._flow_starts()
             ],
             "probe": {"ping_interval_ns": _ns(self.probe.ping_s)},
         }
