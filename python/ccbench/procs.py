@@ -135,6 +135,8 @@ def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         return state != "Z"
+    except FileNotFoundError:  # exited between the two checks
+        return False
     except (OSError, IndexError):
         return True
 

@@ -36,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from ccbench.meta import META_FILE, build_meta, read_meta, write_meta
+from ccbench.procs import alive
 from ccbench.results import TABLES, to_frame
 
 __all__ = ["TABLES", "Store", "StoreError", "SkippedFileWarning", "Results", "load", "query",
@@ -221,7 +222,7 @@ class Store:
                 continue
             for p in d.glob(f"{_TMP_PREFIX}*"):
                 pid = _tmp_pid(p.name)
-                if pid is not None and pid != os.getpid() and _pid_alive(pid):
+                if pid is not None and pid != os.getpid() and alive(pid):
                     continue
                 try:
                     p.unlink()
@@ -330,16 +331,6 @@ def _tmp_pid(name: str) -> int | None:
         return int(name[len(_TMP_PREFIX):].split("-", 1)[0])
     except ValueError:
         return None
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _as_arrow(data: Any, table: str) -> pa.Table:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..procs import Terminated
+from ..procs import alive as _alive  # a zombie child of ours counts as gone
 from . import env
 from .nsutil import in_netns, netns_inode, ns_path
 
@@ -340,20 +341,6 @@ def kill_ns_processes(ns: str, grace: float = 1.0) -> list[int]:
             break
     return pids
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie child of ours counts as gone
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def _link_processes() -> list[tuple[int, list[str]]]:
