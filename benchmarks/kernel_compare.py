@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ sys.path.insert(0, str(ROOT / "python"))
 from ccbench.backends import kernel, sim  # noqa: E402
 from ccbench.demo import STUDY  # noqa: E402
 from ccbench.scenario import load_scenario  # noqa: E402
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 
 def cell(backend, axis: str, value: str, cc: str, duration: str | None, seed: int = 1) -> dict:
@@ -99,10 +99,7 @@ def main() -> None:
             rows.append((loss, cc, s, k))
             print(loss, cc, "sim", fmt_mbit(s.get("goodput")), "kernel", fmt_mbit(k.get("goodput")),
                   s.get("error") or "", k.get("error") or "", file=sys.stderr, flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    commit, cpu = git_commit(), cpu_model()
     cmd = "sudo .venv/bin/python benchmarks/kernel_compare.py" + "".join(
         f" {x}" for x in sys.argv[1:])
     dur = a.duration or f"{sc0.duration_s:g}s"
@@ -116,7 +113,7 @@ def main() -> None:
         f"goodput); sim: the embedded simulator.",
         "",
         f"- command: `{cmd}`",
-        f"- commit: {commit}{' (with uncommitted changes)' if dirty else ''}",
+        f"- commit: {commit}",
         f"- machine: {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from ccbench.kernel.topology import RECEIVER_ADDR, Topology  # noqa: E402
 from ccbench.scenario import Scenario  # noqa: E402
+from bench_machine import cpu_model  # noqa: E402
 
 
 def link_cfg(rate_mbit: float, loss: str, buffer: str = "1bdp") -> dict:
@@ -81,7 +82,7 @@ def main() -> None:
         row = udp_run(r, a.seconds, max(r * a.link_factor, 50), a.loss, a.spin_us)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    cpu = cpu_model()
     print(f"kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}); link rate = {a.link_factor:g} x offered, 50 ms RTT, "
           f"loss {a.loss}, 1 BDP buffer, UDP 1500-byte IP packets, {a.seconds:g} s each\n")
     print("| offered Mbit/s | emulator out Mbit/s | iperf3 received Mbit/s | link in pkt/s | emu lost | queue drops | TUN ring drops | "

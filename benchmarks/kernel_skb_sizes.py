@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "python"))
 from ccbench.backends import kernel  # noqa: E402
 from ccbench.kernel.topology import TUN_S  # noqa: E402
 from ccbench.scenario import Scenario  # noqa: E402
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 TRACE = Path("/sys/kernel/tracing")
 EVENT = TRACE / "events/net/net_dev_queue"
@@ -78,9 +79,7 @@ def main() -> None:
         rows.append(f"| {cc} | {skbs} | {total} | {total / max(skbs, 1):.2f} | {max(segs) if segs else 0} "
                     f"| {100 * multi / max(total, 1):.0f} % | {top} |")
         print(rows[-1], flush=True)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    commit, cpu = git_commit(), cpu_model()
     text = f"""# Segments per skb the kernel's TCP sender builds (kernel backend)
 
 Command: `sudo .venv/bin/python benchmarks/kernel_skb_sizes.py --duration {a.duration} --algorithms {a.algorithms}`

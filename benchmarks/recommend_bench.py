@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CCBENCH = [str(Path(sys.executable).with_name("ccbench"))]
@@ -29,23 +30,6 @@ LINKS = [
     ("from a ping file", ["--ping", "tests/data/ping/linux_loss.txt", "--rate", "100Mbit", "--goal", "balanced"]),
 ]
 
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except Exception:  # noqa: BLE001
-        return "?"
 
 
 def main() -> int:
@@ -65,7 +49,7 @@ def main() -> int:
         "# `ccbench recommend` wall times",
         "",
         f"Written by `benchmarks/recommend_bench.py` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
-        f"commit {commit()}; `nproc` {os.cpu_count()}; CPU {cpu_model()}; Python {platform.python_version()}; "
+        f"commit {git_commit()}; `nproc` {os.cpu_count()}; CPU {cpu_model()}; Python {platform.python_version()}; "
         f"load average before the last run {load[0]:.2f}.",
         "",
         "Each command is a fresh process (`ccbench recommend ... --json`), so the wall time includes "

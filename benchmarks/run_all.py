@@ -29,6 +29,7 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
@@ -45,20 +46,10 @@ def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 
 def machine() -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    commit = sh(["git", "rev-parse", "--short", "HEAD"]).stdout.strip() or "unknown"
-    dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
     return {
-        "commit": commit + (" (with uncommitted changes)" if dirty else ""),
+        "commit": git_commit(),
         "nproc": os.cpu_count(),
-        "cpu": cpu,
+        "cpu": cpu_model(),
         "kernel": platform.release(),
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from bench_machine import cpu_model, git_commit
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.20
@@ -40,23 +41,6 @@ buffer = "1bdp"
 cc = "cubic"
 count = {flows}
 """
-
-
-def git_commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True, capture_output=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, text=True,
-                           capture_output=True).stdout.strip()
-    return (out.stdout.strip() or "unknown") + (" (with uncommitted changes)" if dirty else "")
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 def run_cli(toml: Path, out: Path) -> dict:

@@ -24,7 +24,6 @@ import os
 import platform
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,29 +36,9 @@ from ccbench.backends import get_backend  # noqa: E402
 from ccbench.scenario import Scenario  # noqa: E402
 from ccbench.store import load  # noqa: E402
 from ccbench.sweep import Grid, plan, run_sweep  # noqa: E402
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 JITTERS = ["0ms", "4ms", "8ms", "12ms", "16ms", "20ms", "24ms"]
-
-
-def git_commit() -> str:
-    try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
-        return sha + (" (with uncommitted changes)" if dirty else "")
-    except Exception:
-        return "unknown"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main() -> int:
