@@ -18,7 +18,10 @@ from typing import Callable, Iterator
 __all__ = [
     "Terminated",
     "exit_status",
+    "STOP_SIGNALS",
+    "signal_handler",
     "signals_raise",
+    "signals_recorded",
     "die_with_parent",
     "parent_gone",
     "WORKER_COMM",
@@ -52,21 +55,17 @@ def exit_status(exc: BaseException) -> int:
     return 128 + int(getattr(exc, "signum", signal.SIGINT))
 
 
+#: The signals that stop a ccbench command (Ctrl-C, kill, a closed terminal).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 @contextlib.contextmanager
-def signals_raise(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
-    """During the body, ``signals`` raise :class:`Terminated` in the main thread (SIGINT keeps
-    raising KeyboardInterrupt). Outside the main thread this does nothing. A process forked
-    during the body that inherits the handler exits with 128 + signum instead of raising."""
+def signal_handler(signals: tuple[int, ...], handler) -> Iterator[None]:
+    """During the body, ``handler`` handles ``signals``; the previous handlers come back after
+    it. Outside the main thread (where Python cannot set handlers) this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    owner = os.getpid()
-
-    def handler(signum, frame):
-        if os.getpid() != owner:
-            os._exit(128 + signum)
-        raise Terminated(signum)
-
     old = {s: signal.getsignal(s) for s in signals}
     for s in signals:
         signal.signal(s, handler)
@@ -75,6 +74,28 @@ def signals_raise(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) ->
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def signals_raise(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP),
+                  exc: type[Terminated] = Terminated):
+    """During the body, ``signals`` raise ``exc`` (:class:`Terminated` or a subclass) in the main
+    thread (SIGINT keeps raising KeyboardInterrupt). Outside the main thread this does nothing.
+    A process forked during the body that inherits the handler exits with 128 + signum instead
+    of raising."""
+    owner = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != owner:  # a forked helper (e.g. of a library) inherited this handler
+            os._exit(128 + signum)
+        raise exc(signum)
+
+    return signal_handler(signals, handler)
+
+
+def signals_recorded(got: list[int]):
+    """During the body, SIGINT/SIGTERM/SIGHUP only append their number to ``got`` (main thread
+    only), so the caller decides where it is safe to stop."""
+    return signal_handler(STOP_SIGNALS, lambda signum, frame: got.append(signum))
 
 
 def _prctl(option: int, arg) -> bool:

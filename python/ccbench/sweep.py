@@ -587,14 +587,13 @@ def _run_deadline(timeout: float | None):
         if armed[0]:  # not after the body finished, in the instant before the timer is cancelled
             raise RunTimeout(timeout)
 
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        yield
-    finally:
-        armed[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    with procs.signal_handler((signal.SIGALRM,), on_alarm):
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            yield
+        finally:
+            armed[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)  # before the old handler is back
 
 
 def _error_text(exc: BaseException) -> str:
@@ -1118,7 +1117,7 @@ def _execute(executor: Any, todo: Sequence[RunSpec], backend: str, run_timeout: 
     # and hang the shutdown that follows.
     stop: list[int] = []
     try:
-        with _deferred_signals(stop):
+        with procs.signals_recorded(stop):
             if bar:
                 bar.start()
             _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout,
@@ -1126,24 +1125,6 @@ def _execute(executor: Any, todo: Sequence[RunSpec], backend: str, run_timeout: 
     finally:
         if bar:
             bar.stop()
-
-
-@contextlib.contextmanager
-def _deferred_signals(stop: list[int]):
-    """During the body, SIGINT/SIGTERM/SIGHUP append their number to ``stop`` (main thread
-    only; elsewhere nothing changes)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    old = {s: signal.getsignal(s) for s in sigs}
-    for s in sigs:
-        signal.signal(s, lambda signum, frame: stop.append(signum))
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 def _raise_if_stopped(stop: list[int]) -> None:

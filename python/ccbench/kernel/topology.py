@@ -32,7 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from ..procs import Terminated
+from ..procs import Terminated, signal_handler, signals_recorded
+from ..procs import signals_raise as procs_signals_raise
 from ..procs import alive as _alive  # a zombie child of ours counts as gone
 from . import env
 from .nsutil import in_netns, netns_inode, ns_path
@@ -266,19 +267,11 @@ class Topology:
 @contextmanager
 def _signals_deferred():
     """Hold SIGINT/SIGTERM/SIGHUP during the body (main thread only) and re-deliver them after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     got: list[int] = []
-    old = {}
-    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        old[s] = signal.getsignal(s)
-        signal.signal(s, lambda signum, frame: got.append(signum))
     try:
-        yield
+        with signals_recorded(got):
+            yield
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         for s in got[:1]:
             os.kill(os.getpid(), s)
 
@@ -483,24 +476,7 @@ class Interrupted(Terminated):
 @contextmanager
 def signals_raise():
     """During the body, SIGTERM (and SIGHUP) raise :class:`Interrupted` in the main thread, so
-    ``finally`` blocks tear everything down; SIGINT raises KeyboardInterrupt as usual."""
-    if threading.current_thread() is not threading.main_thread():
+    ``finally`` blocks tear everything down; SIGINT raises KeyboardInterrupt, even where it was
+    ignored (a sweep worker)."""
+    with procs_signals_raise(exc=Interrupted), signal_handler((signal.SIGINT,), signal.default_int_handler):
         yield
-        return
-
-    owner = os.getpid()
-
-    def handler(signum, frame):
-        if os.getpid() != owner:  # a forked helper (e.g. of a library) inherited this handler
-            os._exit(128 + signum)
-        raise Interrupted(signum)
-
-    old = {}
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        old[s] = signal.getsignal(s)
-        signal.signal(s, handler if s != signal.SIGINT else signal.default_int_handler)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
