@@ -204,14 +204,13 @@ class Store:
         """Create the directories and remove temporary files left by killed writers. Raises
         StoreError (one line) when the store cannot be written, before any run starts."""
         check_store_dir(self.root, purpose="write")
-        check_writable(self.root)
+        check_writable(self.root)  # probes the existing table directories; the rest we create
         try:
             for t in TABLES:
                 (self.root / t).mkdir(parents=True, exist_ok=True)
             self.remove_stale_tmp()
         except OSError as e:
             raise StoreError(f"{self.root}: cannot write the store: {_os_reason(e)}") from None
-        check_writable(self.root)  # the table directories now exist: probe each one
 
     def remove_stale_tmp(self) -> int:
         """Delete temporary files whose writer process is gone. Returns how many."""
@@ -522,8 +521,7 @@ def save_run(result: Any, dir: str | os.PathLike, command: Sequence[str] | None 
     """Store one RunResult in the store directory ``dir`` (what ``ccbench run --out`` writes):
     its tables via :meth:`Store.write` and DIR/ccbench.json. Returns the directory."""
     root = Path(dir)
-    check_store_dir(root, purpose="write")
-    store = Store(root)
+    store = Store(root)  # prepare() refuses what is not a store, or not writable
     store.prepare()
     store.write(result.run_id, result.runs_table, result.flows_table, result.series_table,
                 link_series=getattr(result, "link_series_table", None),
