@@ -415,6 +415,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
 
 fn dir_json(r: &DirReport) -> serde_json::Value {
     let c = &r.model.counters;
+    let q = r.model.queue();
     json!({
         "name": r.cfg.name,
         "rate_bps": r.cfg.rate_bps,
@@ -424,15 +425,15 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "bytes_in": c.bytes_in,
         "packets_out": c.packets_out,
         "bytes_out": c.bytes_out,
-        "dropped": c.dropped,
-        "bytes_served": c.bytes_served,
+        "dropped": q.stats.drops_overlimit,
+        "bytes_served": q.bytes_served,
         "lost": c.lost,
         "held_at_end": r.held,
         "write_errors": c.write_errors,
         "read_errors": r.read_errors,
         "oversize": r.oversize,
-        "max_backlog_bytes": c.max_backlog_bytes,
-        "max_backlog_packets": c.max_backlog_packets,
+        "max_backlog_bytes": q.stats.max_backlog_bytes,
+        "max_backlog_packets": q.stats.max_backlog_packets,
         "lateness_us": {
             "count": r.late.count,
             "mean": r.late.mean_us(),

@@ -4,35 +4,32 @@
 //! (propagation delay + jitter; netem-like independent per-packet delays when `reorder`, else
 //! order kept by never delivering before the previous packet).
 //!
-//! Because the queue is served at a fixed rate in FIFO order, each packet's departure time is
-//! known when it arrives; the queue is therefore kept as a FIFO of (service start, bytes) used
-//! only for the drop-tail decision and the occupancy samples, and the packet goes straight into
-//! the delay line keyed by its delivery time.
+//! The queue is ccbench-queue's `ScheduledDropTail`, the simulator's drop-tail too: served at a
+//! fixed rate in FIFO order, each packet's departure time is known when it arrives, so the
+//! packet goes straight into the delay line keyed by its delivery time. The emulator's
+//! transmitter carries the rate division's remainder (`Rounding::CarryRemainder`) so that the
+//! rate is exact on average against the real clock.
 use crate::config::{BufferConfig, DirConfig};
+use ccbench_queue::{Limit, Rounding, ScheduledDropTail};
 // The loss and jitter models and the RNG are the simulator's own: both backends draw a
 // packet's fate and delay from the same code.
 use ccbench_sim::link::jitter::Jitter;
 use ccbench_sim::link::loss::LossModel;
 use ccbench_sim::rng::Rng;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
+/// Counters of the path outside the queue (the queue's drops, bytes served and backlog maxima
+/// are in `PathModel::queue()`).
 #[derive(Debug, Default, Clone)]
 pub struct Counters {
     pub packets_in: u64,
     pub bytes_in: u64,
     pub packets_out: u64,
     pub bytes_out: u64,
-    /// Dropped by the full drop-tail buffer.
-    pub dropped: u64,
-    /// IP bytes accepted by the queue (serialised on the bottleneck, lost ones included).
-    pub bytes_served: u64,
     /// Removed by the random loss model.
     pub lost: u64,
     pub write_errors: u64,
-    /// Largest backlog seen (bytes / packets waiting, not counting the one being serialised).
-    pub max_backlog_bytes: u64,
-    pub max_backlog_packets: u64,
 }
 
 /// What happened to an arriving packet.
@@ -45,22 +42,12 @@ pub enum Verdict {
 }
 
 pub struct PathModel {
-    rate_bps: u64,
     delay_ns: u64,
     jitter: Option<Jitter>,
     reorder: bool,
     loss: LossModel,
-    limit_bytes: u64,
-    limit_packets: u64,
-    /// Time the link finishes serialising the last accepted packet.
-    link_free_ns: u64,
-    /// Remainder of rate division, carried so rates are exact on average.
-    tx_carry: u128,
-    /// Packets waiting for the link: (service start ns, bytes).
-    backlog: VecDeque<(u64, u32)>,
-    backlog_bytes: u64,
-    /// Length of the packet being serialised (the last one to start service).
-    inservice_len: u32,
+    /// The bottleneck: drop-tail buffer and transmitter.
+    queue: ScheduledDropTail,
     last_delivery_ns: u64,
     loss_rng: Rng,
     jitter_rng: Rng,
@@ -69,23 +56,16 @@ pub struct PathModel {
 
 impl PathModel {
     pub fn new(c: &DirConfig) -> Self {
-        let (limit_bytes, limit_packets) = match c.buffer {
-            BufferConfig::Bytes(b) => (b, u64::MAX),
-            BufferConfig::Packets(p) => (u64::MAX, p),
+        let limit = match c.buffer {
+            BufferConfig::Bytes(b) => Limit::Bytes(b),
+            BufferConfig::Packets(p) => Limit::Packets(p),
         };
         PathModel {
-            rate_bps: c.rate_bps,
             delay_ns: c.delay_ns,
             jitter: (c.jitter_ns > 0).then_some(Jitter { dist: c.jitter_dist, jitter_ns: c.jitter_ns }),
             reorder: c.reorder,
             loss: LossModel::from_config(&c.loss),
-            limit_bytes,
-            limit_packets,
-            link_free_ns: 0,
-            tx_carry: 0,
-            backlog: VecDeque::with_capacity(1024),
-            backlog_bytes: 0,
-            inservice_len: 0,
+            queue: ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder),
             last_delivery_ns: 0,
             loss_rng: Rng::stream(c.seed, &format!("link.{}.loss", c.name)),
             jitter_rng: Rng::stream(c.seed, &format!("link.{}.jitter", c.name)),
@@ -93,65 +73,29 @@ impl PathModel {
         }
     }
 
-    fn drain_backlog(&mut self, now: u64) {
-        while let Some(&(start, len)) = self.backlog.front() {
-            if start > now {
-                break;
-            }
-            self.backlog.pop_front();
-            self.backlog_bytes -= len as u64;
-            self.inservice_len = len;
-        }
+    /// The bottleneck queue: its `stats` (drops, backlog maxima) and `bytes_served`.
+    pub fn queue(&self) -> &ScheduledDropTail {
+        &self.queue
     }
 
     /// Bytes waiting in the queue at `now` (the packet being serialised is not counted, as a
     /// Linux qdisc's backlog does not count the packet the NIC is sending).
     pub fn backlog_bytes(&mut self, now: u64) -> u64 {
-        self.drain_backlog(now);
-        self.backlog_bytes
+        self.queue.backlog_bytes(now)
     }
 
     /// IP bytes that have completely left the bottleneck by `now` (cumulative).
     pub fn departed_bytes(&mut self, now: u64) -> u64 {
-        self.drain_backlog(now);
-        let in_service = if self.link_free_ns > now { self.inservice_len as u64 } else { 0 };
-        self.counters.bytes_served - self.backlog_bytes - in_service
+        self.queue.departed_bytes(now)
     }
 
     /// A packet of `len` IP bytes arrives at `now` (CLOCK_MONOTONIC ns).
     pub fn arrive(&mut self, now: u64, len: u32) -> Verdict {
         self.counters.packets_in += 1;
         self.counters.bytes_in += len as u64;
-        self.drain_backlog(now);
-        // Packets not yet started; a packet that would start immediately never waits.
-        let waiting = self.link_free_ns > now;
-        if waiting
-            && (self.backlog_bytes + len as u64 > self.limit_bytes
-                || self.backlog.len() as u64 + 1 > self.limit_packets)
-        {
-            self.counters.dropped += 1;
+        let Some(link_free_ns) = self.queue.offer(now, len) else {
             return Verdict::Dropped;
-        }
-        self.counters.bytes_served += len as u64;
-        let start = self.link_free_ns.max(now);
-        let bits = len as u128 * 8 * 1_000_000_000 + self.tx_carry;
-        let tx = bits / self.rate_bps as u128;
-        self.tx_carry = bits % self.rate_bps as u128;
-        self.link_free_ns = start + tx as u64;
-        if !waiting {
-            self.inservice_len = len;
-        }
-        if waiting {
-            self.backlog.push_back((start, len));
-            self.backlog_bytes += len as u64;
-            if self.backlog_bytes > self.counters.max_backlog_bytes {
-                self.counters.max_backlog_bytes = self.backlog_bytes;
-            }
-            let n = self.backlog.len() as u64;
-            if n > self.counters.max_backlog_packets {
-                self.counters.max_backlog_packets = n;
-            }
-        }
+        };
         if self.loss.lose(&mut self.loss_rng) {
             self.counters.lost += 1;
             return Verdict::Lost;
@@ -160,7 +104,7 @@ impl PathModel {
             Some(j) => j.sample(self.delay_ns, &mut self.jitter_rng),
             None => self.delay_ns,
         };
-        let mut t = self.link_free_ns + d;
+        let mut t = link_free_ns + d;
         if !self.reorder {
             t = t.max(self.last_delivery_ns);
         }
@@ -238,6 +182,9 @@ mod tests {
         assert_eq!(m.backlog_bytes(t0), 4500);
         assert_eq!(m.backlog_bytes(t0 + 1_000_000), 3000);
         assert_eq!(m.backlog_bytes(t0 + 3_000_000), 0);
+        let q = m.queue();
+        assert_eq!((q.stats.drops_overlimit, q.stats.max_backlog_packets, q.stats.max_backlog_bytes), (2, 3, 4500));
+        assert_eq!(q.bytes_served, 6000, "4 packets accepted");
         // times must not go backwards: a fresh model for the departure counter
         let mut m = PathModel::new(&dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(3)));
         for _ in 0..6 {
@@ -309,3 +256,4 @@ mod tests {
         }
     }
 }
+

@@ -1,4 +1,5 @@
-//! A unidirectional link: an optional rate-limited drop-tail queue, then a delay line
+//! A unidirectional link: an optional rate-limited drop-tail queue (ccbench-queue's
+//! `ScheduledDropTail`, the same code ccbench-link runs), then a delay line
 //! (propagation delay plus optional jitter) and a random loss model. Jitter and loss sit after
 //! the queue, like a netem delay line after a bottleneck (DESIGN.md: "jitter is part of the
 //! propagation delay, after the bottleneck queue").
@@ -6,8 +7,8 @@ pub mod jitter;
 pub mod loss;
 
 use crate::config::BufferConfig;
-use crate::queue::droptail::Enqueue;
-use crate::queue::DropTail;
+use crate::queue::droptail::droptail;
+use crate::queue::ScheduledDropTail;
 use crate::rng::Rng;
 use crate::time::Nanos;
 use jitter::Jitter;
@@ -25,7 +26,7 @@ pub enum Fate {
 
 pub struct Link {
     pub name: String,
-    queue: Option<DropTail>,
+    queue: Option<ScheduledDropTail>,
     delay_ns: Nanos,
     jitter: Option<Jitter>,
     /// false: jittered packets keep their order (delivery time never earlier than the
@@ -53,7 +54,7 @@ pub struct LinkSpec {
 
 impl Link {
     pub fn new(spec: LinkSpec, seed: u64) -> Self {
-        let queue = spec.rate_bps.map(|r| DropTail::new(r, spec.buffer));
+        let queue = spec.rate_bps.map(|r| droptail(r, spec.buffer));
         Link {
             jitter_rng: Rng::stream(seed, &format!("{}/jitter", spec.name)),
             loss_rng: Rng::stream(seed, &format!("{}/loss", spec.name)),
@@ -82,8 +83,8 @@ impl Link {
         self.arrived += 1;
         let leave = match &mut self.queue {
             Some(q) => match q.offer(now, bytes) {
-                Enqueue::Sent { tx_end } => tx_end,
-                Enqueue::Dropped => {
+                Some(tx_end) => tx_end,
+                None => {
                     self.dropped_queue += 1;
                     return Fate::QueueDrop;
                 }
@@ -106,15 +107,15 @@ impl Link {
     }
 
     pub fn queued_bytes(&mut self, now: Nanos) -> u64 {
-        self.queue.as_mut().map_or(0, |q| q.queued_bytes(now))
+        self.queue.as_mut().map_or(0, |q| q.backlog_bytes(now))
     }
 
     pub fn bytes_sent(&self) -> u64 {
-        self.queue.as_ref().map_or(0, |q| q.bytes_sent)
+        self.queue.as_ref().map_or(0, |q| q.bytes_served)
     }
 
     pub fn rate_bps(&self) -> Option<u64> {
-        self.queue.as_ref().map(|q| q.rate_bps)
+        self.queue.as_ref().map(|q| q.rate_bps())
     }
 }
 
