@@ -63,6 +63,8 @@ pub mod transmitter;
 pub use codel::{Codel, CodelConfig};
 pub use codel_core::CodelParams;
 pub use droptail::{DropTail, Limit, ScheduledDropTail};
+pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use pie::{Pie, PieConfig};
 
 
 
