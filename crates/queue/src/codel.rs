@@ -146,7 +146,7 @@ mod tests {
             for _ in before..self.q.stats().drops_aqm {
                 self.drops.push(t);
             }
-            if p.map_or(false, |p| p.ce) {
+            if p.is_some_and(|p| p.ce) {
                 self.marks.push(t);
             }
         }

@@ -160,8 +160,7 @@ impl FqCodel {
         let threshold = max >> 1;
         let flow = &mut self.flows[idx];
         let (mut len, mut n) = (0u64, 0u32);
-        loop {
-            let Some(p) = flow.q.pop_front() else { break };
+        while let Some(p) = flow.q.pop_front() {
             len += p.len as u64;
             self.memory_usage -= truesize(p.len);
             self.backlog.remove(p.len);

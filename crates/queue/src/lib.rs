@@ -63,12 +63,14 @@ pub mod transmitter;
 pub use codel::{Codel, CodelConfig};
 pub use codel_core::CodelParams;
 pub use droptail::{DropTail, Limit, ScheduledDropTail};
+pub use fq::{Fq, FqConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pie::{Pie, PieConfig};
 
 
 
 pub use pkt::{flow_hash, Pkt, Verdict};
+pub use red::{Red, RedConfig};
 
 pub use stats::QueueStats;
 pub use transmitter::{Rounding, Transmitter};
