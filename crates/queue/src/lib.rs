@@ -50,6 +50,7 @@
 //! backlog cannot change between two calls. So no backend needs a timer for it.
 pub mod codel;
 pub mod codel_core;
+mod conformance;
 pub mod droptail;
 pub mod fq;
 pub mod fq_codel;
