@@ -23,19 +23,31 @@
 //! decides which one leaves (or is dropped) when the transmitter asks for the next packet, so
 //! the link needs a *transmit-done* step. In both backends the change is local to the link:
 //!
-//! * **Simulator** (`crates/sim/src/link`): `Link` gets a queue enum
-//!   `Fast(ScheduledDropTail) | Aqm { qdisc: Box<dyn Qdisc>, tx: Transmitter, held: Slab<Packet> }`.
-//!   `Link::offer` keeps the drop-tail fast path untouched; in the AQM arm it stores the
-//!   simulator packet in `held` (slot = `Pkt::id`), calls `qdisc.enqueue(now, pkt)` and, if the
-//!   transmitter is idle, dequeues at once. Dequeue happens at a new event `LinkTxDone(link)`
-//!   scheduled at the end of each transmission (`Transmitter::send` gives the end): it calls
-//!   `qdisc.dequeue(now)`, sends the returned packet through loss/jitter/delay as today (the
-//!   delivery event as now), schedules the next `LinkTxDone`, and drains `take_dropped` to
-//!   free the dropped slots and count them (`dropped_queue`). A `None` with packets still held
-//!   (fq throttling a paced flow) schedules `LinkTxDone` at `next_wakeup()` instead. CE marks
-//!   come back as `Pkt::ce` and are copied onto the simulator packet (the receiver echoes ECE).
-//!   Flow hash: `flow_hash(flow id)`; ECT from the flow's `ecn` setting. Only links with a
-//!   non-drop-tail discipline pay for the extra event.
+//! * **Simulator** (`crates/sim/src/link`, `sim.rs::offer`): `Link` gets a queue enum
+//!   `Fast(ScheduledDropTail) | Aqm { qdisc: Box<dyn Qdisc>, tx: Transmitter, held: Vec<Option<sim::Pkt>> }`.
+//!   The drop-tail arm stays exactly as today (departure on arrival, no event). In the AQM arm:
+//!   1. Enqueue at the packet's real arrival time. `Simulation::offer` is called with
+//!      `at = now + access delay`, in the future; the fast path can book a future arrival,
+//!      a dequeue-driven queue cannot, so an AQM link gets an `Ev::LinkEnqueue { link, pkt }`
+//!      at `at` and enqueues then.
+//!   2. Enqueue: store the simulator packet in `held` (slot = `Pkt::id`, a free list reuses
+//!      slots), `qdisc.enqueue(now, Pkt { len: bytes, flow: flow_hash(flow id), ect: flow's
+//!      ecn, .. })`; a `Dropped` verdict counts as today's `Fate::QueueDrop`. If the
+//!      transmitter is idle (`!tx.is_busy(now)`), dequeue at once (step 3).
+//!   3. Dequeue: `qdisc.dequeue(now)`; the packet starts transmission, `tx.send(now, len)` gives
+//!      its end; from there loss, jitter and delay as today (same RNG streams; a `DropTail`
+//!      qdisc through this arm should reproduce today's results up to the order of
+//!      simultaneous events — a good cross-check of the new arm), and
+//!      an `Ev::LinkTxDone(link)` at the end of transmission dequeues the next. `None` with
+//!      packets held (fq throttling) schedules `LinkTxDone` at `next_wakeup()` instead. After
+//!      each enqueue/dequeue, drain `take_dropped`: free the slots and count the drops per
+//!      flow (`flows[f].dropped`) as queue drops. `Pkt::ce` is copied onto the simulator
+//!      packet (the receiver echoes ECE — issue 12 part 2).
+//!   4. Deliveries keep the FIFO pipe (`is_fifo`): a single transmitter sends in order.
+//!   `queued_bytes` reads `qdisc.backlog_bytes()`; `bytes_sent` counts `tx` sends. Only AQM
+//!   links pay for the events. A sojourn series per link is `now - Pkt::enq_ns` at dequeue.
+//!   PIE and RED take a `seed`: derive it like the link's loss/jitter streams (run seed +
+//!   link name) so runs stay reproducible.
 //! * **Emulator** (`crates/link/src/path.rs`): `PathModel` gets the same enum. In the AQM arm
 //!   `arrive` enqueues (the TUN buffer slot is the `Pkt::id`) and returns `Verdict::Queued`
 //!   instead of a delivery time; the main loop, which already sleeps until the delay line's
