@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(q.departed_bytes(MS / 2), 0, "first still on the wire");
         assert_eq!(q.departed_bytes(MS), 1500);
         assert_eq!(q.departed_bytes(3 * MS + MS / 2), 4500);
-        assert_eq!(q.departed_bytes(9 * MS), 6000, "4 accepted + … all 4 gone: 4 × 1500");
+        assert_eq!(q.departed_bytes(9 * MS), 6000, "4 accepted (1 on the wire, 3 waiting), all gone");
     }
 
     #[test]
