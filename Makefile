@@ -51,7 +51,7 @@ demo: build
 test: build test-rust test-python
 
 test-rust:
-	cargo test --release -p ccbench-sim -p ccbench-link
+	cargo test --release -p ccbench-sim -p ccbench-link -p ccbench-queue
 
 test-python:
 	$(PY) -m pytest -q -ra tests
