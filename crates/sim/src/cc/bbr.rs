@@ -762,6 +762,10 @@ impl CongestionControl for Bbr {
         sk.ssthresh
     }
 
+    fn min_tso_segs(&self, sk: &CcSock) -> Option<u64> {
+        Some(Self::min_tso_segs(sk))
+    }
+
     fn has_cong_control(&self) -> bool {
         true
     }

@@ -242,6 +242,12 @@ pub trait CongestionControl: Send {
     /// `cong_control`: the full per-ACK control path with the delivery-rate sample.
     fn cong_control(&mut self, _sk: &mut CcSock, _rs: &RateSample) {}
 
+    /// `min_tso_segs`: the smallest TSO burst the algorithm wants (None: sysctl
+    /// tcp_min_tso_segs).
+    fn min_tso_segs(&self, _sk: &CcSock) -> Option<u64> {
+        None
+    }
+
     /// Short state label for the time series (e.g. BBR's mode); "" when the algorithm has none.
     fn state_label(&self) -> &'static str {
         ""

@@ -21,8 +21,9 @@
 //! * `tcp_is_cwnd_limited` bookkeeping so that cwnd grows only when it was the limit.
 //!
 //! Simplifications against Linux (each one changes timing by less than a packet time or only
-//! in situations our scenarios do not create): one segment per packet (no TSO/GSO bursts, so a
-//! paced flow sends single packets at the pacing rate instead of 2–64 kB chunks); no F-RTO
+//! in situations our scenarios do not create): TSO skbs shape when unpaced data leaves
+//! (`tcp_tso_autosize`, `tcp_tso_should_defer`: a skb's segments go together), but a paced flow
+//! sends single packets at the pacing rate instead of ~1 ms chunks; no F-RTO
 //! (sysctl tcp_frto); no SACK reneging; TLP does not trigger the TLP-specific cwnd reduction
 //! (tcp_process_tlp_ack); no congestion-window restart after idle (bulk senders never idle);
 //! min RTT is the minimum over the run (Linux: 5-minute window).

@@ -8,7 +8,18 @@
 use super::{Sender, Seg, TimerKind, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL};
 use crate::cc::{CaEvent, CaState};
 use crate::tcp::{ts_tick, Pkt, MSS};
-use crate::time::{Nanos, NS_PER_SEC};
+use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
+
+/// sysctl tcp_min_tso_segs.
+const MIN_TSO_SEGS: u64 = 2;
+/// sk_pacing_shift: a TSO skb carries about 2^-10 s of the pacing rate.
+const PACING_SHIFT: u32 = 10;
+/// sysctl tcp_tso_rtt_log.
+const TSO_RTT_LOG: u32 = 9;
+/// sk_gso_max_size of a veth or Ethernet device without BIG TCP (GSO_LEGACY_MAX_SIZE).
+const GSO_MAX_BYTES: u64 = 65536;
+/// sysctl tcp_tso_win_divisor.
+const TSO_WIN_DIVISOR: u64 = 3;
 
 impl Sender {
     /// Start the connection (the handshake is not modelled: the first data segment leaves at
@@ -42,6 +53,8 @@ impl Sender {
         let mut sent_new = false;
         let had_out = self.packets_out() > 0;
         let mut cwnd_blocked = false;
+        // Segments left in the TSO skb being sent (tcp_write_xmit sends whole skbs).
+        let mut skb_left = 0u64;
         loop {
             let paced = self.sk.pacing_enabled || self.force_pacing;
             if paced && self.wstamp > now {
@@ -54,7 +67,18 @@ impl Sender {
             if let Some(seq) = self.next_retransmit() {
                 self.retransmit(now, seq);
             } else if self.can_send_new() {
+                // tcp_write_xmit → tcp_tso_should_defer: hold a small send back for the ACK
+                // that is about to arrive, so that fewer, larger TSO bursts leave.
+                // The decision is per skb: once one goes, all its segments go.
+                if skb_left == 0 {
+                    if let Some(cwnd_limited) = self.tso_should_defer(now) {
+                        cwnd_blocked |= cwnd_limited;
+                        break;
+                    }
+                    skb_left = self.skb_segs_now();
+                }
                 self.send_new(now);
+                skb_left -= 1;
                 sent_new = true;
             } else {
                 self.check_app_limited();
@@ -77,6 +101,92 @@ impl Sender {
         } else if sent_any && self.timer.is_none() {
             self.rearm_rto(now);
         }
+    }
+
+    /// `tcp_tso_segs` / `tcp_tso_autosize`: the segments Linux puts in one TSO skb — about
+    /// 1 ms of the pacing rate (sk_pacing_shift 10), plus a bonus for tiny RTTs
+    /// (sysctl tcp_tso_rtt_log 9), at most 64 KB, at least the algorithm's `min_tso_segs`
+    /// (sysctl tcp_min_tso_segs = 2 unless the algorithm has the hook, as BBR does).
+    pub(super) fn tso_segs(&self) -> u64 {
+        let min_tso = self.cc.min_tso_segs(&self.sk).unwrap_or(MIN_TSO_SEGS);
+        let mut bytes = self.sk.pacing_rate >> PACING_SHIFT;
+        let r = self.rtt.min_rtt_us >> TSO_RTT_LOG;
+        if r < 32 {
+            bytes += GSO_MAX_BYTES >> r;
+        }
+        (bytes.min(GSO_MAX_BYTES) / MSS as u64).max(min_tso)
+    }
+
+    /// Segments in the next skb `tcp_write_xmit` sends: `tcp_mss_split_point` with
+    /// min(`tcp_cwnd_test`, `tcp_tso_segs`) — the cwnd room, at most half of cwnd — and the
+    /// receive window.
+    fn skb_segs_now(&self) -> u64 {
+        let cwnd = self.sk.cwnd as u64;
+        let cwnd_quota = (cwnd - self.in_flight() as u64).min((cwnd / 2).max(1));
+        let send_win = self.snd_una + self.rwnd_segs - self.snd_nxt;
+        cwnd_quota.min(self.tso_segs()).min(send_win).max(1)
+    }
+
+    /// `tcp_tso_should_defer` (Linux 6.18, including the October 2025 fix "tcp: fix
+    /// tcp_tso_should_defer() vs large RTT"): whether to hold back new data that cwnd or rwnd
+    /// would allow, because only a small part of a TSO skb fits and the ACK of the oldest
+    /// segment in flight is due within min(srtt/2, 1 ms) — that ACK will open more room.
+    /// Returns None to send now, Some(cwnd_limited) to defer.
+    ///
+    /// A bulk sender's write queue holds skbs of up to 64 KB (`tcp_xmit_size_goal`), so the
+    /// skb at the send head always has more than one segment, which is when Linux asks.
+    fn tso_should_defer(&self, now: Nanos) -> Option<bool> {
+        if matches!(self.sk.ca_state, CaState::Recovery | CaState::Loss) {
+            return None;
+        }
+        let remaining = self.total_segs.map_or(u64::MAX, |t| t - self.snd_nxt);
+        let skb_segs = remaining.min(GSO_MAX_BYTES / MSS as u64);
+        if skb_segs <= 1 {
+            // tso_segs == 1: the Nagle test instead, which a full-sized segment passes.
+            return None;
+        }
+        // Defer only if the last write was recent (1 ms); tcp_wstamp_ns may be in the future
+        // for a paced flow.
+        if now > self.wstamp + NS_PER_MS {
+            return None;
+        }
+        let send_win = self.snd_una + self.rwnd_segs - self.snd_nxt;
+        let cong_win = (self.sk.cwnd - self.in_flight()) as u64;
+        let limit = send_win.min(cong_win);
+        if limit >= self.tso_segs() {
+            return None; // a full-sized TSO skb can go
+        }
+        // sysctl tcp_tso_win_divisor = 3: a third of the window is worth sending at once.
+        let chunk_bytes = self.rwnd_segs.min(self.sk.cwnd as u64) * MSS as u64 / TSO_WIN_DIVISOR;
+        if limit * MSS as u64 >= chunk_bytes {
+            return None;
+        }
+        if self.packets_out() == 0 {
+            return None; // no head, no ACK to wait for
+        }
+        let srtt_ns = self.rtt.srtt_us() * 1_000;
+        if srtt_ns == 0 {
+            return None;
+        }
+        // If the head's ACK is due in more than min(srtt/2, 1 ms), do not wait for it (an
+        // overdue ACK counts as due now).
+        let expected_ack = self.seg(self.snd_una).xmit + srtt_ns;
+        let threshold = (srtt_ns / 2).min(NS_PER_MS);
+        if expected_ack > now + threshold {
+            return None;
+        }
+        if cong_win < send_win {
+            if cong_win <= skb_segs {
+                return Some(true);
+            }
+        } else if send_win <= skb_segs {
+            return Some(false);
+        }
+        // The last skb of a finite transfer gets no more data (FIN): no reason to wait.
+        if remaining <= skb_segs {
+            return None;
+        }
+        Some(false)
     }
 
     /// Earliest time pacing allows the next packet, when a packet is waiting for it.
@@ -155,9 +265,12 @@ impl Sender {
             self.prr_out += 1;
         }
         // tcp_update_skb_after_send: internal pacing, from the 11th segment on.
+        // tcp_transmit_skb: tcp_wstamp_ns = max(tcp_wstamp_ns, now) for every flow (the "last
+        // write" tcp_tso_should_defer looks at).
+        self.wstamp = self.wstamp.max(now);
         if (self.sk.pacing_enabled || self.force_pacing) && self.data_sent > 10 && self.sk.pacing_rate > 0 {
             let len_ns = (MSS as u128 * NS_PER_SEC as u128 / self.sk.pacing_rate as u128) as u64;
-            self.wstamp = self.wstamp.max(now) + len_ns;
+            self.wstamp += len_ns;
         }
         let tsval = if self.timestamps { ts_tick(now) } else { 0 };
         self.out.push(Pkt::data(self.flow, seq, tsval));
@@ -247,3 +360,4 @@ impl Sender {
         self.sk.pacing_rate = rate.min(self.sk.max_pacing_rate);
     }
 }
+

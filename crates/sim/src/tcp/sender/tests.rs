@@ -204,3 +204,76 @@ fn sack_reordering_raises_tp_reordering() {
     s.on_ack(t, &ack(t, 0, &[(2, 3), (1, 2), (8, 9)], ts_tick(0)));
     assert!(s.sk.cwnd > cwnd, "a SACK-only ACK raises cwnd once reordering > 3");
 }
+
+/// Reno in congestion avoidance with a full window of 10 sent at t = 0, then two segments
+/// acknowledged at 50 ms (room for 2 = tcp_min_tso_segs: sent at once).
+fn ca_sender_after_first_ack() -> (Sender, u64) {
+    let mut s = sender("reno", false);
+    s.sk.ssthresh = INIT_CWND;
+    assert_eq!(s.start(0).len(), INIT_CWND as usize);
+    let t = 50 * NS_PER_MS;
+    let sent = s.on_ack(t, &ack(t, 2, &[], ts_tick(0))).len();
+    assert_eq!(sent, 2, "room for a minimum TSO skb is used at once");
+    (s, t)
+}
+
+/// `tcp_tso_should_defer` (Linux 6.18): room for a single segment, the last write 0.2 ms ago
+/// and the head's ACK already due: the segment waits for that ACK, and the sender counts as
+/// cwnd-limited. The next ACK then sends two segments together.
+#[test]
+fn tso_defers_a_single_segment_until_the_due_ack() {
+    let (mut s, t) = ca_sender_after_first_ack();
+    let t1 = t + NS_PER_MS / 5;
+    let sent = s.on_ack(t1, &ack(t1, 3, &[], ts_tick(0))).len();
+    assert_eq!(sent, 0, "one segment of room is held back");
+    assert!(s.in_flight() < s.sk.cwnd);
+    assert!(s.is_cwnd_limited, "a deferral for lack of cwnd keeps the flow cwnd-limited");
+    let t2 = t1 + NS_PER_MS / 5;
+    let sent = s.on_ack(t2, &ack(t2, 4, &[], ts_tick(0))).len();
+    assert_eq!(sent, 2, "the held segment leaves with the next one");
+}
+
+/// No deferral when the last write is more than 1 ms old ("avoid bursty behavior").
+#[test]
+fn tso_does_not_defer_after_a_quiet_millisecond() {
+    let (mut s, t) = ca_sender_after_first_ack();
+    let t1 = t + 2 * NS_PER_MS;
+    assert_eq!(s.on_ack(t1, &ack(t1, 3, &[], ts_tick(0))).len(), 1);
+}
+
+/// No deferral when the head's ACK is not due within min(srtt/2, 1 ms): the head here was sent
+/// at 50 ms, so its ACK is ~50 ms away.
+#[test]
+fn tso_does_not_defer_when_the_head_ack_is_far() {
+    let mut s = sender("reno", false);
+    s.sk.ssthresh = INIT_CWND;
+    s.start(0);
+    let t = 50 * NS_PER_MS;
+    // Everything but the last segment is acknowledged: the head is now segment 9 (sent at 0),
+    // then its ACK arrives too, leaving only the segments sent at 50 ms.
+    s.on_ack(t, &ack(t, 9, &[], ts_tick(0)));
+    let out_before = s.packets_out();
+    let t1 = t + NS_PER_MS / 5;
+    s.on_ack(t1, &ack(t1, 10, &[], ts_tick(0)));
+    assert_eq!(s.seg(s.snd_una).xmit, t, "head sent at 50 ms");
+    assert!(s.packets_out() >= out_before, "the room opened by the last ACK was used");
+    assert_eq!(s.in_flight(), s.sk.cwnd, "nothing held back");
+}
+
+/// `tcp_tso_autosize`: about 1 ms of the pacing rate per skb, at least 2 segments, at most
+/// 64 KB.
+#[test]
+fn tso_autosize_follows_the_pacing_rate() {
+    let mut s = sender("reno", false);
+    s.rtt.min_rtt_us = 50_000;
+    s.sk.pacing_rate = 0;
+    assert_eq!(s.tso_segs(), 2);
+    s.sk.pacing_rate = 100_000_000 / 8; // 100 Mbit/s: 12 207 bytes per 1/1024 s
+    assert_eq!(s.tso_segs(), 12_207 / MSS as u64);
+    s.sk.pacing_rate = 10_000_000_000 / 8;
+    assert_eq!(s.tso_segs(), 65_536 / MSS as u64);
+    // A 1 ms path adds half of 64 KB (tcp_tso_rtt_log 9: 1000 µs >> 9 = 1).
+    s.rtt.min_rtt_us = 1_000;
+    s.sk.pacing_rate = 0;
+    assert_eq!(s.tso_segs(), 32_768 / MSS as u64);
+}
