@@ -344,12 +344,27 @@ def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
     }
 
 
-def _by_flow(values: pa.Array, flow_id: pa.Array) -> pa.Array:
-    """``values[flow_id]`` row by row; null where the flow id is null or not a flow of the
-    scenario."""
+def _flow_index(flow_id: Any, n_flows: int) -> pa.Array:
+    """``flow_id`` as indices for ``take`` into per-flow arrays of ``n_flows`` entries: null
+    where the flow id is null or not a flow of the scenario. A column of valid ids (every
+    simulator run: one min/max pass) is used as it is, without the casts and masks a million
+    series rows would otherwise cost."""
+    if isinstance(flow_id, pa.ChunkedArray):
+        flow_id = flow_id.chunk(0) if flow_id.num_chunks == 1 else flow_id.combine_chunks()
+    if not isinstance(flow_id, pa.Array):
+        flow_id = _column(flow_id, pa.int64())
+    if pa.types.is_integer(flow_id.type) and flow_id.null_count == 0 and len(flow_id):
+        bounds = pc.min_max(flow_id).as_py()
+        if bounds["min"] >= 0 and bounds["max"] < n_flows:
+            return flow_id
     fid = flow_id.cast(pa.int64())
-    inside = pc.and_(pc.greater_equal(fid, 0), pc.less(fid, len(values)))
-    return values.take(pc.if_else(inside, fid, pa.scalar(None, pa.int64())))
+    inside = pc.and_(pc.greater_equal(fid, 0), pc.less(fid, n_flows))
+    return pc.if_else(inside, fid, pa.scalar(None, pa.int64()))
+
+
+def _by_flow(values: pa.Array, index: pa.Array) -> pa.Array:
+    """``values[index]`` row by row for indices from :func:`_flow_index` (null stays null)."""
+    return values.take(index)
 
 
 def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa.Array]) -> pa.Table:
@@ -360,8 +375,9 @@ def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa
     cols = {n: _column(v, FLOWS_SCHEMA.field(n).type) for n, v in _columns(flow_rows, names).items()}
     n = len(next(iter(cols.values()))) if cols else 0
     if "flow_id" in cols:
+        index = _flow_index(cols["flow_id"], len(next(iter(specs.values())))) if specs else None
         for key, spec in specs.items():
-            from_scenario = _by_flow(spec, cols["flow_id"])
+            from_scenario = _by_flow(spec, index)
             cols[key] = pc.coalesce(cols[key], from_scenario) if key in cols else from_scenario
         fid = cols["flow_id"]
         if n > 1 and not pc.all(pc.greater_equal(fid[1:], fid[:-1])).as_py():
@@ -388,12 +404,15 @@ def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
     cols = _columns(data, schema.names)
     n = len(cols.get("t_s", []))
     arrays = []
+    index = None  # flow ids as take() indices, made once for all filled columns
     for f in schema:
         if f.name == "run_id":
             arrays.append(_constant(run_id, f.type, n))
         elif f.name not in cols and fill and f.name in fill:
-            fid = _column(cols["flow_id"], pa.int64()) if "flow_id" in cols else pa.nulls(n, pa.int64())
-            arrays.append(_by_flow(fill[f.name], fid))
+            if index is None:
+                index = (_flow_index(cols["flow_id"], len(fill[f.name])) if "flow_id" in cols
+                         else pa.nulls(n, pa.int64()))
+            arrays.append(_by_flow(fill[f.name], index))
         elif f.name in cols:
             arrays.append(_column(cols[f.name], f.type))
         else:
