@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import arrow_values
 from .analysis import jain_index
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -279,8 +280,9 @@ def _clean(v: Any) -> Any:
 
 def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     names = schema.names
-    cols = {n: [_clean(r.get(n)) for r in rows] for n in names}
-    return pa.Table.from_pydict(cols, schema=schema)
+    return pa.Table.from_arrays(
+        [arrow_values.array([_clean(r.get(n)) for r in rows], schema.field(n).type) for n in names],
+        schema=schema)
 
 
 # ---- columns --------------------------------------------------------------------------------
@@ -308,7 +310,7 @@ def _columns(data: Any, names: Sequence[str]) -> dict[str, Any]:
 def _clean_array(arr: pa.Array) -> pa.Array:
     """NaN / ±inf → null in a float column (:func:`_clean` for a whole column)."""
     if pa.types.is_floating(arr.type) and len(arr) and not pc.all(pc.is_finite(arr)).as_py():
-        arr = pc.if_else(pc.is_finite(arr), arr, pa.scalar(None, arr.type))
+        arr = pc.if_else(pc.is_finite(arr), arr, pa.nulls(1, arr.type)[0])
     return arr
 
 
@@ -320,12 +322,12 @@ def _column(values: Any, t: pa.DataType) -> pa.Array:
     elif isinstance(values, np.ndarray):
         values = pa.array(values)
     if not isinstance(values, pa.Array):
-        return pa.array([_clean(v) for v in values], type=t)
+        return arrow_values.array([_clean(v) for v in values], t)
     return _clean_array(values if values.type == t else values.cast(t))
 
 
 def _constant(value: Any, t: pa.DataType, n: int) -> pa.Array:
-    return pa.repeat(pa.scalar(value, type=t), n)
+    return pa.repeat(arrow_values.scalar(value, t), n)
 
 
 def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
@@ -338,9 +340,9 @@ def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
     index = pa.Array.from_buffers(pa.int64(), len(group_of), [None, pa.py_buffer(group_of)])
     return {
         "group": index,
-        "cc": pa.array([g.cc for g in groups], pa.string()).take(index),
-        "size_bytes": pa.array([g.size_bytes for g in groups], pa.int64()).take(index),
-        "rwnd_bytes": pa.array([g.rwnd_bytes for g in groups], pa.int64()).take(index),
+        "cc": arrow_values.array([g.cc for g in groups], pa.string()).take(index),
+        "size_bytes": arrow_values.array([g.size_bytes for g in groups], pa.int64()).take(index),
+        "rwnd_bytes": arrow_values.array([g.rwnd_bytes for g in groups], pa.int64()).take(index),
     }
 
 
@@ -600,8 +602,8 @@ def write_table(table: pa.Table, path: str | Path) -> None:
 def _jain_groups(group: pa.Array, goodput: pa.Array) -> Optional[float]:
     """Jain's index over the groups' summed goodputs (flows with a group and a goodput)."""
     have = pc.and_(pc.is_valid(group), pc.is_valid(goodput))
-    g = group.filter(have).to_numpy(zero_copy_only=False).astype(np.int64)
-    gp = goodput.filter(have).to_numpy(zero_copy_only=False).astype(np.float64)
+    g = arrow_values.to_numpy(group.filter(have)).astype(np.int64)
+    gp = arrow_values.to_numpy(goodput.filter(have)).astype(np.float64)
     if g.size == 0 or g.min() < 0:
         if g.size:  # negative group numbers: no bincount
             sums: dict[int, float] = {}
@@ -652,7 +654,7 @@ def build_result(
 
     extra = {k: v for k, v in (run_extra or {}).items() if k in _RUN_EXTRA_KEYS}
     goodput = flows.column("goodput_bps").combine_chunks()
-    goodputs = goodput.drop_null().to_numpy(zero_copy_only=False)
+    goodputs = arrow_values.to_numpy(goodput.drop_null())
     if _clean(extra.get("aggregate_goodput_bps")) is None and goodputs.size:
         extra["aggregate_goodput_bps"] = float(sum(goodputs.tolist()))  # in flow order, as before
     run = dict(desc)

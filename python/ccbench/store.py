@@ -30,14 +30,16 @@ import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from ccbench.meta import META_FILE, build_meta, read_meta, write_meta
 from ccbench.procs import alive
 from ccbench.results import TABLES, to_frame
+
+if TYPE_CHECKING:  # pandas is imported where DataFrames are made: `ccbench run --out` makes none
+    import pandas as pd
 
 __all__ = ["TABLES", "Store", "StoreError", "SkippedFileWarning", "Results", "load", "query",
            "connect", "save_run", "is_store", "check_writable", "MIN_FREE_BYTES"]
@@ -405,7 +407,11 @@ def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
         tables = [t for t in map(_read_one, files) if t is not None]
     if not tables:
         schema = _schema(table)
-        return to_frame(schema.empty_table()) if schema is not None else pd.DataFrame()
+        if schema is not None:
+            return to_frame(schema.empty_table())
+        import pandas as pd
+
+        return pd.DataFrame()
     merged = pa.concat_tables(tables, promote_options="permissive")
     return to_frame(merged)
 
@@ -465,6 +471,8 @@ class Results:
 
     def cell_goodput(self) -> pd.DataFrame:
         """Mean, min, max of aggregate goodput (bit/s) over the ok runs of each grid cell."""
+        import pandas as pd
+
         ok = self.ok_runs
         by = self.swept
         gp = "aggregate_goodput_bps"
