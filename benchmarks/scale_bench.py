@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import statistics
 import subprocess
@@ -59,6 +60,61 @@ def run_cli(toml: Path, out: Path) -> dict:
     return {"total_s": wall, "rss_mb": usage.ru_maxrss / 1024, "sim_s": runs.column("wall_time_s")[0].as_py()}
 
 
+#: One extra run of the same command through this wrapper gives where the time goes: it wraps
+#: the phases of `ccbench run` (python/ccbench/cli.py `_run`, backends/sim.py `_report` and
+#: `build_result`, cli.py `save_run` and `print_result`) with timestamps and reports them at
+#: exit (time.perf_counter is CLOCK_MONOTONIC, shared with this process).
+_BREAKDOWN_RUNNER = r"""
+import atexit, json, os, sys, time
+marks = {}
+import ccbench.cli as cli
+from ccbench.backends import sim
+def timed(mod, name, key):
+    f = getattr(mod, name)
+    def g(*a, **k):
+        marks[key + "<"] = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            marks[key + ">"] = time.perf_counter()
+    setattr(mod, name, g)
+for mod, name, key in ((cli, "_run", "command"), (sim, "_report", "simulator"),
+                       (sim, "build_result", "tables"), (cli, "save_run", "parquet"),
+                       (cli, "print_result", "terminal")):
+    timed(mod, name, key)
+atexit.register(lambda: os.write(2, ("BREAKDOWN " + json.dumps(marks) + "\n").encode()))
+sys.argv = ["ccbench", *sys.argv[1:]]
+cli.app()
+"""
+
+
+def breakdown(toml: Path, out: Path) -> dict:
+    """Seconds per phase of one instrumented `ccbench run --out` (see _BREAKDOWN_RUNNER)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-c", _BREAKDOWN_RUNNER, "run", str(toml), "--out", str(out)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    end = time.perf_counter()
+    line = next((ln for ln in proc.stderr.splitlines() if ln.startswith("BREAKDOWN ")), None)
+    if proc.returncode or line is None:
+        raise SystemExit(f"instrumented run failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    m = json.loads(line.split(" ", 1)[1])
+    runs = pq.read_table(next((out / "runs").glob("*.parquet")))
+    phases = {
+        "start-up (Python, imports)": m["command<"] - t0,
+        "scenario (TOML, checks, store check)": m["simulator<"] - m["command<"],
+        "simulator call (runs.wall_time_s)": runs.column("wall_time_s")[0].as_py(),
+        "handover (header, Arrow views)": m["simulator>"] - m["simulator<"] - runs.column("wall_time_s")[0].as_py(),
+        "result tables (build_result)": m["tables>"] - m["tables<"],
+        "Parquet store (save_run)": m["parquet>"] - m["parquet<"],
+        "terminal summary": m["terminal>"] - m["terminal<"],
+        "exit (Python shutdown, freeing memory)": end - m["command>"],
+    }
+    phases["rest (between phases)"] = (end - t0) - sum(phases.values())
+    phases["total"] = end - t0
+    return phases
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, default=100_000)
@@ -72,6 +128,7 @@ def main() -> int:
         small.write_text(SCENARIO.format(rate="10Mbit", flows=1))
         startup = min(run_cli(small, Path(tmp) / f"small{i}")["total_s"] for i in range(2))
         runs = [run_cli(big, Path(tmp) / f"big{i}") for i in range(a.repeats)]
+        phases = breakdown(big, Path(tmp) / "breakdown")
     for r in runs:
         r["ratio"] = r["total_s"] / r["sim_s"]
         r["overhead"] = (r["total_s"] - r["sim_s"]) / r["sim_s"]
@@ -102,6 +159,13 @@ def main() -> int:
         f"Overhead: (total − simulation) / simulation. Start-up: a 1-flow run of the same CLI, "
         f"{startup:.2f} s (Python, imports, exit), which does not grow with the flows; the last "
         f"overhead column leaves it out.",
+        "",
+        "Where the time goes, one more run of the same command with each phase timed "
+        "(benchmarks/scale_bench.py `_BREAKDOWN_RUNNER`):",
+        "",
+        "| phase | s |",
+        "|---|---:|",
+        *[f"| {k} | {v:.2f} |" for k, v in phases.items()],
         "",
         f"Target (issue 11): overhead within {TARGET:.0%} of the simulation time — {met}. "
         f"Before the columnar result path (commit a5e1856, `/usr/bin/time -v ccbench run` on this machine) "

@@ -68,8 +68,20 @@ def rust_struct_fields(path: Path, struct: str) -> list[str]:
     return re.findall(r"^\s*pub (\w+)\s*:", m.group(1), re.M)
 
 
+def expanded_config(sim_config: dict) -> dict:
+    """A simulator config with one ``flows`` entry per connection: the simulator's own
+    expansion of ``flow_groups`` (what the sim backend sends), or the config as it is."""
+    if "flows" in sim_config:
+        return sim_config
+    from ccbench import _sim
+
+    return json.loads(_sim.config_json(json.dumps(sim_config)))
+
+
 def fake_report(sim_config: dict) -> dict:
-    """A report shaped like crates/sim/src/report.rs `SimReport`, for the flows of a config."""
+    """A report shaped like crates/sim/src/report.rs `SimReport`, for the flows of a config
+    (per-connection ``flows`` or ``flow_groups``)."""
+    sim_config = expanded_config(sim_config)
     flows = []
     for f in sim_config["flows"]:
         i = f["id"]
@@ -111,7 +123,7 @@ def fake_sim(monkeypatch):
     class Fake:
         @staticmethod
         def run_json(text: str) -> str:
-            cfg = json.loads(text)
+            cfg = expanded_config(json.loads(text))
             calls.append(cfg)
             return json.dumps(fake_report(cfg))
 

@@ -379,3 +379,19 @@ def test_run_table_lists_32_flows_and_summarises_the_rest(minimal_toml):
     ids = [int(ln.split("│")[1]) for ln in p.stdout.splitlines()
            if ln.startswith("│") and ln.split("│")[1].strip().isdigit()]
     assert ids == list(range(MAX_FLOW_ROWS))
+
+
+def test_run_out_does_not_import_pandas(minimal_toml, tmp_path):
+    """`ccbench run --out` makes no DataFrame: nothing on its path may import pandas (0.2-0.4 s
+    of start-up; pyarrow's pa.array / pa.scalar / to_numpy import it through the pandas shim,
+    hence ccbench.arrow_values). The stored run is complete."""
+    out = tmp_path / "store"
+    code = ("import atexit, os, sys, runpy\n"
+            "atexit.register(lambda: os.write(2, f'PANDAS={\"pandas\" in sys.modules}\\n'.encode()))\n"
+            f"sys.argv = ['ccbench', 'run', {str(minimal_toml)!r}, '--out', {str(out)!r}, '--set', 'flows.0.count=40']\n"
+            "runpy.run_module('ccbench.cli', run_name='__main__')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "PANDAS=False" in p.stderr, p.stderr
+    assert pq.read_table(next((out / "flows").glob("*.parquet"))).num_rows == 40
+    assert pq.read_table(next((out / "series").glob("*.parquet"))).num_rows > 0

@@ -476,3 +476,22 @@ def test_json_rows_cleans_floats_column_by_column():
     assert rows == [{k: _clean(v) for k, v in r.items()} for r in t.to_pylist()]
     assert [r["x"] for r in rows] == [1.5, None, None, None] and rows[2]["n"] == 3 and rows[1]["ok"] is False
     assert json_rows(FLOWS_SCHEMA.empty_table()) == []
+
+
+@pytest.mark.parametrize("flow_type", [pa.uint32(), pa.int64()])
+def test_group_and_cc_fill_by_flow_id_valid_and_invalid_ids(flow_type):
+    """series and flows rows get group / cc from the scenario by flow id: a column of valid ids
+    (the simulator's: used as take() indices directly) and one with negative or out-of-range
+    ids (null there, the valid rows filled alike) give the same values row for row."""
+    sc = scenario()  # flows 0, 1: cubic (group 0); flow 2: reno (group 1)
+    valid = [2, 0, 1, 1, 0]
+    t = [0.1] * len(valid)
+    good = build_result(sc, "sim", pa.table({"flow_id": pa.array([0, 1, 2], flow_type)}),
+                        pa.table({"flow_id": pa.array(valid, flow_type), "t_s": t}), {}, None)
+    se = good.series_table.to_pydict()
+    assert se["cc"] == ["reno", "cubic", "cubic", "cubic", "cubic"] and se["group"] == [1, 0, 0, 0, 0]
+    assert good.flows_table.to_pydict()["cc"] == ["cubic", "cubic", "reno"]
+    bad_ids = [2, 3, 3, 1] + ([-1] if flow_type == pa.int64() else [2**32 - 1])
+    bad = build_result(sc, "sim", None, pa.table({"flow_id": pa.array(bad_ids, flow_type), "t_s": t}), {}, None)
+    se = bad.series_table.to_pydict()
+    assert se["cc"] == ["reno", None, None, "cubic", None] and se["group"] == [1, None, None, 0, None]

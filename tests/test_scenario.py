@@ -16,6 +16,10 @@ SIM_CONFIG_KEYS = {
     "access": {"rate_bps", "delay_ns"},
     "flow": {"id", "group", "cc", "start_ns", "rwnd_bytes", "size_bytes", "pacing", "timestamps"},
     "probe": {"ping_interval_ns"},
+    # sim_config_grouped: the connections as flow_groups (crates/sim/src/flow_groups.rs)
+    "grouped": {"name", "duration_ns", "seed", "sample_interval_ns", "bottleneck", "access", "flow_groups",
+                "start_jitter_ns", "probe"},
+    "flow_group": {"count", "cc", "start_ns", "stagger_ns", "rwnd_bytes", "size_bytes", "pacing", "timestamps"},
 }
 
 FULL = """
@@ -118,6 +122,51 @@ def test_fixture_matches_the_rust_source():
     assert set(rust_struct_fields(rs, "AccessConfig")) == SIM_CONFIG_KEYS["access"]
     assert set(rust_struct_fields(rs, "FlowConfig")) == SIM_CONFIG_KEYS["flow"]
     assert set(rust_struct_fields(rs, "ProbeConfig")) == SIM_CONFIG_KEYS["probe"]
+    assert set(rust_struct_fields(SIM_SRC / "flow_groups.rs", "FlowGroupConfig")) == SIM_CONFIG_KEYS["flow_group"]
+
+
+def test_sim_config_grouped_has_the_keys_of_flow_groups_rs(full):
+    cfg = full.sim_config_grouped()
+    assert set(cfg) == SIM_CONFIG_KEYS["grouped"]
+    assert [set(g) for g in cfg["flow_groups"]] == [SIM_CONFIG_KEYS["flow_group"]] * len(full.flows)
+
+
+#: Scenarios whose flow groups the simulator must expand exactly as sim_config() does:
+#: several groups with per-group cc / size / rwnd / pacing / timestamps, start offsets and
+#: staggers, the default 10 ms start jitter and a long one, extreme seeds, starts near the
+#: 1-day limit (large nanosecond counts through the float seconds of _flow_starts) and many
+#: flows.
+EXPANSION_CASES = [
+    dict(duration="10s", flows=[{"cc": "cubic", "count": 3, "start": "0s+1s", "rwnd": "32MB"},
+                {"cc": "reno", "start": "2s", "size": "1MB", "pacing": True},
+                {"cc": "bbr", "count": 4, "start": "10ms+333us", "timestamps": False}]),
+    dict(start_jitter=0, flows=[{"cc": "reno", "count": 3, "start": "1s+250ms"}, {"cc": "vegas", "count": 2}]),
+    dict(seed=0, start_jitter="1.5s", flows=[{"cc": "cubic", "count": 50, "start": "0s+7ms"}]),
+    dict(seed=2**64 - 1, start_jitter="999999999ns",
+         flows=[{"cc": "cubic", "count": 20, "start": "1ms+1ns"}, {"cc": "bbr", "count": 5, "size": "3kB"}]),
+    dict(duration="86400s", start_jitter="3s", flows=[{"cc": "cubic", "count": 3, "start": "86390s+1.000000001s"}]),
+    dict(duration="20s", flows=[{"cc": "cubic", "count": 30_000, "start": "0s+333ns"},
+                                {"cc": "reno", "count": 2_000, "start": "3s+1us", "rwnd": "1MB"}]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(EXPANSION_CASES)))
+def test_the_simulator_expands_flow_groups_into_the_flows_of_sim_config(case):
+    """The sim backend sends flow groups; the simulator's expansion must be the flows the
+    Python expansion gives (ids, groups, starts with their start-jitter offsets, parameters),
+    and the whole config it reads must be the same either way."""
+    from ccbench import _sim
+
+    sc = Scenario.from_dict(minimal_dict(**EXPANSION_CASES[case]), source="t")
+    per_flow, grouped = sc.sim_config(), sc.sim_config_grouped()
+    assert "flows" not in grouped and len(grouped["flow_groups"]) == len(sc.flows)
+    expanded = json.loads(_sim.config_json(json.dumps(grouped)))
+    assert expanded["flows"] == per_flow["flows"]
+    assert _sim.config_json(json.dumps(grouped)) == _sim.config_json(json.dumps(per_flow))
+    # and both agree with expanded_flows (the kernel backend's view)
+    assert [f["start_ns"] for f in expanded["flows"]] == [f.start_ns for f in sc.expanded_flows()]
+    if sc.start_jitter_s > 0 and len(per_flow["flows"]) > 2:  # the offsets are really there
+        assert len({f["start_ns"] for f in expanded["flows"]}) > 2
 
 
 def test_sim_config_values(full):

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import arrow_values
 from .analysis import jain_index
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -279,8 +280,9 @@ def _clean(v: Any) -> Any:
 
 def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     names = schema.names
-    cols = {n: [_clean(r.get(n)) for r in rows] for n in names}
-    return pa.Table.from_pydict(cols, schema=schema)
+    return pa.Table.from_arrays(
+        [arrow_values.array([_clean(r.get(n)) for r in rows], schema.field(n).type) for n in names],
+        schema=schema)
 
 
 # ---- columns --------------------------------------------------------------------------------
@@ -308,7 +310,7 @@ def _columns(data: Any, names: Sequence[str]) -> dict[str, Any]:
 def _clean_array(arr: pa.Array) -> pa.Array:
     """NaN / ±inf → null in a float column (:func:`_clean` for a whole column)."""
     if pa.types.is_floating(arr.type) and len(arr) and not pc.all(pc.is_finite(arr)).as_py():
-        arr = pc.if_else(pc.is_finite(arr), arr, pa.scalar(None, arr.type))
+        arr = pc.if_else(pc.is_finite(arr), arr, pa.nulls(1, arr.type)[0])
     return arr
 
 
@@ -320,12 +322,12 @@ def _column(values: Any, t: pa.DataType) -> pa.Array:
     elif isinstance(values, np.ndarray):
         values = pa.array(values)
     if not isinstance(values, pa.Array):
-        return pa.array([_clean(v) for v in values], type=t)
+        return arrow_values.array([_clean(v) for v in values], t)
     return _clean_array(values if values.type == t else values.cast(t))
 
 
 def _constant(value: Any, t: pa.DataType, n: int) -> pa.Array:
-    return pa.repeat(pa.scalar(value, type=t), n)
+    return pa.repeat(arrow_values.scalar(value, t), n)
 
 
 def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
@@ -338,18 +340,33 @@ def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
     index = pa.Array.from_buffers(pa.int64(), len(group_of), [None, pa.py_buffer(group_of)])
     return {
         "group": index,
-        "cc": pa.array([g.cc for g in groups], pa.string()).take(index),
-        "size_bytes": pa.array([g.size_bytes for g in groups], pa.int64()).take(index),
-        "rwnd_bytes": pa.array([g.rwnd_bytes for g in groups], pa.int64()).take(index),
+        "cc": arrow_values.array([g.cc for g in groups], pa.string()).take(index),
+        "size_bytes": arrow_values.array([g.size_bytes for g in groups], pa.int64()).take(index),
+        "rwnd_bytes": arrow_values.array([g.rwnd_bytes for g in groups], pa.int64()).take(index),
     }
 
 
-def _by_flow(values: pa.Array, flow_id: pa.Array) -> pa.Array:
-    """``values[flow_id]`` row by row; null where the flow id is null or not a flow of the
-    scenario."""
+def _flow_index(flow_id: Any, n_flows: int) -> pa.Array:
+    """``flow_id`` as indices for ``take`` into per-flow arrays of ``n_flows`` entries: null
+    where the flow id is null or not a flow of the scenario. A column of valid ids (every
+    simulator run: one min/max pass) is used as it is, without the casts and masks a million
+    series rows would otherwise cost."""
+    if isinstance(flow_id, pa.ChunkedArray):
+        flow_id = flow_id.chunk(0) if flow_id.num_chunks == 1 else flow_id.combine_chunks()
+    if not isinstance(flow_id, pa.Array):
+        flow_id = _column(flow_id, pa.int64())
+    if pa.types.is_integer(flow_id.type) and flow_id.null_count == 0 and len(flow_id):
+        bounds = pc.min_max(flow_id).as_py()
+        if bounds["min"] >= 0 and bounds["max"] < n_flows:
+            return flow_id
     fid = flow_id.cast(pa.int64())
-    inside = pc.and_(pc.greater_equal(fid, 0), pc.less(fid, len(values)))
-    return values.take(pc.if_else(inside, fid, pa.scalar(None, pa.int64())))
+    inside = pc.and_(pc.greater_equal(fid, 0), pc.less(fid, n_flows))
+    return pc.if_else(inside, fid, pa.scalar(None, pa.int64()))
+
+
+def _by_flow(values: pa.Array, index: pa.Array) -> pa.Array:
+    """``values[index]`` row by row for indices from :func:`_flow_index` (null stays null)."""
+    return values.take(index)
 
 
 def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa.Array]) -> pa.Table:
@@ -360,8 +377,9 @@ def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa
     cols = {n: _column(v, FLOWS_SCHEMA.field(n).type) for n, v in _columns(flow_rows, names).items()}
     n = len(next(iter(cols.values()))) if cols else 0
     if "flow_id" in cols:
+        index = _flow_index(cols["flow_id"], len(next(iter(specs.values())))) if specs else None
         for key, spec in specs.items():
-            from_scenario = _by_flow(spec, cols["flow_id"])
+            from_scenario = _by_flow(spec, index)
             cols[key] = pc.coalesce(cols[key], from_scenario) if key in cols else from_scenario
         fid = cols["flow_id"]
         if n > 1 and not pc.all(pc.greater_equal(fid[1:], fid[:-1])).as_py():
@@ -388,12 +406,15 @@ def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
     cols = _columns(data, schema.names)
     n = len(cols.get("t_s", []))
     arrays = []
+    index = None  # flow ids as take() indices, made once for all filled columns
     for f in schema:
         if f.name == "run_id":
             arrays.append(_constant(run_id, f.type, n))
         elif f.name not in cols and fill and f.name in fill:
-            fid = _column(cols["flow_id"], pa.int64()) if "flow_id" in cols else pa.nulls(n, pa.int64())
-            arrays.append(_by_flow(fill[f.name], fid))
+            if index is None:
+                index = (_flow_index(cols["flow_id"], len(fill[f.name])) if "flow_id" in cols
+                         else pa.nulls(n, pa.int64()))
+            arrays.append(_by_flow(fill[f.name], index))
         elif f.name in cols:
             arrays.append(_column(cols[f.name], f.type))
         else:
@@ -581,8 +602,8 @@ def write_table(table: pa.Table, path: str | Path) -> None:
 def _jain_groups(group: pa.Array, goodput: pa.Array) -> Optional[float]:
     """Jain's index over the groups' summed goodputs (flows with a group and a goodput)."""
     have = pc.and_(pc.is_valid(group), pc.is_valid(goodput))
-    g = group.filter(have).to_numpy(zero_copy_only=False).astype(np.int64)
-    gp = goodput.filter(have).to_numpy(zero_copy_only=False).astype(np.float64)
+    g = arrow_values.to_numpy(group.filter(have)).astype(np.int64)
+    gp = arrow_values.to_numpy(goodput.filter(have)).astype(np.float64)
     if g.size == 0 or g.min() < 0:
         if g.size:  # negative group numbers: no bincount
             sums: dict[int, float] = {}
@@ -633,7 +654,7 @@ def build_result(
 
     extra = {k: v for k, v in (run_extra or {}).items() if k in _RUN_EXTRA_KEYS}
     goodput = flows.column("goodput_bps").combine_chunks()
-    goodputs = goodput.drop_null().to_numpy(zero_copy_only=False)
+    goodputs = arrow_values.to_numpy(goodput.drop_null())
     if _clean(extra.get("aggregate_goodput_bps")) is None and goodputs.size:
         extra["aggregate_goodput_bps"] = float(sum(goodputs.tolist()))  # in flow order, as before
     run = dict(desc)

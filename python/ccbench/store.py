@@ -30,20 +30,25 @@ import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from ccbench.meta import META_FILE, build_meta, read_meta, write_meta
 from ccbench.procs import alive
 from ccbench.results import TABLES, to_frame
 
+if TYPE_CHECKING:  # pandas is imported where DataFrames are made: `ccbench run --out` makes none
+    import pandas as pd
+
 __all__ = ["TABLES", "Store", "StoreError", "SkippedFileWarning", "Results", "load", "query",
            "connect", "save_run", "is_store", "check_writable", "MIN_FREE_BYTES"]
 
 _TMP_PREFIX = ".tmp-"
 _COMPRESSED = ("series", "link_series")
+#: Rows (all tables of one run together) from which a run's files are written in parallel
+#: threads; below it a thread pool costs more than it saves.
+_PARALLEL_WRITE_ROWS = 200_000
 
 
 class StoreError(ValueError):
@@ -285,6 +290,7 @@ class Store:
             status = runs_t.column("status")[0].as_py() or "ok"
         if status != "ok" and runs_t.num_rows and "error" in runs_t.column_names:
             self.last_error = runs_t.column("error")[0].as_py()
+        files = []
         for table, data in (("counters", counters), ("link_series", link_series), ("series", series),
                             ("flows", flows)):
             target = self.path(table, run_id)
@@ -293,9 +299,26 @@ class Store:
                 # a failed or empty run has no rows here; drop what an earlier attempt left
                 target.unlink(missing_ok=True)
                 continue
-            self._write_atomic(_with_columns(tab, extra), target)
+            files.append((_with_columns(tab, extra), target))
+        self._write_files(files)
         self._write_atomic(runs_t, self.path("runs", run_id))
         return status
+
+    def _write_files(self, files: Sequence[tuple[pa.Table, Path]]) -> None:
+        """Write each (table, target) atomically; the runs file (the commit marker) is written
+        after all of them. Large runs write their files in parallel threads (Parquet encoding
+        releases the GIL): 100 000 flows' flows file is written while the million-row series
+        file is, ~0.1 s less on two cores. The first error is raised after every write ended."""
+        if sum(tab.num_rows for tab, _ in files) < _PARALLEL_WRITE_ROWS or len(files) < 2:
+            for tab, target in files:
+                self._write_atomic(tab, target)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=2) as ex:
+            futures = [ex.submit(self._write_atomic, tab, target) for tab, target in files]
+        for f in futures:
+            f.result()
 
     def _write_atomic(self, tab: pa.Table, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -384,7 +407,11 @@ def _read_dir(root: Path, table: str, keep: set[str] | None) -> pd.DataFrame:
         tables = [t for t in map(_read_one, files) if t is not None]
     if not tables:
         schema = _schema(table)
-        return to_frame(schema.empty_table()) if schema is not None else pd.DataFrame()
+        if schema is not None:
+            return to_frame(schema.empty_table())
+        import pandas as pd
+
+        return pd.DataFrame()
     merged = pa.concat_tables(tables, promote_options="permissive")
     return to_frame(merged)
 
@@ -444,6 +471,8 @@ class Results:
 
     def cell_goodput(self) -> pd.DataFrame:
         """Mean, min, max of aggregate goodput (bit/s) over the ok runs of each grid cell."""
+        import pandas as pd
+
         ok = self.ok_runs
         by = self.swept
         gp = "aggregate_goodput_bps"

@@ -52,6 +52,14 @@ fn run_columns(py: Python<'_>, scenario_json: &str) -> PyResult<(String, Py<PyBy
     Ok((cols.header, PyBytes::new(py, &cols.blob).unbind()))
 }
 
+/// The scenario JSON as the simulator reads it, serialised back: flow groups expanded into one
+/// `flows` entry per connection (`ccbench_sim::config`). For tests that compare the
+/// simulator's expansion with the Python one.
+#[pyfunction]
+fn config_json(scenario_json: &str) -> PyResult<String> {
+    ccbench_sim::config_json(scenario_json).map_err(PyValueError::new_err)
+}
+
 /// Names of the congestion-control algorithms the simulator implements, with the Linux
 /// version each follows, as JSON text: [{"name": .., "linux": .., "notes": ..}].
 #[pyfunction]
@@ -64,6 +72,7 @@ fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(config_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,29 +1,87 @@
 //! The normalised scenario the simulator runs: every unit already converted to SI integers
-//! (bits per second, nanoseconds, bytes) by the Python `Scenario` model, flows already expanded
-//! (one entry per connection). This struct *is* the JSON contract between Python and Rust;
-//! unknown fields are refused so that a mismatch between the two sides fails loudly.
+//! (bits per second, nanoseconds, bytes) by the Python `Scenario` model. This struct *is* the
+//! JSON contract between Python and Rust; unknown fields are refused so that a mismatch between
+//! the two sides fails loudly.
+//!
+//! The connections arrive in one of two forms: `flows`, one entry per connection, or
+//! `flow_groups` (the scenario's `[[flows]]` tables with their `count`, start and stagger) plus
+//! `start_jitter_ns`, which `flow_groups::expand` turns into the same per-connection entries the
+//! Python side would have sent (100 000 connections are one small JSON object, not 100 000).
+//! Either way the `SimConfig` in memory holds the expanded `flows`; serialising it gives the
+//! `flows` form.
+use crate::flow_groups::{self, FlowGroupConfig};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "SimConfigWire")]
 pub struct SimConfig {
-    #[serde(default)]
     pub name: String,
     pub duration_ns: u64,
     pub seed: u64,
     /// Interval of the time series (DESIGN.md `series` table). 0 disables sampling.
     pub sample_interval_ns: u64,
     pub bottleneck: BottleneckConfig,
-    #[serde(default)]
     pub access: AccessConfig,
+    /// One entry per connection, ids 0..n (expanded from `flow_groups` when the JSON has those).
     pub flows: Vec<FlowConfig>,
-    #[serde(default)]
     pub probe: ProbeConfig,
     /// Events one run may process before it ends as a failure (a scenario too large to finish
     /// in reasonable time, e.g. a huge duration at a high rate). Normal runs never come near
     /// the default; the Python side does not send it.
-    #[serde(default = "default_max_events")]
     pub max_events: u64,
+}
+
+/// `SimConfig` as JSON carries it: the connections as `flows` or as `flow_groups` (see the
+/// module documentation), never both.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SimConfigWire {
+    #[serde(default)]
+    name: String,
+    duration_ns: u64,
+    seed: u64,
+    sample_interval_ns: u64,
+    bottleneck: BottleneckConfig,
+    #[serde(default)]
+    access: AccessConfig,
+    #[serde(default)]
+    flows: Option<Vec<FlowConfig>>,
+    #[serde(default)]
+    flow_groups: Option<Vec<FlowGroupConfig>>,
+    /// Span of the per-connection start offsets of `flow_groups` (scenario `start_jitter`).
+    #[serde(default)]
+    start_jitter_ns: u64,
+    #[serde(default)]
+    probe: ProbeConfig,
+    #[serde(default = "default_max_events")]
+    max_events: u64,
+}
+
+impl TryFrom<SimConfigWire> for SimConfig {
+    type Error = String;
+
+    fn try_from(w: SimConfigWire) -> Result<Self, String> {
+        let flows = match (w.flows, w.flow_groups) {
+            (Some(_), Some(_)) => return Err("give either flows or flow_groups, not both".into()),
+            (None, None) => return Err("missing field `flows` (or `flow_groups`)".into()),
+            (Some(_), None) if w.start_jitter_ns > 0 => {
+                return Err("start_jitter_ns applies to flow_groups only (flows carry their starts)".into())
+            }
+            (Some(flows), None) => flows,
+            (None, Some(groups)) => flow_groups::expand(&groups, w.seed, w.start_jitter_ns)?,
+        };
+        Ok(SimConfig {
+            name: w.name,
+            duration_ns: w.duration_ns,
+            seed: w.seed,
+            sample_interval_ns: w.sample_interval_ns,
+            bottleneck: w.bottleneck,
+            access: w.access,
+            flows,
+            probe: w.probe,
+            max_events: w.max_events,
+        })
+    }
 }
 
 /// Default of `SimConfig::max_events`: 10^10 events, roughly 30-60 minutes of one core.

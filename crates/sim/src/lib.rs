@@ -3,10 +3,12 @@
 //! Pure Rust, no Python: `run(&SimConfig) -> SimReport`. The PyO3 crate (`crates/py`) wraps
 //! `run_json` for the Python package.
 pub mod bench_scenarios;
+pub mod blake2b;
 pub mod cc;
 pub mod columns;
 pub mod config;
 pub mod event;
+pub mod flow_groups;
 pub mod link;
 pub mod metrics;
 pub mod queue;
@@ -55,6 +57,14 @@ pub fn run_columns_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) ->
         .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     let report = run_with(&cfg, abort)?;
     columns::to_columns(&report)
+}
+
+/// The scenario JSON parsed (flow groups expanded, see `config`) and serialised again; the
+/// config is not validated or run.
+pub fn config_json(scenario_json: &str) -> Result<String, String> {
+    let cfg: SimConfig = serde_json::from_str(scenario_json)
+        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    serde_json::to_string(&cfg).map_err(|e| e.to_string())
 }
 
 /// `[{"name", "linux", "notes"}]` for `ccbench algorithms`.

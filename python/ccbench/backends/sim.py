@@ -1,6 +1,7 @@
 """The embedded simulator backend (crates/sim through the PyO3 module ``ccbench._sim``).
 
-JSON in (``Scenario.sim_config()``, crates/sim/src/config.rs); out comes the report of
+JSON in (``Scenario.sim_config_grouped()``: the ``[[flows]]`` groups, which the simulator
+expands into connections, crates/sim/src/config.rs and flow_groups.rs); out comes the report of
 crates/sim/src/report.rs as columns (crates/sim/src/columns.rs: a JSON header and Arrow
 buffers), converted to the shared result schema by ``build_result`` without a Python object
 per value.
@@ -123,7 +124,7 @@ def _lower_cc_state(series):
 
 def run(scenario: Scenario) -> RunResult:
     """Run on the simulator. A simulator error gives a RunResult with status "failed"."""
-    cfg = json.dumps(scenario.sim_config(), separators=(",", ":"))
+    cfg = json.dumps(scenario.sim_config_grouped(), separators=(",", ":"))
     t0 = time.perf_counter()
     try:
         report, wall = _report(_sim(), cfg)

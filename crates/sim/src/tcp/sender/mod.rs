@@ -221,7 +221,7 @@ impl Sender {
             cc,
             sk,
             rtt: RttEstimator::default(),
-            segs: VecDeque::with_capacity(1024),
+            segs: VecDeque::new(),
             snd_una: 0,
             snd_nxt: 0,
             total_segs: p.total_segs,
