@@ -275,7 +275,7 @@ impl Sender {
             mib: Mib::default(),
             rtt_hist: Histogram::default(),
             cwnd_avg: TimeAverage::default(),
-            out: Vec::with_capacity(64),
+            out: Vec::new(),
         }
     }
 
