@@ -85,10 +85,11 @@ def test_bad_set_exit_2(minimal_toml):
     assert "bottleneck.jitter_dist" in p.stderr and str(minimal_toml) in p.stderr
 
 
-def test_sim_refusal_exit_2(minimal_toml):
-    p = ccbench("run", minimal_toml, "--set", "bottleneck.aqm=pie")
-    assert p.returncode == 2
-    assert "bottleneck.aqm" in p.stderr and "sim backend" in p.stderr
+def test_aqm_parameter_refusal_exit_2(minimal_toml):
+    # every discipline runs on the simulator; a parameter of another discipline is refused
+    p = ccbench("run", minimal_toml, "--set", "bottleneck.aqm=pie", "--set", "bottleneck.aqm_params.interval=10ms")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "bottleneck.aqm_params.interval" in p.stderr and "pie takes" in p.stderr
 
 
 def test_missing_backend_exit_2(minimal_toml):

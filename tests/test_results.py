@@ -25,7 +25,7 @@ DESIGN_RUNS = ["run_id", "link_utilisation", "drops", "jain_index", "jain_index_
 # docs/results.md (the contract between the backends and the analysis / plots / report)
 DESIGN_SERIES = ["run_id", "flow_id", "group", "cc", "t_s", "goodput_bps", "cwnd_pkts", "rtt_ms", "pacing_bps",
                  "inflight_pkts", "cc_state", "bw_est_bps", "min_rtt_ms", "delivery_rate_bps", "retransmits"]
-DESIGN_LINK_SERIES = ["run_id", "t_s", "queue_bytes", "probe_rtt_ms"]
+DESIGN_LINK_SERIES = ["run_id", "t_s", "queue_bytes", "probe_rtt_ms", "sojourn_ms"]
 
 
 def scenario(**kw):

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from . import arrow_values
 from .analysis import jain_index
+from .aqm import params_json
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -68,6 +69,7 @@ DESCRIPTOR_FIELDS = [
     pa.field("buffer_packets", pa.int64()),  # only for buffers given in packets
     pa.field("buffer_bdp", pa.float64()),  # buffer / BDP
     pa.field("aqm", pa.string()),
+    pa.field("aqm_params", pa.string()),  # JSON: every parameter of the discipline, defaults filled in
     pa.field("access_rate_mbps", pa.float64()),
     pa.field("access_delay_ms", pa.float64()),
     pa.field("n_flows", pa.int64()),
@@ -119,6 +121,10 @@ RUNS_SCHEMA = pa.schema(
         pa.field("probe_rtt_p50_ms", pa.float64()),
         pa.field("probe_rtt_p95_ms", pa.float64()),
         pa.field("probe_rtt_p99_ms", pa.float64()),
+        # time packets waited in the forward bottleneck queue (arrival to start of transmission)
+        pa.field("sojourn_p50_ms", pa.float64()),
+        pa.field("sojourn_p95_ms", pa.float64()),
+        pa.field("sojourn_p99_ms", pa.float64()),
         pa.field("events", pa.int64()),  # simulator only
         pa.field("data_packets", pa.int64()),  # simulator only
         pa.field("kernel_version", pa.string()),  # kernel backend only
@@ -153,6 +159,7 @@ LINK_SERIES_SCHEMA = pa.schema(
         pa.field("t_s", pa.float64(), nullable=False),
         pa.field("queue_bytes", pa.int64()),  # forward bottleneck queue
         pa.field("probe_rtt_ms", pa.float64()),  # latest probe reply in the interval, else null
+        pa.field("sojourn_ms", pa.float64()),  # mean sojourn of packets sent in the interval, else null
     ]
 )
 
@@ -212,6 +219,9 @@ _RUN_EXTRA_KEYS = {
     "probe_rtt_p50_ms",
     "probe_rtt_p95_ms",
     "probe_rtt_p99_ms",
+    "sojourn_p50_ms",
+    "sojourn_p95_ms",
+    "sojourn_p99_ms",
     "events",
     "data_packets",
     "kernel_version",
@@ -262,6 +272,7 @@ def scenario_descriptors(scenario: "Scenario", backend: str) -> dict[str, Any]:
         "buffer_packets": scenario.buffer_packets,
         "buffer_bdp": _r(buf_bytes / bdp) if bdp > 0 else None,
         "aqm": b.aqm,
+        "aqm_params": params_json(scenario.aqm_wire),
         "access_rate_mbps": None if scenario.access.rate_bps is None else _r(scenario.access.rate_bps / 1e6),
         "access_delay_ms": _r(scenario.access.delay_s * 1e3),
         "n_flows": scenario.n_flows,

@@ -37,6 +37,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from . import aqm as _aqm
 from . import limits, units
 from .units import BufferSpec, UnitError, quote as _q
 
@@ -278,7 +279,10 @@ class Bottleneck(_Model):
     loss: LossModel = NO_LOSS
     impair: Literal["data", "ack", "both"] = "data"
     buffer: BufferSpec = BufferSpec("bdp", 1.0)
-    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red"] = "droptail"
+    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red", "fq"] = "droptail"
+    #: The discipline's parameters as written (``[bottleneck.aqm_params]``); checked against
+    #: ``aqm`` after validation (aqm.problems), resolved with the defaults by ``aqm_wire``.
+    aqm_params: dict[str, Any] = Field(default_factory=dict)
     trace: str = ""
 
     @field_validator("rate_bps", mode="before")
@@ -602,6 +606,7 @@ class Scenario(_Model):
                         f"over the {limits.MAX_PINGS:.0e} a run may send",
                         f'at least {_fmt_ns(least)} for this duration, or 0 for off'))
         out += self._start_problems(raw, dur)
+        out += _aqm.problems(self.bottleneck.aqm, self.bottleneck.aqm_params)
         b = self.bottleneck
         if b.jitter_dist == "uniform" and _ns(b.jitter_s) > _ns(b.rtt_s) // 2:
             half = _ns(b.rtt_s) // 2
@@ -673,6 +678,14 @@ class Scenario(_Model):
     def buffer_packets(self) -> Optional[int]:
         b = self.bottleneck.buffer
         return int(b.value) if b.kind == "packets" else None
+
+    @property
+    def aqm_wire(self) -> dict:
+        """Every parameter of the bottleneck's queue discipline, defaults filled in, in the
+        simulator's form (crates/sim/src/queue/aqm.rs ``AqmParams``); {} for drop-tail."""
+        b = self.bottleneck
+        buf = self.buffer_bytes if self.buffer_bytes is not None else self.buffer_packets * MTU
+        return _aqm.resolved_wire(b.aqm, b.aqm_params, buf)
 
     @property
     def n_flows(self) -> int:
@@ -773,6 +786,7 @@ class Scenario(_Model):
                 "impair": b.impair,
                 "buffer": buffer,
                 "aqm": b.aqm,
+                "aqm_params": self.aqm_wire,
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_ns": _ns(self.access.delay_s)},
             "probe": {"ping_interval_ns": _ns(self.probe.ping_s)},
@@ -798,6 +812,8 @@ class Scenario(_Model):
                 "impair": b.impair,
                 "buffer": {buf.kind: buf.value},
                 "aqm": b.aqm,
+                # only when given: scenarios without parameters keep their hash and run ids
+                **({"aqm_params": _aqm.given_wire(b.aqm, b.aqm_params)} if b.aqm_params else {}),
                 "trace": b.trace,
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_s": self.access.delay_s},
@@ -1051,6 +1067,7 @@ _FORMS = {
     "ping": units.TIME_FORM + ', or 0 for off',
     "loss": 'a percentage such as "0.1%" or { model = "gilbert", p = "1%", r = "30%" }',
     "buffer": units.BUFFER_FORM,
+    "aqm_params": "a [bottleneck.aqm_params] table of the discipline's parameters (docs/scenario.md)",
     "rwnd": units.SIZE_FORM,
     "size": units.SIZE_FORM,
     "start": units.START_FORM,

@@ -198,6 +198,7 @@ pub fn to_columns(report: &SimReport) -> Result<Columns, String> {
             b.f64s("t_s", l.t_s.iter().map(|v| Some(*v))),
             b.u64s("queue_bytes", l.queue_bytes.iter().copied()),
             b.f64s("probe_rtt_ms", l.probe_rtt_ms.iter().copied()),
+            b.f64s("sojourn_ms", l.sojourn_ms.iter().copied()),
         ],
     };
     let header = Header {

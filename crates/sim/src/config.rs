@@ -151,6 +151,13 @@ pub struct BottleneckConfig {
     pub buffer: BufferConfig,
     #[serde(default = "default_aqm")]
     pub aqm: String,
+    /// Parameters of the discipline (queue/aqm.rs); missing ones take the Linux defaults.
+    #[serde(default)]
+    pub aqm_params: crate::queue::aqm::AqmParams,
+    /// Rust-only cross-check of the served-queue arm: run drop-tail as a FIFO qdisc served at
+    /// dequeue time instead of the departure-on-arrival fast path (same results expected).
+    #[serde(skip)]
+    pub serve_droptail_at_dequeue: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -240,18 +247,27 @@ impl BottleneckConfig {
             impair: Impair::Data,
             buffer: BufferConfig::Bytes(((buffer_bdp * bdp) as u64).max(1500)),
             aqm: "droptail".into(),
+            aqm_params: Default::default(),
+            serve_droptail_at_dequeue: false,
         }
     }
 
-    /// Ranges serde cannot check. Shared by the simulator and the ccbench-link emulator, so
-    /// both backends accept exactly the same bottlenecks.
+    /// Ranges serde cannot check, for a backend whose queue is drop-tail only: the
+    /// ccbench-link emulator, which refuses every other discipline until it serves them.
     pub fn validate(&self) -> Result<(), String> {
-        if self.rate_bps == 0 {
-            return Err("bottleneck.rate_bps must be > 0".into());
-        }
+        self.validate_with_queues()?;
         if self.aqm != "droptail" {
             return Err(format!("bottleneck.aqm: '{}' is not implemented (droptail)", self.aqm));
         }
+        Ok(())
+    }
+
+    /// Ranges serde cannot check, with every queue discipline of `queue::aqm` (the simulator).
+    pub fn validate_with_queues(&self) -> Result<(), String> {
+        if self.rate_bps == 0 {
+            return Err("bottleneck.rate_bps must be > 0".into());
+        }
+        crate::queue::aqm::validate(&self.aqm, &self.aqm_params, self.buffer)?;
         let prob = |name: &str, v: f64| -> Result<(), String> {
             if !(0.0..=1.0).contains(&v) || v.is_nan() {
                 Err(format!("bottleneck.loss.{name} must be within [0, 1], got {v}"))
@@ -299,7 +315,7 @@ impl SimConfig {
         if self.duration_ns == 0 {
             return Err("duration_ns must be > 0".into());
         }
-        self.bottleneck.validate()?;
+        self.bottleneck.validate_with_queues()?;
         if self.flows.is_empty() {
             return Err("flows: at least one flow is needed".into());
         }

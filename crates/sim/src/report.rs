@@ -61,6 +61,15 @@ pub struct RunSummary {
     pub probe_rtt_p50_ms: Option<f64>,
     pub probe_rtt_p95_ms: Option<f64>,
     pub probe_rtt_p99_ms: Option<f64>,
+    /// Time packets waited in the forward bottleneck's queue, from arrival to the start of
+    /// their transmission (link/sojourn.rs): percentiles over every packet sent; null if none.
+    pub sojourn_p50_ms: Option<f64>,
+    pub sojourn_p95_ms: Option<f64>,
+    pub sojourn_p99_ms: Option<f64>,
+    /// The bottleneck's queue discipline and every parameter it ran with (defaults filled in;
+    /// queue/aqm.rs). Drop-tail has none: its limit is the buffer.
+    pub aqm: String,
+    pub aqm_params: crate::queue::aqm::AqmParams,
     pub duration_s: f64,
     /// Simulator work done, for benchmarks.
     pub events: u64,
@@ -101,6 +110,9 @@ pub struct LinkSeries {
     /// RTT of the latest latency-probe reply received during the interval ending at `t_s`;
     /// null when no reply arrived in it (or no probe runs).
     pub probe_rtt_ms: Vec<Option<f64>>,
+    /// Mean sojourn time of the packets that started transmission at the forward bottleneck
+    /// during the interval ending at `t_s`; null when none did.
+    pub sojourn_ms: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -112,4 +124,6 @@ pub struct LinkCounters {
     pub dropped_loss: u64,
     /// Packets in the queue or being serialised / propagated at the end of the run.
     pub held: u64,
+    /// Packets the link's queue discipline marked CE instead of dropping.
+    pub ce_marked: u64,
 }

@@ -10,6 +10,8 @@ use crate::config::{BufferConfig, Impair, SimConfig};
 use crate::link::jitter::Jitter;
 use crate::link::loss::LossModel;
 use crate::link::{Link, LinkSpec};
+use crate::queue::aqm;
+use crate::rng::stream_seed;
 use crate::tcp::Pkt;
 use crate::time::Nanos;
 
@@ -49,6 +51,15 @@ impl Dumbbell {
         let loss = LossModel::from_config(&b.loss);
         let on_data = matches!(b.impair, Impair::Data | Impair::Both);
         let on_ack = matches!(b.impair, Impair::Ack | Impair::Both);
+        // The scenario's discipline runs on both bottleneck directions (drop-tail: None, the
+        // fast path); PIE's and RED's random streams are named after the link.
+        let qdisc = |name: &str| {
+            let q = aqm::build(&b.aqm, &b.aqm_params, b.buffer, b.rate_bps, stream_seed(cfg.seed, name));
+            match q {
+                None if b.serve_droptail_at_dequeue => Some(aqm::droptail_served(b.buffer)),
+                q => q,
+            }
+        };
         let mut links = vec![
             Link::new(
                 LinkSpec {
@@ -59,6 +70,8 @@ impl Dumbbell {
                     jitter: on_data.then(|| jitter.clone()),
                     reorder: b.reorder,
                     loss: if on_data { loss.clone() } else { LossModel::None },
+                    qdisc: qdisc("bottleneck/fwd/aqm"),
+                    measure_sojourn: true,
                 },
                 cfg.seed,
             ),
@@ -71,6 +84,8 @@ impl Dumbbell {
                     jitter: on_ack.then(|| jitter.clone()),
                     reorder: b.reorder,
                     loss: if on_ack { loss } else { LossModel::None },
+                    qdisc: qdisc("bottleneck/rev/aqm"),
+                    measure_sojourn: false,
                 },
                 cfg.seed,
             ),
@@ -87,6 +102,8 @@ impl Dumbbell {
                             jitter: None,
                             reorder: false,
                             loss: LossModel::None,
+                            qdisc: None,
+                            measure_sojourn: false,
                         },
                         cfg.seed,
                     ));

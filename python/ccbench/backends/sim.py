@@ -15,14 +15,15 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..aqm import NAMES as AQM_NAMES
 from ..results import COUNTER_SIDES, RunResult, build_result, failed_result
 from ..scenario import Scenario, ScenarioError
 
 __all__ = ["NAME", "run", "check", "algorithms", "SIM_AQMS"]
 
 NAME = "sim"
-#: Queue disciplines the simulator implements so far.
-SIM_AQMS = ("droptail",)
+#: Queue disciplines the simulator implements (all of ccbench.aqm.NAMES).
+SIM_AQMS = AQM_NAMES
 
 
 def _sim():

@@ -1,10 +1,15 @@
-//! A unidirectional link: an optional rate-limited drop-tail queue (ccbench-queue's
-//! `ScheduledDropTail`, the same code ccbench-link runs), then a delay line
-//! (propagation delay plus optional jitter) and a random loss model. Jitter and loss sit after
-//! the queue, like a netem delay line after a bottleneck (DESIGN.md: "jitter is part of the
-//! propagation delay, after the bottleneck queue").
+//! A unidirectional link: an optional rate-limited queue, then a delay line (propagation delay
+//! plus optional jitter) and a random loss model. Jitter and loss sit after the queue, like a
+//! netem delay line after a bottleneck (DESIGN.md: "jitter is part of the propagation delay,
+//! after the bottleneck queue").
+//!
+//! The queue is drop-tail with departures computed on arrival (ccbench-queue's
+//! `ScheduledDropTail`, the same code ccbench-link runs: no events of its own), or, for any
+//! other discipline, a [`served::ServedQueue`] the event loop serves at dequeue time.
 pub mod jitter;
 pub mod loss;
+pub mod served;
+pub mod sojourn;
 
 use crate::config::BufferConfig;
 use crate::queue::droptail::droptail;
@@ -13,6 +18,8 @@ use crate::rng::Rng;
 use crate::time::Nanos;
 use jitter::Jitter;
 use loss::LossModel;
+use served::ServedQueue;
+use sojourn::SojournMeter;
 
 /// What happens to a packet offered to a link.
 pub enum Fate {
@@ -24,9 +31,21 @@ pub enum Fate {
     Lost,
 }
 
+/// A link's queue.
+enum Queue {
+    /// No rate limit: packets go straight to the delay line.
+    None,
+    /// Drop-tail, departures computed on arrival (no events).
+    Fast(ScheduledDropTail),
+    /// A discipline served at dequeue time; packets enter it through `World`'s enqueue event.
+    Served(Box<ServedQueue>),
+}
+
 pub struct Link {
     pub name: String,
-    queue: Option<ScheduledDropTail>,
+    queue: Queue,
+    /// Sojourn times of the queue, when measured (the forward bottleneck).
+    pub sojourn: Option<SojournMeter>,
     delay_ns: Nanos,
     jitter: Option<Jitter>,
     /// false: jittered packets keep their order (delivery time never earlier than the
@@ -50,12 +69,21 @@ pub struct LinkSpec {
     pub jitter: Option<Jitter>,
     pub reorder: bool,
     pub loss: LossModel,
+    /// A discipline served at dequeue time instead of the drop-tail fast path (needs a rate).
+    pub qdisc: Option<Box<dyn ccbench_queue::Qdisc>>,
+    /// Keep a sojourn-time meter.
+    pub measure_sojourn: bool,
 }
 
 impl Link {
     pub fn new(spec: LinkSpec, seed: u64) -> Self {
-        let queue = spec.rate_bps.map(|r| droptail(r, spec.buffer));
+        let queue = match (spec.rate_bps, spec.qdisc) {
+            (Some(r), Some(q)) => Queue::Served(Box::new(ServedQueue::new(q, r))),
+            (Some(r), None) => Queue::Fast(droptail(r, spec.buffer)),
+            (None, _) => Queue::None,
+        };
         Link {
+            sojourn: spec.measure_sojourn.then(SojournMeter::default),
             jitter_rng: Rng::stream(seed, &format!("{}/jitter", spec.name)),
             loss_rng: Rng::stream(seed, &format!("{}/loss", spec.name)),
             name: spec.name,
@@ -78,19 +106,65 @@ impl Link {
         self.jitter.is_none() || !self.reorder
     }
 
+    /// The queue is served at dequeue time: packets go through `served()`, not `offer`.
+    #[inline]
+    pub fn is_served(&self) -> bool {
+        matches!(self.queue, Queue::Served(_))
+    }
+
+    pub fn served(&mut self) -> Option<&mut ServedQueue> {
+        match &mut self.queue {
+            Queue::Served(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    pub fn served_ref(&self) -> Option<&ServedQueue> {
+        match &self.queue {
+            Queue::Served(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// A packet arriving at `now` at a link without a served queue: through the drop-tail
+    /// fast path (or no queue), then loss and the delay line.
     #[inline]
     pub fn offer(&mut self, now: Nanos, bytes: u32) -> Fate {
         self.arrived += 1;
         let leave = match &mut self.queue {
-            Some(q) => match q.offer(now, bytes) {
-                Some(tx_end) => tx_end,
-                None => {
-                    self.dropped_queue += 1;
-                    return Fate::QueueDrop;
+            Queue::Fast(q) => {
+                let start = q.busy_until().max(now);
+                match q.offer(now, bytes) {
+                    Some(tx_end) => {
+                        if let Some(m) = &mut self.sojourn {
+                            m.record(start - now);
+                        }
+                        tx_end
+                    }
+                    None => {
+                        self.dropped_queue += 1;
+                        return Fate::QueueDrop;
+                    }
                 }
-            },
-            None => now,
+            }
+            Queue::None => now,
+            Queue::Served(_) => unreachable!("served queues take packets through served()"),
         };
+        self.after_queue(leave)
+    }
+
+    /// A packet that left the served queue at `now` after `sojourn` and is serialised until
+    /// `tx_end`: loss and the delay line, as for the fast path.
+    pub fn sent_from_queue(&mut self, sojourn: Nanos, tx_end: Nanos) -> Fate {
+        if let Some(m) = &mut self.sojourn {
+            m.record(sojourn);
+        }
+        self.after_queue(tx_end)
+    }
+
+    /// Loss and the delay line for a packet whose transmission ends at `leave`.
+    #[inline(always)]
+    fn after_queue(&mut self, leave: Nanos) -> Fate {
         if self.loss.lose(&mut self.loss_rng) {
             self.dropped_loss += 1;
             return Fate::Lost;
@@ -107,15 +181,27 @@ impl Link {
     }
 
     pub fn queued_bytes(&mut self, now: Nanos) -> u64 {
-        self.queue.as_mut().map_or(0, |q| q.backlog_bytes(now))
+        match &mut self.queue {
+            Queue::Fast(q) => q.backlog_bytes(now),
+            Queue::Served(q) => q.backlog_bytes(),
+            Queue::None => 0,
+        }
     }
 
     pub fn bytes_sent(&self) -> u64 {
-        self.queue.as_ref().map_or(0, |q| q.bytes_served)
+        match &self.queue {
+            Queue::Fast(q) => q.bytes_served,
+            Queue::Served(q) => q.bytes_sent,
+            Queue::None => 0,
+        }
     }
 
     pub fn rate_bps(&self) -> Option<u64> {
-        self.queue.as_ref().map(|q| q.rate_bps())
+        match &self.queue {
+            Queue::Fast(q) => Some(q.rate_bps()),
+            Queue::Served(q) => Some(q.rate_bps()),
+            Queue::None => None,
+        }
     }
 }
 
@@ -134,6 +220,8 @@ mod tests {
                 jitter: Some(Jitter { dist: JitterDist::Uniform, jitter_ns: 8_000_000 }),
                 reorder,
                 loss: LossModel::None,
+                qdisc: None,
+                measure_sojourn: false,
             },
             1,
         )
