@@ -31,6 +31,11 @@ def cell_p95_ms(cc: str) -> float:
     return 60.0 if cc == "bbr" else 90.0
 
 
+def probe_p95_ms(cc: str, loss_pct: float) -> float:
+    """The mean over repeats of a cell's probe p95 (the repeats are this ± 1 ms)."""
+    return (300.0 if cc == "cubic" else 45.0) + 10 * loss_pct
+
+
 def fake_store(probe: bool = False, failed: bool = True) -> SimpleNamespace:
     """A Results-like object shaped like the contract's tables: 3 loss rates × 2 algorithms ×
     3 repeats, two flows per run (groups 0 and 1), 20 s of 100 ms samples, plus one failed run."""
@@ -62,7 +67,9 @@ def fake_store(probe: bool = False, failed: bool = True) -> SimpleNamespace:
                                  jain_index=analysis.jain_index(goodputs),
                                  jain_index_groups=analysis.jain_index(goodputs),
                                  aggregate_goodput_bps=sum(goodputs), link_utilisation=0.9,
-                                 kernel_version=None, **swept))
+                                 kernel_version=None, **swept,
+                                 **({"probe_rtt_p95_ms": probe_p95_ms(cc, loss) + (rep - 1),
+                                     "base_rtt_ms": 50.0} if probe else {})))
     if failed:
         runs.append(dict(run_id="zz" + "0" * 14, backend="sim", status="failed",
                          error="boom <b>& bad</b>",
@@ -219,6 +226,24 @@ def test_throughput_delay_inverted_and_annotated(store):
     # bbr at 0 % loss: mean goodput 40 Mbit/s at a p95 of 60 ms
     line = line_by_label(ax, "bbr (bottleneck.loss=0%)")
     assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx((60.0, 40.0))
+
+
+def test_goodput_probe_delay_one_point_per_combination(store):
+    with pytest.raises(plots.PlotError, match="probe_rtt_p95_ms"):
+        plots.goodput_probe_delay(store)
+    fig = plots.goodput_probe_delay(fake_store(probe=True))
+    panels = [ax for ax in fig.axes if ax.has_data()]
+    # a panel per algorithm (cubic, bbr) x number of flows (2 in every run)
+    assert sorted(ax.get_title() for ax in panels) == ["bbr, 2 flows", "cubic, 2 flows"]
+    ax = next(ax for ax in panels if ax.get_title() == "bbr, 2 flows")
+    assert ax.xaxis_inverted()
+    for loss_key, loss in LOSSES.items():
+        # the run's total goodput (2 flows: 2 x the per-flow mean) against the mean probe p95
+        line = line_by_label(ax, loss_key)
+        assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx(
+            (probe_p95_ms("bbr", loss), 2 * cell_goodput_mbps("bbr", loss)))
+    assert len(ax.containers) == len(LOSSES)
+    assert ax.get_xlabel().startswith("ping p95 (ms)")
 
 
 def test_jain_bars_match_theory(store):

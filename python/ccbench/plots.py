@@ -46,6 +46,7 @@ __all__ = [
     "rtt_cdf",
     "probe_cdf",
     "throughput_delay",
+    "goodput_probe_delay",
     "jain",
     "periodogram",
 ]
@@ -757,6 +758,81 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     return fig
 
 
+def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
+    """Total goodput of a run vs its latency probe's 95th-percentile RTT (ping under load), one
+    point per combination: a panel per algorithm mix and number of flows, a colour per remaining
+    cell (e.g. the queue discipline and buffer). Mean of repeats with t intervals; small dots are
+    single runs; delay axis inverted as in throughput-delay, log when it spans a decade."""
+    t = tables(results)
+    flows = _ok_flows(t)
+    runs = _ok_runs(t)
+    if "probe_rtt_p95_ms" not in runs.columns or runs["probe_rtt_p95_ms"].isna().all():
+        raise PlotError("no probe_rtt_p95_ms in the runs table (the scenario needs a [probe] ping)")
+    runs = runs[runs["probe_rtt_p95_ms"].notna()].copy()
+    runs["cc"] = runs["run_id"].map(_cc_mix(t))
+    runs["_n"] = runs["run_id"].map(flows.groupby("run_id")["flow_id"].nunique()
+                                    if "flow_id" in flows.columns else flows.groupby("run_id").size())
+    runs["goodput"] = runs["run_id"].map(flows.groupby("run_id")["goodput_bps"].sum()) / 1e6
+    runs = runs[runs["cc"].notna() & runs["goodput"].notna()]
+    if runs.empty:
+        raise PlotError("no ok run has both flows and a probe p95")
+    ordered = _ordered_runs(Tables(runs, flows, t.series, t.link_series, t.meta))
+    others = _other_cells(ordered, t, ["cc", "_n"])
+    ordered["_cell"] = ordered[others].astype(str).agg(" ".join, axis=1) if others else "all runs"
+    cells = list(dict.fromkeys(ordered["_cell"]))
+    mixes = sorted(ordered["cc"].unique(), key=lambda c: ({"cubic": 0, "bbr": 1, "vegas": 2}.get(c, 9), c))
+    counts = sorted(ordered["_n"].unique())
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+               "#7f7f7f", "#bcbd22", "#17becf"]
+    colours = {c: palette[i % len(palette)] for i, c in enumerate(cells)}
+    fig, axes = _figure(len(counts), len(mixes), width=3.4 * len(mixes) + 1.0,
+                        height=2.9 * len(counts) + 1.0, sharex=True, sharey=True)
+    d = ordered["probe_rtt_p95_ms"].astype(float)
+    log = d.min() > 0 and d.max() / d.min() > 10
+    base = ordered["base_rtt_ms"].dropna().unique() if "base_rtt_ms" in ordered.columns else []
+    for i, n in enumerate(counts):
+        for j, mix in enumerate(mixes):
+            ax = axes[i, j]
+            panel = ordered[(ordered["_n"] == n) & (ordered["cc"] == mix)]
+            for cell in cells:
+                g = panel[panel["_cell"] == cell]
+                if g.empty:
+                    continue
+                c = colours[cell]
+                ax.scatter(g["probe_rtt_p95_ms"], g["goodput"], s=10, color=c, alpha=0.35, lw=0)
+                gx, gy = _mean_ci(g["probe_rtt_p95_ms"]), _mean_ci(g["goodput"])
+                xerr = [[gx.mean - max(gx.lo, 1e-9)], [gx.hi - gx.mean]] if gx.lo is not None else None
+                yerr = [[gy.mean - max(gy.lo, 0.0)], [gy.hi - gy.mean]] if gy.lo is not None else None
+                ax.errorbar([gx.mean], [gy.mean], xerr=xerr, yerr=yerr, color=c, capsize=3,
+                            marker="o", ms=6, ls="none", label=cell)
+            if len(base) == 1:
+                ax.axvline(float(base[0]), color="0.5", lw=0.8, ls="--")
+            ax.set_title(f"{mix}, {n} flow{'s' if n != 1 else ''}", fontsize="medium")
+            ax.grid(True, alpha=0.3)
+            ax.set_xlabel("ping p95 (ms)  ← more delay", fontsize="small")
+            ax.set_ylabel("total goodput (Mbit/s)", fontsize="small")
+    ax0 = axes[0, 0]
+    if log:
+        from matplotlib.ticker import FixedLocator, NullFormatter
+
+        ax0.set_xscale("log")
+        ticks = [v * 10 ** k for k in range(-1, 6) for v in (1, 2, 5)]
+        ax0.xaxis.set_major_locator(FixedLocator([v for v in ticks if d.min() / 2 <= v <= d.max() * 2]))
+        ax0.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax0.xaxis.set_minor_formatter(NullFormatter())
+    ax0.invert_xaxis()
+    ax0.set_ylim(0, float(ordered["goodput"].max()) * 1.1)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colours[c], marker="o", ls="none") for c in cells]
+    fig.legend(handles, cells, title=" ".join(others) if others else None, fontsize="small",
+               loc="outside lower center", ncols=min(len(cells), 4), frameon=False)
+    fig.suptitle(f"Goodput vs latency under load: mean of runs, {confidence:.0%} t intervals"
+                 + (f"; dashed: base RTT {float(base[0]):g} ms" if len(base) == 1 else "")
+                 + "; up and right is better", fontsize="medium")
+    return fig
+
+
 def jain(results: Any, confidence: float = 0.95) -> Figure:
     """Jain's fairness index per cell: over all flows and between groups, mean of repeats."""
     t = tables(results)
@@ -871,6 +947,7 @@ KINDS: dict[str, tuple[Callable[..., Figure], str]] = {
     "rtt-cdf": (rtt_cdf, "CDF of the flows' RTT samples per cc"),
     "probe-cdf": (probe_cdf, "CDF of the latency-probe RTT (needs a [probe] in the scenario)"),
     "throughput-delay": (throughput_delay, "goodput vs 95th-percentile RTT per cc, delay axis inverted (Pantheon)"),
+    "goodput-probe-delay": (goodput_probe_delay, "total goodput vs the ping's p95 per combination: a panel per cc mix and flow count, a colour per remaining cell"),
     "jain": (jain, "Jain's fairness index per cell, over all flows and between groups"),
     "periodogram": (periodogram, "periodogram of each group's aggregate throughput, dominant period marked"),
 }

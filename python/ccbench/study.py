@@ -673,7 +673,9 @@ def _match(df: pd.DataFrame, cell: Mapping[str, Any], with_cc: bool = True) -> p
         col = _column(df, k)
         if col is None:
             return df.iloc[:0]
-        mask &= df[col].map(lambda x, v=v: _same(x, v))
+        values = df[col]
+        hits = [u for u in pd.unique(values) if _same(u, v)]  # compare each distinct value once
+        mask &= values.isin(hits)
     return df[mask]
 
 
@@ -1172,6 +1174,17 @@ def analysis_latency(study: Study, datas: list[PartData]):
         *problems], tables, figures)
 
 
+def analysis_goodput_delay(study: Study, datas: list[PartData]):
+    figures, problems = [], []
+    for d in datas:
+        _figure("goodput-probe-delay", d, f"{d.part.name}: total goodput vs the ping's 95th "
+                f"percentile during the transfer, per combination", figures, problems)
+    return _section("Goodput vs latency under load", [
+        "One point per combination: the mean over repeats of the run's total goodput and of its "
+        "latency probe's 95th-percentile RTT, with 95 % t intervals; a panel per algorithm and "
+        "number of flows.", *problems], figures=figures)
+
+
 def analysis_oscillation(study: Study, datas: list[PartData]):
     from . import analysis
 
@@ -1231,6 +1244,7 @@ ANALYSES: dict[str, Callable] = {
     "rtt_time": analysis_rtt_time,
     "cwnd_time": analysis_cwnd_time,
     "latency": analysis_latency,
+    "goodput_delay": analysis_goodput_delay,
     "oscillation": analysis_oscillation,
     "throughput_time": analysis_throughput_time,
     "recommendation_map": lambda study, datas: __import__("ccbench.recommend", fromlist=["map_section"]).map_section(study, datas),
