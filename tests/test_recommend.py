@@ -223,7 +223,7 @@ def test_text_output_names_goal_recommendation_and_evidence():
 
 @pytest.mark.parametrize("args,needle", [
     (["--rate", "50Mbit", "--rtt", "50ms", "--goal", "speed"], "--goal"),
-    (["--rate", "50Mbit", "--rtt", "50ms", "--aqm", "fq_codel"], "aqm"),
+    (["--rate", "50Mbit", "--rtt", "50ms", "--aqm", "cake"], "aqm"),
     (["--rate", "50Mbit"], "--rtt"),
     (["--rate", "fast", "--rtt", "50ms"], "--rate"),
     (["--rate", "50Mbit", "--rtt", "50ms", "--competing", "2x"], "--competing"),

@@ -137,7 +137,7 @@ def recommend_command(
     loss: Optional[str] = typer.Option(None, "--loss", help="Random loss on data packets, e.g. 0.5% (default 0)."),
     jitter: Optional[str] = typer.Option(None, "--jitter", help="± per-packet delay variation, e.g. 5ms (default 0)."),
     buffer: str = typer.Option("1bdp", "--buffer", help="Bottleneck buffer: 1bdp, 0.5bdp, 100pkt, 256KB."),
-    aqm: str = typer.Option("droptail", "--aqm", help="Queue discipline (the simulator has droptail only)."),
+    aqm: str = typer.Option("droptail", "--aqm", help="Queue discipline at the bottleneck: droptail, codel, fq_codel, pie, red or fq (docs/scenario.md; the kernel backend runs droptail only)."),
     flows: int = typer.Option(1, "--flows", help="Your parallel connections (all of the candidate algorithm)."),
     competing: Optional[str] = typer.Option(
         None, "--competing", help="Other traffic sharing the bottleneck: cubic, 2xcubic, cubic,bbr."),
