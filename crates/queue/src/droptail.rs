@@ -159,11 +159,8 @@ impl Qdisc for DropTail {
         self.stats.dequeued += 1;
         Some(p)
     }
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog.bytes
-    }
-    fn backlog_packets(&self) -> u64 {
-        self.backlog.packets
+    fn backlog(&self) -> Backlog {
+        self.backlog
     }
     fn stats(&self) -> &QueueStats {
         &self.stats

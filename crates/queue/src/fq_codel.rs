@@ -258,11 +258,8 @@ impl Qdisc for FqCodel {
         }
     }
 
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog.bytes
-    }
-    fn backlog_packets(&self) -> u64 {
-        self.backlog.packets
+    fn backlog(&self) -> Backlog {
+        self.backlog
     }
     fn stats(&self) -> &QueueStats {
         &self.stats

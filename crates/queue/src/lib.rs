@@ -85,7 +85,7 @@ pub use pie::{Pie, PieConfig};
 pub use pkt::{flow_hash, Pkt, Verdict};
 pub use red::{Red, RedConfig};
 
-pub use stats::QueueStats;
+pub use stats::{Backlog, QueueStats};
 pub use transmitter::{Rounding, Transmitter};
 
 /// Nanoseconds on the caller's clock (simulated time, or CLOCK_MONOTONIC in the emulator).
@@ -100,8 +100,14 @@ pub trait Qdisc {
     /// The next packet to transmit, if any is eligible now. Packets the discipline dropped on
     /// the way are not returned; collect them with `take_dropped`.
     fn dequeue(&mut self, now: Nanos) -> Option<Pkt>;
-    fn backlog_bytes(&self) -> u64;
-    fn backlog_packets(&self) -> u64;
+    /// Bytes and packets held now.
+    fn backlog(&self) -> Backlog;
+    fn backlog_bytes(&self) -> u64 {
+        self.backlog().bytes
+    }
+    fn backlog_packets(&self) -> u64 {
+        self.backlog().packets
+    }
     fn stats(&self) -> &QueueStats;
     /// Move the packets dropped since the last call, other than arriving packets refused with
     /// `Verdict::Dropped` (AQM drops at dequeue, FQ-CoDel's drops from the fattest flow), to `out`.

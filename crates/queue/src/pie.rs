@@ -330,11 +330,8 @@ impl Qdisc for Pie {
         self.process_dequeue(now, &p);
         Some(p)
     }
-    fn backlog_bytes(&self) -> u64 {
-        self.backlog.bytes
-    }
-    fn backlog_packets(&self) -> u64 {
-        self.backlog.packets
+    fn backlog(&self) -> Backlog {
+        self.backlog
     }
     fn stats(&self) -> &QueueStats {
         &self.stats
