@@ -379,6 +379,8 @@ class FlowGroup(_Model):
     pacing: StrictBool = False
     #: TCP timestamps (RFC 7323: RTTM and PAWS) on these connections; Linux's default is on.
     timestamps: StrictBool = True
+    #: ECN (RFC 3168) on these connections: ECT(0) on data, an AQM marks CE instead of dropping.
+    ecn: StrictBool = False
 
     @field_validator("cc", mode="before")
     @classmethod
@@ -456,6 +458,7 @@ class FlowSpec:
     size_bytes: Optional[int]
     pacing: bool
     timestamps: bool = True
+    ecn: bool = False
 
     @property
     def start_ns(self) -> int:
@@ -712,7 +715,7 @@ class Scenario(_Model):
     def expanded_flows(self) -> list[FlowSpec]:
         return [
             FlowSpec(id=fid, group=gi, cc=g.cc, start_s=start_s, rwnd_bytes=g.rwnd_bytes,
-                     size_bytes=g.size_bytes, pacing=g.pacing, timestamps=g.timestamps)
+                     size_bytes=g.size_bytes, pacing=g.pacing, timestamps=g.timestamps, ecn=g.ecn)
             for fid, gi, g, start_s in self._flow_starts()
         ]
 
@@ -734,6 +737,8 @@ class Scenario(_Model):
                     "size_bytes": g.size_bytes,
                     "pacing": g.pacing,
                     "timestamps": g.timestamps,
+                    # only when on: the simulator's config has no ecn key until it models ECN
+                    **({"ecn": True} if g.ecn else {}),
                 }
                 for fid, gi, g, start_s in self._flow_starts()
             ],
@@ -757,6 +762,8 @@ class Scenario(_Model):
                     "size_bytes": g.size_bytes,
                     "pacing": g.pacing,
                     "timestamps": g.timestamps,
+                    # only when on: the simulator's config has no ecn key until it models ECN
+                    **({"ecn": True} if g.ecn else {}),
                 }
                 for g in self.flows
             ],
@@ -828,6 +835,7 @@ class Scenario(_Model):
                     "pacing": g.pacing,
                     # only when off: scenarios written before the key keep their hash and run ids
                     **({} if g.timestamps else {"timestamps": False}),
+                    **({"ecn": True} if g.ecn else {}),
                 }
                 for g in self.flows
             ],
@@ -1075,6 +1083,7 @@ _FORMS = {
     "cc": "an algorithm name, e.g. cc = \"cubic\"",
     "pacing": "true or false",
     "timestamps": "true or false (TCP timestamps on these connections; default true)",
+    "ecn": "true or false (ECN on these connections; default false)",
     "reorder": "true or false",
     "trace": 'trace = ""',
     "model": '"none", "bernoulli" or "gilbert"',

@@ -82,6 +82,9 @@ def check(scenario: Scenario) -> None:
                          f"TCP timestamps are on in {on} but off in {off}; the kernel backend has one "
                          "net.ipv4.tcp_timestamps per namespace, for every connection",
                          "the same timestamps value in every [[flows]] group (the sim backend can mix them)"))
+    for i, g in enumerate(scenario.flows):
+        if g.ecn:
+            problems.append((f"flows.{i}.ecn", "ECN is not wired into the kernel backend yet", "ecn = false"))
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
         if g.cc not in avail:

@@ -56,6 +56,8 @@ def check(scenario: Scenario) -> None:
             problems.append(
                 (f"flows.{i}.cc", f"the sim backend cannot run '{g.cc}' yet", "one of " + ", ".join(names))
             )
+        if g.ecn:
+            problems.append((f"flows.{i}.ecn", "ECN is not modelled in the sim backend yet", "ecn = false"))
     if problems:
         key, problem, expected = problems[0]
         raise ScenarioError(scenario.source, key, problem, expected, problems)
