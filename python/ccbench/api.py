@@ -3,10 +3,12 @@ The tables they return are described column by column in docs/results.md."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
-from .results import RunResult
 from .scenario import Scenario, load_scenario
+
+if TYPE_CHECKING:  # imported when used: `import ccbench` does not load pyarrow (ccbench/preload.py)
+    from .results import RunResult
 
 __all__ = ["run", "sweep", "load", "RunFailed", "as_scenario"]
 

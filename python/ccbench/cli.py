@@ -119,6 +119,16 @@ def _arrow_memory_from_malloc():
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         yield
         return
+    if "pyarrow" not in sys.modules:
+        # Arrow reads the variable when it makes its default pool, at the first allocation
+        # after pyarrow's import; pyarrow is imported later, during the simulation
+        # (ccbench/preload.py), so `run` does not import it here, before the simulator starts.
+        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
+        try:
+            yield
+        finally:
+            os.environ.pop("ARROW_DEFAULT_MEMORY_POOL", None)
+        return
     import pyarrow as pa
 
     previous = pa.default_memory_pool()
@@ -308,7 +318,7 @@ def _note_sweep_table(sc, path: Path) -> None:
 
 def _check_out_dir(out: Path) -> None:
     """Refuse, before running, a --out directory that holds something other than a store."""
-    from . import store
+    from . import store_dir as store
 
     if out.exists() and not out.is_dir():
         raise error(f"--out {out}: is a file (expected a store directory, new or written by "

@@ -209,7 +209,7 @@ COUNTERS_SCHEMA = pa.schema(
 )
 
 #: The tables of a run (a store writes ``runs`` last: the commit marker).
-TABLES = ("runs", "flows", "series", "link_series", "counters")
+from .store_dir import TABLES  # noqa: E402  (the table names; defined with the store layout)
 
 _RUN_EXTRA_KEYS = {
     "link_utilisation",

@@ -36,7 +36,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from ccbench.meta import META_FILE, build_meta, read_meta, write_meta
 from ccbench.procs import alive
-from ccbench.results import TABLES, to_frame
+from ccbench.results import to_frame
+# the directory's layout and the checks made before a run, which need no pyarrow (`ccbench run
+# --out` makes them before the simulator starts; ccbench/preload.py)
+from ccbench.store_dir import (MIN_FREE_BYTES, TABLES, StoreError, _TMP_PREFIX, _os_reason, check_store_dir,  # noqa: F401
+                               check_writable, is_store)
 
 if TYPE_CHECKING:  # pandas is imported where DataFrames are made: `ccbench run --out` makes none
     import pandas as pd
@@ -44,111 +48,19 @@ if TYPE_CHECKING:  # pandas is imported where DataFrames are made: `ccbench run 
 __all__ = ["TABLES", "Store", "StoreError", "SkippedFileWarning", "Results", "load", "query",
            "connect", "save_run", "is_store", "check_writable", "MIN_FREE_BYTES"]
 
-_TMP_PREFIX = ".tmp-"
 _COMPRESSED = ("series", "link_series")
+#: Columns of the series files that get Parquet min/max statistics: the keys and the time a
+#: query filters on (DuckDB and pyarrow skip row groups by them). Statistics on every value
+#: column cost a quarter of the write time of a million-row series file (~0.08 s, measured on
+#: the 100 000-flow run of benchmarks/scale_bench.py) for filters nobody writes.
+_STATS_COLUMNS = ("run_id", "flow_id", "group", "cc", "link", "t_s")
 #: Rows (all tables of one run together) from which a run's files are written in parallel
 #: threads; below it a thread pool costs more than it saves.
 _PARALLEL_WRITE_ROWS = 200_000
 
 
-class StoreError(ValueError):
-    """A directory that is not a ccbench store, or one that cannot be written (the message says
-    what was found and expected, in one line)."""
-
-
 class SkippedFileWarning(UserWarning):
     """A store file that cannot be read (e.g. truncated by a power loss) and was left out."""
-
-
-#: Free space a store's file system must have before runs start: a run's files are a few kB to
-#: a few MB, so less than this means the first runs would fail to be stored.
-MIN_FREE_BYTES = 4 << 20
-
-
-def _os_reason(e: OSError) -> str:
-    return e.strerror or str(e)
-
-
-def check_writable(root: str | os.PathLike) -> None:
-    """Raise StoreError when runs could not be stored in ``root`` — before any run starts.
-
-    ``root`` may not exist yet: then its nearest existing ancestor must be a writable directory.
-    Existing table directories are probed by creating (and removing) a hidden file, which also
-    catches read-only file systems and directories owned by another user; the file system must
-    have at least MIN_FREE_BYTES free.
-    """
-    try:
-        _check_writable(Path(root))
-    except OSError as e:  # e.g. a parent directory this user may not enter
-        raise StoreError(f"{root}: cannot write the store: {_os_reason(e)}"
-                         + (f" ({e.filename})" if e.filename else "")) from None
-
-
-def _check_writable(root: Path) -> None:
-    probe_dirs = [root / t for t in TABLES if (root / t).is_dir()] + [root]
-    existing = root
-    while not existing.exists():
-        if existing.parent == existing:
-            break
-        existing = existing.parent
-    if not existing.is_dir():
-        raise StoreError(f"{root}: cannot create the store: {existing} is not a directory")
-    if existing != root:
-        if not os.access(existing, os.W_OK | os.X_OK):
-            why = "read-only file system" if _read_only_fs(existing) else "permission denied"
-            raise StoreError(f"{root}: cannot create the store: {existing} is not writable ({why})")
-        probe_dirs = []
-    for d in probe_dirs:
-        tmp = d / f"{_TMP_PREFIX}{os.getpid()}-probe"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            os.close(fd)
-            os.unlink(tmp)
-        except FileExistsError:
-            pass
-        except OSError as e:
-            raise StoreError(f"{d}: cannot write the store: {_os_reason(e)}") from None
-    try:
-        st = os.statvfs(existing)
-    except OSError:  # pragma: no cover - a file system without statvfs: nothing to check
-        return
-    free = st.f_bavail * st.f_frsize
-    if free < MIN_FREE_BYTES:
-        raise StoreError(f"{root}: only {free // 1024} KiB free on its file system; a store needs at "
-                         f"least {MIN_FREE_BYTES >> 20} MiB before runs start")
-
-
-def _read_only_fs(path: Path) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    except OSError:  # pragma: no cover
-        return False
-
-
-def is_store(root: str | os.PathLike) -> bool:
-    """True when ``root`` holds a store's table directories or its ccbench.json."""
-    root = Path(root)
-    return (root / META_FILE).is_file() or any((root / t).is_dir() for t in TABLES)
-
-
-def check_store_dir(root: str | os.PathLike, purpose: str = "read") -> None:
-    """Raise StoreError when ``root`` exists, is not empty and is not a store (e.g. the flat
-    layout of ``write_parquet``: flows.parquet at the top)."""
-    root = Path(root)
-    if not root.is_dir() or is_store(root):
-        return
-    found = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
-    if not found:
-        return
-    flat = [n for n in found if n in {f"{t}.parquet" for t in TABLES}]
-    what = (f"the flat layout of an older ccbench or of RunResult.write_parquet ({', '.join(flat)})"
-            if flat else ", ".join(found[:6]) + (" ..." if len(found) > 6 else ""))
-    action = "read it" if purpose == "read" else "write into it"
-    raise StoreError(
-        f"{root}: not a ccbench store, cannot {action}: found {what}; expected a store directory "
-        f"(runs/, flows/, series/, link_series/, counters/ of <run_id>.parquet files and "
-        f"ccbench.json, as "
-        f"written by `ccbench sweep` or `ccbench run --out`) or an empty directory")
 
 
 def _schema(table: str) -> pa.Schema | None:
@@ -337,8 +249,9 @@ def _write_table(tab: pa.Table, path: Path) -> None:
     small flows files are not compressed (compression costs more time than it saves bytes at
     this size); series and link_series files are zstd-compressed."""
     series = path.parent.name in _COMPRESSED
+    stats = [c for c in tab.column_names if c in _STATS_COLUMNS] if series else False
     pq.write_table(tab.replace_schema_metadata(None), str(path),
-                   compression="zstd" if series else "none", write_statistics=series)
+                   compression="zstd" if series else "none", write_statistics=stats or False)
 
 
 def _parquet_files(d: Path) -> list[Path]:

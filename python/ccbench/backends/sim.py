@@ -11,13 +11,19 @@ from __future__ import annotations
 import functools
 import json
 import time
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
+from .. import preload
 from ..aqm import NAMES as AQM_NAMES
-from ..results import COUNTER_SIDES, RunResult, build_result, failed_result
 from ..scenario import Scenario, ScenarioError
+
+# pyarrow and ccbench.results are imported where they are used: ``run`` starts their import on
+# a second thread while the simulator runs (ccbench/preload.py), so that a run does not pay for
+# them before the simulation starts.
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..results import RunResult
 
 __all__ = ["NAME", "run", "check", "algorithms", "SIM_AQMS"]
 
@@ -63,19 +69,19 @@ def check(scenario: Scenario) -> None:
         raise ScenarioError(scenario.source, key, problem, expected, problems)
 
 
-#: Arrow types of the column layout's dtypes (crates/sim/src/columns.rs).
-_ARROW_TYPES = {
-    "uint32": pa.uint32(),
-    "uint64": pa.uint64(),
-    "float64": pa.float64(),
-    "bool": pa.bool_(),
-    "string": pa.string(),
-}
+def _arrow_type(dtype: str) -> "pa.DataType":
+    """The Arrow type of a column layout's dtype (crates/sim/src/columns.rs)."""
+    import pyarrow as pa
+
+    return {"uint32": pa.uint32, "uint64": pa.uint64, "float64": pa.float64, "bool": pa.bool_,
+            "string": pa.string}[dtype]()
 
 
 def arrow_tables(header: dict, blob: bytes) -> dict[str, pa.Table]:
     """The ``flows``, ``series`` and ``link_series`` tables of a ``run_columns`` report as
     Arrow tables over ``blob`` (no copy): the header says where each column's buffers lie."""
+    import pyarrow as pa
+
     buf = pa.py_buffer(blob)
 
     def part(at):
@@ -89,7 +95,7 @@ def arrow_tables(header: dict, blob: bytes) -> dict[str, pa.Table]:
             if c["offsets"] is not None:
                 buffers.append(part(c["offsets"]))
             buffers.append(part(c["data"]))
-            arr = pa.Array.from_buffers(_ARROW_TYPES[c["dtype"]], layout["rows"], buffers,
+            arr = pa.Array.from_buffers(_arrow_type(c["dtype"]), layout["rows"], buffers,
                                         null_count=c["null_count"])
             arr.validate()  # buffer sizes match the length: a layout bug fails here, not later
             arrays.append(arr)
@@ -117,6 +123,9 @@ def _report(sim, cfg: str) -> tuple[dict, float]:
 def _lower_cc_state(series):
     """cc_state in the kernel's spelling (tcp_info / tcp_bbr.c names in lower case: "open",
     "probe_bw")."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if isinstance(series, pa.Table):
         i = series.schema.get_field_index("cc_state")
         return series if i < 0 else series.set_column(i, "cc_state", pc.utf8_lower(series.column(i)))
@@ -128,11 +137,16 @@ def _lower_cc_state(series):
 def run(scenario: Scenario) -> RunResult:
     """Run on the simulator. A simulator error gives a RunResult with status "failed"."""
     cfg = json.dumps(scenario.sim_config_grouped(), separators=(",", ":"))
+    sim = _sim()
+    preload.start()  # imports pyarrow & co. on the other core while the simulator runs
     t0 = time.perf_counter()
     try:
-        report, wall = _report(_sim(), cfg)
+        report, wall = _report(sim, cfg)
     except ValueError as e:
+        from ..results import failed_result
+
         return failed_result(scenario, NAME, str(e), time.perf_counter() - t0)
+    from ..results import COUNTER_SIDES, build_result
     run_extra = dict(report.get("run", {}))
     run_extra.pop("duration_s", None)
     # MIB counters per side (report.rs `counters`); a simulator build without them gives the
