@@ -12,7 +12,11 @@
 //! * every ACK sent uses up one quick-ACK (`tcp_dec_quickack_mode`);
 //! * otherwise the delayed-ACK timer (TCP_ATO_MIN = 40 ms) sends it.
 //! * a duplicate below rcv_nxt puts the receiver back in quick-ACK mode (tcp_data_queue's
-//!   "retransmit" case calls tcp_enter_quickack_mode).
+//!   "retransmit" case calls tcp_enter_quickack_mode);
+//! * so does in-order data after a silence longer than the receiver's RTO
+//!   (`tcp_event_data_recv`: "too long gap, apparently sender failed to restart window"), as
+//!   after the sender's retransmission timeout. The receiver's RTO comes from its only RTT
+//!   sample, the handshake's (`tcp_synack_rtt_meas`): srtt + max(2 srtt, tcp_rto_min).
 //!
 //! Timestamps (RFC 7323, Linux 6.x `tcp_validate_incoming` / `tcp_replace_ts_recent`): TSvals
 //! are millisecond ticks. A segment whose TSval is more than TCP_PAWS_WINDOW = 1 tick older than
@@ -40,6 +44,10 @@ pub const COMP_SACK_DELAY_NS: Nanos = NS_PER_MS;
 const FASTRETRANS_THRESH: u32 = 3;
 /// TCP_PAWS_WINDOW: a data segment may be this many ticks older than ts_recent.
 pub const PAWS_WINDOW: u64 = 1;
+/// TCP_TIMEOUT_INIT: the RTO before any RTT sample.
+const RTO_INIT_NS: Nanos = 1_000 * NS_PER_MS;
+/// TCP_RTO_MIN (sysctl tcp_rto_min_us default).
+const RTO_MIN_NS: Nanos = 200 * NS_PER_MS;
 
 pub struct Receiver {
     pub flow: u32,
@@ -56,6 +64,10 @@ pub struct Receiver {
     /// RFC 7323 TS.Recent, in ticks; 0 = none yet.
     ts_recent: u64,
     quick_left: u32,
+    /// `icsk_ack.lrcvtime`: when in-order data last arrived (None before the first).
+    lrcvtime: Option<Nanos>,
+    /// The receiver's `icsk_rto` (Linux 6.18 `tcp_event_data_recv` compares the gap with it).
+    rto: Nanos,
     /// Segments received and not yet acknowledged (delayed-ACK accounting).
     unacked: u32,
     /// Deadline of the pending delayed ACK.
@@ -90,6 +102,8 @@ impl Receiver {
             timestamps,
             ts_recent: 0,
             quick_left: QUICKACKS,
+            lrcvtime: None,
+            rto: RTO_INIT_NS,
             unacked: 0,
             delack_deadline: None,
             compressed_ack: 0,
@@ -108,8 +122,11 @@ impl Receiver {
 
     /// The receiver's RTT estimate (Linux: the srtt of the handshake, or rcv_rtt_est if lower),
     /// which bounds the SACK-compression delay to RTT/20.
+    /// Also its RTO: the first RTT sample m gives srtt = m, rttvar = max(2m, tcp_rto_min)
+    /// (`tcp_rtt_estimator`), RTO = srtt + rttvar (`__tcp_set_rto`).
     pub fn set_rtt(&mut self, rtt: Nanos) {
         self.comp_delay = COMP_SACK_DELAY_NS.min(rtt / 20);
+        self.rto = rtt + (2 * rtt).max(RTO_MIN_NS);
     }
 
     /// When the receiver's next timer (delayed ACK or compressed SACK) is due.
@@ -158,6 +175,13 @@ impl Receiver {
             return Some(self.make_ack(now, Some((seq, seq + 1)), false));
         }
         if seq == self.rcv_nxt {
+            // tcp_event_data_recv (the first segment's quick-ACKs are set up in `new`): a gap
+            // since the last in-order data longer than the RTO restarts quick-ACK mode
+            // (tcp_incr_quickack: only ever raises the count).
+            if self.lrcvtime.is_some_and(|t| now.saturating_sub(t) > self.rto) {
+                self.quick_left = self.quick_left.max(QUICKACKS);
+            }
+            self.lrcvtime = Some(now);
             self.rcv_nxt += 1;
             let had_holes = !self.ooo.is_empty();
             // Pull in a range that is now contiguous.
@@ -392,6 +416,42 @@ mod tests {
         assert_eq!(a.seq, 20);
         assert_eq!(a.sacks()[0], (21, 31));
         assert_eq!(r.on_data(t + NS_PER_MS, &seg(20)).map(|a| a.seq), Some(31));
+    }
+
+    /// Linux 6.18 tcp_event_data_recv: in-order data after a silence longer than the receiver's
+    /// RTO (handshake RTT 50 ms: 50 + max(100, 200) = 250 ms) is ACKed one by one again;
+    /// after a shorter silence the odd segment waits for the delayed-ACK timer.
+    #[test]
+    fn gap_longer_than_rto_restarts_quickack_mode() {
+        let ms = NS_PER_MS;
+        let mut r = Receiver::new(0, None, true);
+        r.set_rtt(50 * ms);
+        for s in 0..QUICKACKS as u64 {
+            r.on_data(0, &seg(s));
+        }
+        assert!(r.on_data(0, &seg(16)).is_none(), "past quick-ACK mode");
+        r.on_delack_timer(DELACK_NS);
+        // 200 ms of silence (< 250 ms): not a restart.
+        let t1 = DELACK_NS + 200 * ms;
+        assert!(r.on_data(t1, &seg(17)).is_none());
+        r.on_delack_timer(t1 + DELACK_NS);
+        // 260 ms of silence after the last in-order data: quick-ACK mode again.
+        let t2 = t1 + 260 * ms;
+        let acked = (18..18 + QUICKACKS as u64).filter(|&s| r.on_data(t2, &seg(s)).is_some()).count();
+        assert_eq!(acked, QUICKACKS as usize);
+        assert!(r.on_data(t2, &seg(18 + QUICKACKS as u64)).is_none(), "and it runs out");
+    }
+
+    /// Without an RTT sample the RTO is TCP_TIMEOUT_INIT (1 s), so 500 ms of silence is no gap.
+    #[test]
+    fn gap_is_measured_against_the_initial_rto_without_a_sample() {
+        let ms = NS_PER_MS;
+        let mut r = Receiver::new(0, None, true);
+        for s in 0..=QUICKACKS as u64 {
+            r.on_data(0, &seg(s));
+        }
+        r.on_delack_timer(DELACK_NS);
+        assert!(r.on_data(DELACK_NS + 500 * ms, &seg(17)).is_none());
     }
 
     #[test]
