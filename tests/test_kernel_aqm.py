@@ -253,3 +253,24 @@ def test_ce_rewrite_keeps_the_ipv4_checksum_valid_end_to_end():
         if n in before and n in after:
             assert after[n] - before[n] == 0, n
     assert _our_namespaces() == []
+
+
+# ---- refusals (no root needed) ------------------------------------------------------------------
+
+
+def test_ecn_is_accepted_but_a_mix_of_on_and_off_is_refused():
+    from ccbench.backends import kernel
+    from ccbench.scenario import ScenarioError
+
+    def problems(flows):
+        sc = scenario({"aqm": "codel"}, flows, duration="2s")
+        try:
+            kernel.check(sc)
+        except ScenarioError as e:
+            return [p for p in e.problems if (p[0] or "").startswith("flows.")]
+        return []
+
+    assert problems([{"cc": "cubic", "ecn": True}, {"cc": "cubic", "ecn": True}]) == []
+    mix = problems([{"cc": "cubic", "ecn": True}, {"cc": "cubic"}])
+    assert [p[0] for p in mix] == ["flows.1.ecn"]
+    assert "on in flows.0 but off in flows.1" in mix[0][1] and "net.ipv4.tcp_ecn" in mix[0][1]
