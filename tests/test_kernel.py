@@ -155,14 +155,18 @@ def test_refuses_mixed_timestamps_naming_the_groups():
             assert not any("timestamps" in (p[0] or "") for p in e.problems), str(e)
 
 
-def test_refuses_other_aqm_and_access_rate():
+def test_refuses_access_rate_but_takes_every_aqm():
     from ccbench.backends import kernel
 
     sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms", "aqm": "codel"},
                              "access": {"rate": "1Gbit"}, "flows": [{"cc": "cubic"}]})
     with pytest.raises(ScenarioError) as ei:
         kernel.check(sc)
-    assert "bottleneck.aqm" in str(ei.value) and "access.rate" in str(ei.value)
+    assert "access.rate" in str(ei.value) and "bottleneck.aqm" not in str(ei.value)
+    # ccbench-link serves every discipline the simulator does (its AQM arm)
+    from ccbench import aqm
+
+    assert set(kernel.LINK_AQMS) == set(aqm.NAMES)
 
 
 def test_algorithms_lists_the_kernel():

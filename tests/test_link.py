@@ -37,7 +37,8 @@ def test_reads_the_simulator_json_and_splits_impairments():
 
 @needs_bin
 @pytest.mark.parametrize("bad,needle", [
-    ({"aqm": "codel"}, "aqm"),
+    ({"aqm": "sfq"}, "aqm"),
+    ({"aqm": "codel", "aqm_params": {"quantum": 300}}, "quantum"),
     ({"bogus": 1}, "bogus"),
     ({"loss": {"model": "bernoulli", "p": 2.0}}, "loss.p"),
 ])
@@ -46,6 +47,16 @@ def test_refuses_bad_config(bad, needle):
     c["bottleneck"].update(bad)
     r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
     assert r.returncode == 2 and needle in r.stderr
+
+
+@needs_bin
+@pytest.mark.parametrize("aqm", ["droptail", "codel", "fq_codel", "pie", "red", "fq"])
+def test_takes_every_discipline_with_its_resolved_parameters(aqm):
+    c = cfg(aqm=aqm)
+    r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # both directions run the discipline, as in the simulator
+    assert r.stdout.count(f'aqm: "{aqm}"') == 2, r.stdout
 
 
 @needs_bin

@@ -1,13 +1,15 @@
 //! Configuration: the normalised scenario JSON of `crates/sim/src/config.rs` (the whole
 //! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck` and `access.delay_ns` are
-//! read), or just its `bottleneck` object. Both backends therefore read one format. Fields this
-//! emulator cannot honour (an AQM other than droptail, an access-link rate) are refused.
+//! read), or just its `bottleneck` object. Both backends therefore read one format, and the
+//! bottleneck's `aqm` / `aqm_params` are validated and resolved by the simulator's own code
+//! (`queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
 use serde_json::Value;
 // The scenario's bottleneck types are the simulator's (crates/sim/src/config.rs): one
 // definition, one validation, for both backends.
 pub use ccbench_sim::config::{
     BottleneckConfig as Bottleneck, BufferConfig, Impair, JitterDist, LossConfig,
 };
+pub use ccbench_sim::queue::aqm::AqmParams;
 
 /// Everything the emulator needs.
 #[derive(Debug, Clone)]
@@ -31,6 +33,12 @@ pub struct DirConfig {
     pub reorder: bool,
     pub loss: LossConfig,
     pub buffer: BufferConfig,
+    /// The queue discipline (`droptail`: the fast path) and its parameters; the same in both
+    /// directions, as the simulator runs it on both bottleneck directions.
+    pub aqm: String,
+    pub aqm_params: AqmParams,
+    /// Test hook: drop-tail as a FIFO discipline through the AQM arm instead of the fast path.
+    pub serve_droptail_at_dequeue: bool,
     pub seed: u64,
     pub sample_interval_ns: u64,
 }
@@ -62,8 +70,9 @@ impl LinkConfig {
         Ok(cfg)
     }
 
+    /// Every discipline of the simulator's `queue::aqm` runs here (the AQM arm of path.rs).
     pub fn validate(&self) -> Result<(), String> {
-        self.bottleneck.validate()
+        self.bottleneck.validate_with_queues()
     }
 
     /// The two directions: 0 = data (sender → receiver), 1 = ACK (receiver → sender).
@@ -79,6 +88,9 @@ impl LinkConfig {
             reorder: b.reorder,
             loss: if impaired { b.loss } else { LossConfig::None },
             buffer: b.buffer,
+            aqm: b.aqm.clone(),
+            aqm_params: b.aqm_params.clone(),
+            serve_droptail_at_dequeue: b.serve_droptail_at_dequeue,
             seed: label_seed,
             sample_interval_ns: self.sample_interval_ns,
         };
@@ -109,7 +121,22 @@ mod tests {
         assert_eq!(c.bottleneck.buffer, BufferConfig::Packets(10));
         let d = c.directions();
         assert_eq!(d[1].loss, LossConfig::None);
-        assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel"}"#).is_err());
+        // every discipline with its parameters, in both directions; unknown ones refused
+        let c = LinkConfig::from_json(
+            r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel","aqm_params":{"target_ns":2000000,"ecn":true}}"#,
+        )
+        .unwrap();
+        for d in c.directions() {
+            assert_eq!((d.aqm.as_str(), d.aqm_params.target_ns, d.aqm_params.ecn), ("codel", Some(2_000_000), Some(true)));
+        }
+        for aqm in ["fq_codel", "pie", "red", "fq"] {
+            let j = format!(r#"{{"rate_bps":1,"rtt_ns":2,"buffer":{{"packets":10}},"aqm":"{aqm}"}}"#);
+            assert!(LinkConfig::from_json(&j).is_ok(), "{aqm}");
+        }
+        assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"sfq"}"#).is_err());
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel","aqm_params":{"quantum":300}}"#)
+            .unwrap_err();
+        assert!(e.contains("quantum"), "{e}");
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"bogus":1}"#).is_err());
     }
 }

@@ -1,19 +1,24 @@
 //! ccbench-link: a userspace bottleneck between two TUN devices.
 //!
 //! Side A is the sender's side (data enters here), side B the receiver's. Each direction has
-//! its own thread: read packets from one TUN, pass them through the path model (drop-tail queue
-//! at the bottleneck rate → random loss → propagation delay + jitter), write them to the other
-//! TUN when due. The thread sleeps with ppoll until `spin_us` before the next deadline, then
+//! its own thread: read packets from one TUN, pass them through the path model (the scenario's
+//! queue discipline at the bottleneck rate → random loss → propagation delay + jitter), write
+//! them to the other TUN when due; a packet the discipline marked CE has its ECN field
+//! rewritten (ecn.rs) on the way out of the queue. The thread sleeps with ppoll until `spin_us` before the next deadline, then
 //! spins (still reading arrivals) so packets leave within a few µs of their due time. At the end
 //! (SIGTERM, SIGINT, stdin closed, or --duration-s) it prints one JSON report to stdout.
 mod config;
+mod ecn;
+mod flowkey;
 mod gso;
 mod path;
+mod served;
 mod stats;
 mod tun;
 
 use config::{DirConfig, LinkConfig};
-use path::{DelayLine, PathModel, Verdict};
+use path::{DelayLine, Outcome, PathModel, Verdict};
+use served::Arrival;
 use serde_json::json;
 use stats::Lateness;
 use std::collections::HashMap;
@@ -132,7 +137,11 @@ fn read_config(arg: &str) -> Result<LinkConfig, String> {
 /// What one direction's thread hands back.
 struct DirReport {
     cfg: DirConfig,
-    model: PathModel,
+    // What the path model counted (the model itself stays in its thread: a queue discipline
+    // is a `Box<dyn Qdisc>`, not `Send`).
+    counters: path::Counters,
+    queue: ccbench_queue::QueueStats,
+    bytes_served: u64,
     late: Lateness,
     samples: Vec<(u64, u64, u64)>,
     held: usize,
@@ -168,8 +177,61 @@ fn count_loss(map: &mut HashMap<u16, (u64, u64)>, pkt: &[u8], v: Verdict) {
         match v {
             Verdict::Dropped => e.0 += 1,
             Verdict::Lost => e.1 += 1,
-            Verdict::Deliver(_) => {}
+            Verdict::Deliver(_) | Verdict::Queued => {}
         }
+    }
+}
+
+/// The packet in slot `slot` of the slab.
+#[inline]
+fn slot_bytes(slab: &mut [u8], slot: u32, len: u32) -> &mut [u8] {
+    let off = slot as usize * SLOT;
+    &mut slab[off..off + len as usize]
+}
+
+/// What the AQM arm decided about packets it held: deliver (with the ECN field set to CE if
+/// marked) into the delay line, or count the drop/loss per port and free the slot.
+fn settle(
+    outcomes: &[Outcome],
+    slab: &mut [u8],
+    free: &mut Vec<u32>,
+    line: &mut DelayLine,
+    per_port: &mut HashMap<u16, (u64, u64)>,
+) {
+    for o in outcomes {
+        let pkt = slot_bytes(slab, o.slot, o.len);
+        match o.verdict {
+            Verdict::Deliver(t) => {
+                if o.ce {
+                    ecn::set_ce(pkt);
+                }
+                line.push(t, o.slot, o.len);
+            }
+            v => {
+                count_loss(per_port, pkt, v);
+                free.push(o.slot);
+            }
+        }
+    }
+}
+
+/// Hand an arriving packet (already in `slot`) to the path model: the fast path needs only its
+/// length, the AQM arm also its flow and ECN capability. `true`: the slot is taken.
+#[inline]
+fn offer(model: &mut PathModel, now: u64, slot: u32, pkt: &[u8], line: &mut DelayLine) -> Result<bool, Verdict> {
+    let len = pkt.len() as u32;
+    let v = if model.is_served() {
+        model.offer(now, Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt) })
+    } else {
+        model.arrive(now, len)
+    };
+    match v {
+        Verdict::Deliver(t) => {
+            line.push(t, slot, len);
+            Ok(true)
+        }
+        Verdict::Queued => Ok(true),
+        v => Err(v),
     }
 }
 
@@ -232,8 +294,15 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
     let mut read_errors = 0u64;
     let mut oversize = 0u64;
     let mut pfd = libc::pollfd { fd: fd_in, events: libc::POLLIN, revents: 0 };
+    let mut outcomes: Vec<Outcome> = Vec::new();
 
     while !STOP.load(Ordering::Relaxed) {
+        // 0. AQM arm: the transmitter takes every packet due by now from the discipline.
+        if model.is_served() {
+            model.serve(now_ns());
+            model.take_outcomes(&mut outcomes);
+            settle(&outcomes, &mut slab, &mut free, &mut line, &mut per_port);
+        }
         // 1. Deliver everything that is due.
         loop {
             let now = now_ns();
@@ -288,12 +357,11 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                     let slot = *free.last().unwrap();
                     let off = slot as usize * SLOT;
                     slab[off..off + seg.len()].copy_from_slice(seg);
-                    match model.arrive(now, seg.len() as u32) {
-                        Verdict::Deliver(t) => {
+                    match offer(&mut model, now, slot, seg, &mut line) {
+                        Ok(_) => {
                             free.pop();
-                            line.push(t, slot, seg.len() as u32);
                         }
-                        v => count_loss(&mut per_port, seg, v),
+                        Err(v) => count_loss(&mut per_port, seg, v),
                     }
                 };
                 match h.gso_type & !gso::VIRTIO_NET_HDR_GSO_ECN {
@@ -339,13 +407,17 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                 continue;
             }
             let now = now_ns();
-            match model.arrive(now, len) {
-                Verdict::Deliver(t) => {
+            match offer(&mut model, now, slot, &slab[off..off + len as usize], &mut line) {
+                Ok(_) => {
                     free.pop();
-                    line.push(t, slot, len);
                 }
-                v => count_loss(&mut per_port, &slab[off..off + len as usize], v),
+                Err(v) => count_loss(&mut per_port, &slab[off..off + len as usize], v),
             }
+        }
+        // The AQM arm's verdicts on held packets (this batch's drops, sends since step 0).
+        if model.is_served() {
+            model.take_outcomes(&mut outcomes);
+            settle(&outcomes, &mut slab, &mut free, &mut line, &mut per_port);
         }
         let now = now_ns();
         // 3. Queue occupancy samples.
@@ -373,6 +445,9 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         }
         // 4. Wait: sleep until shortly before the next deadline, or spin if it is close.
         let mut wake = line.next_time().unwrap_or(now + 50_000_000).min(now + 50_000_000);
+        if let Some(t) = model.next_service() {
+            wake = wake.min(t);
+        }
         if next_sample != u64::MAX {
             wake = wake.min(next_sample);
         }
@@ -396,8 +471,10 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
     let (u, s) = thread_cpu();
     DirReport {
         cfg,
-        held: line.len(),
-        model,
+        held: line.len() + model.held_packets() as usize,
+        counters: model.counters.clone(),
+        queue: model.queue_stats(),
+        bytes_served: model.bytes_served(),
         late,
         samples,
         read_errors,
@@ -414,10 +491,11 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
 }
 
 fn dir_json(r: &DirReport) -> serde_json::Value {
-    let c = &r.model.counters;
-    let q = r.model.queue();
+    let c = &r.counters;
+    let q = &r.queue;
     json!({
         "name": r.cfg.name,
+        "aqm": r.cfg.aqm,
         "rate_bps": r.cfg.rate_bps,
         "delay_ns": r.cfg.delay_ns,
         "jitter_ns": r.cfg.jitter_ns,
@@ -425,15 +503,20 @@ fn dir_json(r: &DirReport) -> serde_json::Value {
         "bytes_in": c.bytes_in,
         "packets_out": c.packets_out,
         "bytes_out": c.bytes_out,
-        "dropped": q.stats.drops_overlimit,
-        "bytes_served": q.bytes_served,
+        // every queue drop: over a limit, and the discipline's own (CoDel, PIE, RED; FQ-CoDel's
+        // drops from the fattest flow count as over the limit, as Linux counts them)
+        "dropped": q.drops(),
+        "dropped_overlimit": q.drops_overlimit,
+        "dropped_aqm": q.drops_aqm,
+        "ce_marked": c.ce_marked,
+        "bytes_served": r.bytes_served,
         "lost": c.lost,
         "held_at_end": r.held,
         "write_errors": c.write_errors,
         "read_errors": r.read_errors,
         "oversize": r.oversize,
-        "max_backlog_bytes": q.stats.max_backlog_bytes,
-        "max_backlog_packets": q.stats.max_backlog_packets,
+        "max_backlog_bytes": q.max_backlog_bytes,
+        "max_backlog_packets": q.max_backlog_packets,
         "lateness_us": {
             "count": r.late.count,
             "mean": r.late.mean_us(),

@@ -1,36 +1,35 @@
 //! One direction of the emulated path as pure logic (no I/O, time passed in), so it can be unit
-//! tested: a drop-tail bottleneck queue served at `rate_bps` (IP bytes), then random loss
-//! ("on the wire": a lost packet has used its serialisation time), then the delay line
-//! (propagation delay + jitter; netem-like independent per-packet delays when `reorder`, else
-//! order kept by never delivering before the previous packet).
+//! tested: a bottleneck queue served at `rate_bps` (IP bytes), then random loss ("on the
+//! wire": a lost packet has used its serialisation time), then the delay line (propagation
+//! delay + jitter; netem-like independent per-packet delays when `reorder`, else order kept by
+//! never delivering before the previous packet).
 //!
-//! The queue is ccbench-queue's `ScheduledDropTail`, the simulator's drop-tail too: served at a
-//! fixed rate in FIFO order, each packet's departure time is known when it arrives, so the
-//! packet goes straight into the delay line keyed by its delivery time. The emulator's
-//! transmitter carries the rate division's remainder (`Rounding::CarryRemainder`) so that the
-//! rate is exact on average against the real clock.
+//! The queue has two arms, as the simulator's link:
+//! * **drop-tail** (the fast path): ccbench-queue's `ScheduledDropTail`, the simulator's
+//!   drop-tail too: served at a fixed rate in FIFO order, each packet's departure time is known
+//!   when it arrives, so the packet goes straight into the delay line keyed by its delivery
+//!   time (`Verdict::Deliver`).
+//! * **every other discipline** (CoDel, FQ-CoDel, PIE, RED, fq; the scenario's `aqm` and
+//!   `aqm_params`, built by the simulator's `queue::aqm::build`): a [`ServedQueue`] that
+//!   holds the packet (`Verdict::Queued`) and decides at dequeue; loss, jitter and delay are
+//!   drawn when a packet leaves it. What happens to held packets is reported as [`Outcome`]s
+//!   (`take_outcomes`), which the forwarding loop settles: deliver (rewriting the ECN field to
+//!   CE when marked), or free the slot of a dropped or lost packet.
+//!
+//! Both transmitters carry the rate division's remainder (`Rounding::CarryRemainder`) so that
+//! the rate is exact on average against the real clock.
 use crate::config::{BufferConfig, DirConfig};
-use ccbench_queue::{Limit, Rounding, ScheduledDropTail};
-// The loss and jitter models and the RNG are the simulator's own: both backends draw a
-// packet's fate and delay from the same code.
+use crate::served::{Arrival, Left, ServedQueue};
+pub use crate::stats::Counters;
+use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail};
+// The loss and jitter models, the RNG and the disciplines' construction are the simulator's
+// own: both backends draw a packet's fate and delay, and build the queue, from the same code.
 use ccbench_sim::link::jitter::Jitter;
 use ccbench_sim::link::loss::LossModel;
-use ccbench_sim::rng::Rng;
+use ccbench_sim::queue::aqm;
+use ccbench_sim::rng::{stream_seed, Rng};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-
-/// Counters of the path outside the queue (the queue's drops, bytes served and backlog maxima
-/// are in `PathModel::queue()`).
-#[derive(Debug, Default, Clone)]
-pub struct Counters {
-    pub packets_in: u64,
-    pub bytes_in: u64,
-    pub packets_out: u64,
-    pub bytes_out: u64,
-    /// Removed by the random loss model.
-    pub lost: u64,
-    pub write_errors: u64,
-}
 
 /// What happened to an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +38,24 @@ pub enum Verdict {
     Deliver(u64),
     Dropped,
     Lost,
+    /// Held by the queue discipline: its fate comes later as an [`Outcome`].
+    Queued,
+}
+
+/// The fate of a packet that a queue discipline held (the AQM arm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub slot: u32,
+    pub len: u32,
+    /// `Deliver(t)`, `Dropped` (by the discipline) or `Lost` (random loss after the queue).
+    pub verdict: Verdict,
+    /// Marked Congestion Experienced by the discipline: rewrite the ECN field before delivery.
+    pub ce: bool,
+}
+
+enum Queue {
+    Fast(ScheduledDropTail),
+    Served(Box<ServedQueue>),
 }
 
 pub struct PathModel {
@@ -46,11 +63,14 @@ pub struct PathModel {
     jitter: Option<Jitter>,
     reorder: bool,
     loss: LossModel,
-    /// The bottleneck: drop-tail buffer and transmitter.
-    queue: ScheduledDropTail,
+    /// The bottleneck: queue discipline and transmitter.
+    queue: Queue,
     last_delivery_ns: u64,
     loss_rng: Rng,
     jitter_rng: Rng,
+    /// Scratch for the served queue's departures, and the outcomes not yet taken.
+    left: Vec<Left>,
+    outcomes: Vec<Outcome>,
     pub counters: Counters,
 }
 
@@ -60,42 +80,149 @@ impl PathModel {
             BufferConfig::Bytes(b) => Limit::Bytes(b),
             BufferConfig::Packets(p) => Limit::Packets(p),
         };
+        // PIE's and RED's random streams are named after the direction, like loss and jitter.
+        let seed = stream_seed(c.seed, &format!("link.{}.aqm", c.name));
+        let qdisc = match aqm::build(&c.aqm, &c.aqm_params, c.buffer, c.rate_bps, seed) {
+            None if c.serve_droptail_at_dequeue => Some(aqm::droptail_served(c.buffer)),
+            q => q,
+        };
+        let queue = match qdisc {
+            Some(q) => Queue::Served(Box::new(ServedQueue::new(q, c.rate_bps))),
+            None => Queue::Fast(ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder)),
+        };
         PathModel {
             delay_ns: c.delay_ns,
             jitter: (c.jitter_ns > 0).then_some(Jitter { dist: c.jitter_dist, jitter_ns: c.jitter_ns }),
             reorder: c.reorder,
             loss: LossModel::from_config(&c.loss),
-            queue: ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder),
+            queue,
             last_delivery_ns: 0,
             loss_rng: Rng::stream(c.seed, &format!("link.{}.loss", c.name)),
             jitter_rng: Rng::stream(c.seed, &format!("link.{}.jitter", c.name)),
+            left: Vec::new(),
+            outcomes: Vec::new(),
             counters: Counters::default(),
         }
     }
 
-    /// The bottleneck queue: its `stats` (drops, backlog maxima) and `bytes_served`.
-    pub fn queue(&self) -> &ScheduledDropTail {
-        &self.queue
+    /// The queue decides at dequeue (AQM arm): arrivals need `offer` with their slot, flow
+    /// hash and ECT, and held packets come back through `take_outcomes`.
+    #[inline]
+    pub fn is_served(&self) -> bool {
+        matches!(self.queue, Queue::Served(_))
+    }
+
+    /// The queue discipline's counters (drops, marks, backlog maxima).
+    pub fn queue_stats(&self) -> QueueStats {
+        match &self.queue {
+            Queue::Fast(q) => q.stats.clone(),
+            Queue::Served(q) => q.stats().clone(),
+        }
+    }
+
+    /// IP bytes whose transmission has started (fast path: accepted, all of which will be sent).
+    pub fn bytes_served(&self) -> u64 {
+        match &self.queue {
+            Queue::Fast(q) => q.bytes_served,
+            Queue::Served(q) => q.bytes_served,
+        }
+    }
+
+    /// Packets the discipline holds (AQM arm; the fast path holds none: they are in the delay line).
+    pub fn held_packets(&self) -> u64 {
+        match &self.queue {
+            Queue::Fast(_) => 0,
+            Queue::Served(q) => q.backlog_packets(),
+        }
     }
 
     /// Bytes waiting in the queue at `now` (the packet being serialised is not counted, as a
     /// Linux qdisc's backlog does not count the packet the NIC is sending).
     pub fn backlog_bytes(&mut self, now: u64) -> u64 {
-        self.queue.backlog_bytes(now)
+        match &mut self.queue {
+            Queue::Fast(q) => q.backlog_bytes(now),
+            Queue::Served(q) => q.backlog_bytes(),
+        }
     }
 
     /// IP bytes that have completely left the bottleneck by `now` (cumulative).
     pub fn departed_bytes(&mut self, now: u64) -> u64 {
-        self.queue.departed_bytes(now)
+        match &mut self.queue {
+            Queue::Fast(q) => q.departed_bytes(now),
+            Queue::Served(q) => q.departed_bytes(now),
+        }
     }
 
-    /// A packet of `len` IP bytes arrives at `now` (CLOCK_MONOTONIC ns).
+    /// A packet of `len` IP bytes arrives at `now` (CLOCK_MONOTONIC ns) at a drop-tail
+    /// bottleneck (the fast path; see `offer` for both arms).
     pub fn arrive(&mut self, now: u64, len: u32) -> Verdict {
+        let Queue::Fast(q) = &mut self.queue else {
+            panic!("arrive() is the drop-tail fast path; a served queue takes packets through offer()")
+        };
         self.counters.packets_in += 1;
         self.counters.bytes_in += len as u64;
-        let Some(link_free_ns) = self.queue.offer(now, len) else {
+        let Some(link_free_ns) = q.offer(now, len) else {
             return Verdict::Dropped;
         };
+        self.after_queue(link_free_ns)
+    }
+
+    /// A packet arrives at `now`: through the fast path (`Deliver`/`Dropped`/`Lost`), or held
+    /// by the discipline (`Queued`; its fate, and that of packets the discipline sent or
+    /// dropped meanwhile, is in `take_outcomes`).
+    pub fn offer(&mut self, now: u64, a: Arrival) -> Verdict {
+        let Queue::Served(q) = &mut self.queue else {
+            return self.arrive(now, a.len);
+        };
+        self.counters.packets_in += 1;
+        self.counters.bytes_in += a.len as u64;
+        q.enqueue(now, a, &mut self.left);
+        self.settle_left();
+        Verdict::Queued
+    }
+
+    /// Run the AQM arm's transmitter up to `now` (no-op on the fast path).
+    pub fn serve(&mut self, now: u64) {
+        if let Queue::Served(q) = &mut self.queue {
+            q.serve_until(now, &mut self.left);
+            self.settle_left();
+        }
+    }
+
+    /// When the AQM arm next needs `serve` (the transmitter frees, or fq's next pacing time);
+    /// None on the fast path or with nothing held.
+    pub fn next_service(&self) -> Option<u64> {
+        match &self.queue {
+            Queue::Served(q) => q.next_due(),
+            Queue::Fast(_) => None,
+        }
+    }
+
+    /// Move the outcomes of held packets to `out` (which is cleared first).
+    pub fn take_outcomes(&mut self, out: &mut Vec<Outcome>) {
+        out.clear();
+        std::mem::swap(out, &mut self.outcomes);
+    }
+
+    /// Turn the served queue's departures into outcomes: loss and delay after the queue.
+    fn settle_left(&mut self) {
+        let mut left = std::mem::take(&mut self.left);
+        for l in left.drain(..) {
+            let o = match l {
+                Left::Dropped { slot, len } => Outcome { slot, len, verdict: Verdict::Dropped, ce: false },
+                Left::Sent { slot, len, tx_end, ce } => {
+                    self.counters.ce_marked += ce as u64;
+                    Outcome { slot, len, verdict: self.after_queue(tx_end), ce }
+                }
+            };
+            self.outcomes.push(o);
+        }
+        self.left = left;
+    }
+
+    /// Loss and the delay line for a packet whose transmission ends at `link_free_ns`.
+    #[inline]
+    fn after_queue(&mut self, link_free_ns: u64) -> Verdict {
         if self.loss.lose(&mut self.loss_rng) {
             self.counters.lost += 1;
             return Verdict::Lost;
@@ -164,8 +291,183 @@ mod tests {
             reorder: true,
             loss,
             buffer,
+            aqm: "droptail".into(),
+            aqm_params: Default::default(),
+            serve_droptail_at_dequeue: false,
             seed: 1,
             sample_interval_ns: 0,
+        }
+    }
+
+    const MS: u64 = 1_000_000;
+    const T0: u64 = 1_000_000_000;
+
+    /// Outcomes by slot, with the time they were reported at.
+    fn settle(m: &mut PathModel, now: u64, fates: &mut std::collections::HashMap<u32, (Outcome, u64)>) {
+        let mut out = Vec::new();
+        m.take_outcomes(&mut out);
+        for o in out {
+            assert!(fates.insert(o.slot, (o, now)).is_none(), "slot {} settled twice", o.slot);
+        }
+    }
+
+    fn arrival(slot: u32, len: u32, flow: u32, ect: bool) -> Arrival {
+        Arrival { slot, len, flow, ect }
+    }
+
+    #[test]
+    fn droptail_through_the_aqm_arm_delivers_at_the_fast_paths_times() {
+        // Bursts and gaps around the service rate, mixed sizes, a byte limit that bites, loss
+        // and jitter: the FIFO discipline served at dequeue must give every packet the fate
+        // and delivery time of the departure-on-arrival fast path. Loss and jitter are drawn in
+        // transmission order in both arms (FIFO = arrival order of accepted packets), so the
+        // random streams line up too.
+        for (buffer, loss, jitter, reorder) in [
+            (BufferConfig::Packets(5), LossConfig::None, 0, true),
+            (BufferConfig::Bytes(9000), LossConfig::Bernoulli { p: 0.05 }, 3 * MS, true),
+            (BufferConfig::Packets(40), LossConfig::Bernoulli { p: 0.01 }, 2 * MS, false),
+        ] {
+            let mut c = dir(loss, jitter, JitterDist::Normal, buffer);
+            c.reorder = reorder;
+            let mut fast = PathModel::new(&c);
+            c.serve_droptail_at_dequeue = true;
+            let mut aqm = PathModel::new(&c);
+            assert!(!fast.is_served() && aqm.is_served());
+            let mut rng = Rng::new(7);
+            let mut fates = std::collections::HashMap::new();
+            let mut want = Vec::new();
+            let mut t = T0;
+            for i in 0..20_000u32 {
+                // phases of 500 packets: overload (mostly back-to-back bursts: the buffer
+                // fills and drops) and underload (gaps of up to 4 packet times: the link idles),
+                // and arrivals exactly at a transmission's end now and then
+                let over = (i / 500) % 2 == 0;
+                t += match rng.below(10) {
+                    0..=5 => rng.below(if over { 100_000 } else { 300_000 }),
+                    6..=8 => rng.below(if over { MS } else { 4 * MS }),
+                    _ => MS,
+                };
+                let len = [1500, 52, 1500, 576][rng.below(4) as usize];
+                want.push(fast.arrive(t, len));
+                assert_eq!(aqm.offer(t, arrival(i, len, 0, false)), Verdict::Queued);
+                settle(&mut aqm, t, &mut fates);
+                assert_eq!(aqm.backlog_bytes(t), fast.backlog_bytes(t), "backlog at packet {i}");
+                assert_eq!(aqm.departed_bytes(t), fast.departed_bytes(t), "departed by packet {i}");
+            }
+            aqm.serve(u64::MAX / 2);
+            settle(&mut aqm, u64::MAX / 2, &mut fates);
+            assert!(aqm.next_service().is_none() && aqm.held_packets() == 0);
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(fates[&(i as u32)].0.verdict, *w, "packet {i} ({buffer:?})");
+            }
+            let drops = want.iter().filter(|v| **v == Verdict::Dropped).count() as u64;
+            assert!(drops > 100, "the buffer must bite for the test to mean something: {drops}");
+            let (f, a) = (fast.queue_stats(), aqm.queue_stats());
+            assert_eq!((f.drops(), f.max_backlog_bytes, f.max_backlog_packets), (a.drops(), a.max_backlog_bytes, a.max_backlog_packets));
+            assert_eq!(fast.bytes_served(), aqm.bytes_served());
+            assert_eq!(fast.counters.lost, aqm.counters.lost);
+        }
+    }
+
+    /// CoDel (target 5 ms, interval 100 ms) behind a 12 Mbit/s link (1 ms per packet): a burst
+    /// of `standing` packets at T0, then one packet per ms, exactly the service rate, so the
+    /// queue stays put except for what CoDel removes. Returns (outcomes, arrival times).
+    fn codel_standing_queue(ecn: bool, ect: bool, standing: u32) -> (PathModel, Vec<(Outcome, u64)>, Vec<u64>) {
+        let mut c = dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(1000));
+        c.aqm = "codel".into();
+        c.aqm_params = AqmParams { ecn: Some(ecn), ..Default::default() };
+        let mut m = PathModel::new(&c);
+        let mut fates = std::collections::HashMap::new();
+        let mut arrived = Vec::new();
+        let mut slot = 0;
+        for k in 0..2000u64 {
+            let n = if k == 0 { standing } else { 1 };
+            let t = T0 + k * MS;
+            for _ in 0..n {
+                m.offer(t, arrival(slot, 1500, 1, ect));
+                arrived.push(t);
+                slot += 1;
+            }
+            settle(&mut m, t, &mut fates);
+        }
+        m.serve(u64::MAX / 2);
+        settle(&mut m, u64::MAX / 2, &mut fates);
+        let mut v: Vec<(Outcome, u64)> = fates.into_values().collect();
+        v.sort_by_key(|(o, _)| o.slot);
+        (m, v, arrived)
+    }
+
+    #[test]
+    fn codel_drops_a_standing_queue_down_to_its_target() {
+        let (m, v, arrived) = codel_standing_queue(false, false, 20);
+        let drops: Vec<u64> = v.iter().filter(|(o, _)| o.verdict == Verdict::Dropped).map(|(_, at)| *at).collect();
+        // RFC 8289 §3.2: the first drop comes once the sojourn has stayed above target for an
+        // interval: it rose above 5 ms with the 7th packet sent (T0 + 6 ms), so not before
+        // T0 + 106 ms (reported at the next arrival: within 1 ms).
+        assert!(drops[0] >= T0 + 106 * MS && drops[0] <= T0 + 108 * MS, "first drop at {} ms", (drops[0] - T0) / MS);
+        // Each drop takes 1 ms off a queue that otherwise stays put; dropping stops when the
+        // sojourn is back under 5 ms: about 20 - 5 = 15 drops, then none.
+        assert!((13..=17).contains(&drops.len()), "{} drops", drops.len());
+        // Sojourn of the last second's packets: delivery - delay - 1 ms serialisation - arrival.
+        for (o, _) in v.iter().filter(|(o, _)| arrived[o.slot as usize] > T0 + 1000 * MS) {
+            let Verdict::Deliver(d) = o.verdict else { panic!("no drops once below target") };
+            let sojourn = d - 25 * MS - MS - arrived[o.slot as usize];
+            assert!(sojourn <= 5 * MS + MS, "sojourn {} µs", sojourn / 1000);
+        }
+        let q = m.queue_stats();
+        assert_eq!((q.drops_aqm, q.marks, m.counters.ce_marked), (drops.len() as u64, 0, 0));
+    }
+
+    #[test]
+    fn codel_with_ecn_marks_ect_packets_instead_of_dropping() {
+        let (m, v, _) = codel_standing_queue(true, true, 20);
+        let marked = v.iter().filter(|(o, _)| o.ce).count() as u64;
+        assert!(v.iter().all(|(o, _)| matches!(o.verdict, Verdict::Deliver(_))), "nothing dropped");
+        // Marks do not shorten the queue, so CoDel stays in its dropping state and marks at
+        // its ever faster control-law pace (interval / sqrt(count)): far more than the 15
+        // drops that emptied the queue above.
+        assert!(marked > 50, "{marked} marks");
+        assert_eq!(m.counters.ce_marked, marked);
+        assert_eq!(m.queue_stats().drops(), 0);
+        // Not-ECT packets under the same ECN-enabled CoDel are dropped (RFC 3168 §5, Linux
+        // INET_ECN_set_ce fails), as without ECN.
+        let (m, v, _) = codel_standing_queue(true, false, 20);
+        assert_eq!(m.counters.ce_marked, 0);
+        assert!(v.iter().filter(|(o, _)| o.verdict == Verdict::Dropped).count() >= 13);
+    }
+
+    #[test]
+    fn fq_codel_serves_a_sparse_flow_ahead_of_a_standing_queue() {
+        // A bulk flow keeps 50 packets queued (a burst, then one per ms at the service rate);
+        // a ping-like flow sends a small packet every 10 ms. FQ-CoDel puts the sparse flow on
+        // the new-flows list, so its packets wait at most for the packet on the wire (1 ms),
+        // not behind the bulk queue (~50 ms, less what CoDel drops).
+        let mut c = dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(1000));
+        c.aqm = "fq_codel".into();
+        let mut m = PathModel::new(&c);
+        let mut fates = std::collections::HashMap::new();
+        let (mut slot, mut sparse) = (0u32, Vec::new());
+        let bulk = ccbench_queue::flow_hash(1);
+        let ping = ccbench_queue::flow_hash(2);
+        for k in 0..1000u64 {
+            let t = T0 + k * MS;
+            for _ in 0..if k == 0 { 50 } else { 1 } {
+                m.offer(t, arrival(slot, 1500, bulk, false));
+                slot += 1;
+            }
+            if k % 10 == 5 {
+                m.offer(t + 300_000, arrival(slot, 84, ping, false));
+                sparse.push((slot, t + 300_000));
+                slot += 1;
+            }
+            settle(&mut m, t, &mut fates);
+        }
+        m.serve(u64::MAX / 2);
+        settle(&mut m, u64::MAX / 2, &mut fates);
+        for (s, at) in sparse {
+            let Verdict::Deliver(d) = fates[&s].0.verdict else { panic!("sparse packet dropped") };
+            let wait = d - 25 * MS - at;
+            assert!(wait <= MS + MS / 10, "sparse packet waited {} µs", wait / 1000);
         }
     }
 
@@ -182,9 +484,9 @@ mod tests {
         assert_eq!(m.backlog_bytes(t0), 4500);
         assert_eq!(m.backlog_bytes(t0 + 1_000_000), 3000);
         assert_eq!(m.backlog_bytes(t0 + 3_000_000), 0);
-        let q = m.queue();
-        assert_eq!((q.stats.drops_overlimit, q.stats.max_backlog_packets, q.stats.max_backlog_bytes), (2, 3, 4500));
-        assert_eq!(q.bytes_served, 6000, "4 packets accepted");
+        let q = m.queue_stats();
+        assert_eq!((q.drops_overlimit, q.max_backlog_packets, q.max_backlog_bytes), (2, 3, 4500));
+        assert_eq!(m.bytes_served(), 6000, "4 packets accepted");
         // times must not go backwards: a fresh model for the departure counter
         let mut m = PathModel::new(&dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(3)));
         for _ in 0..6 {

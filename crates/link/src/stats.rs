@@ -1,4 +1,23 @@
-//! Lateness histogram: 1 µs buckets up to 100 ms (no per-packet allocation), exact maximum.
+//! What the link counts: packets and bytes in and out of one direction, its random losses and
+//! CE marks (`Counters`; the queue's own drops and backlog maxima are the discipline's
+//! `QueueStats`), and how late packets left (`Lateness`).
+
+/// Counters of one direction of the path outside the queue discipline's own statistics.
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub packets_in: u64,
+    pub bytes_in: u64,
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    /// Removed by the random loss model.
+    pub lost: u64,
+    /// Packets the queue discipline marked Congestion Experienced instead of dropping them
+    /// (counted when they leave the queue, as the simulator's `ce_marked`).
+    pub ce_marked: u64,
+    pub write_errors: u64,
+}
+
+/// Lateness histogram: 1 µs buckets up to 100 ms (no per-packet allocation), exact maximum.
 pub struct Lateness {
     buckets: Vec<u64>,
     pub count: u64,

@@ -2,8 +2,8 @@
 by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3.
 
 ``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
-ccbench-link, an algorithm the kernel lacks, an AQM or access-link rate the emulator does not do)
-before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator and the
+ccbench-link, an algorithm the kernel lacks, an access-link rate the emulator does not do, a mix
+of ECN on and off) before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator and the
 flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
 same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
 """
@@ -13,6 +13,7 @@ import math
 import time
 from typing import Any, Optional
 
+from .. import aqm as _aqm
 from ..kernel import env
 from ..kernel.diag import CA_STATES, bbr_mode
 from ..results import COUNTER_NAMES, COUNTER_SIDES, RunResult, build_result, failed_result
@@ -21,7 +22,9 @@ from ..scenario import DEFAULT_RWND_BYTES, Scenario, ScenarioError
 __all__ = ["NAME", "run", "check", "algorithms", "available_algorithms", "LINK_AQMS"]
 
 NAME = "kernel"
-LINK_AQMS = ("droptail",)
+#: The queue disciplines ccbench-link runs: all of the simulator's (its AQM arm serves the same
+#: ccbench-queue code, built from the same bottleneck.aqm / aqm_params).
+LINK_AQMS = tuple(_aqm.NAMES)
 #: Lead time between starting the samplers and the scenario's t = 0.
 LEAD_S = 0.3
 #: Internal sock_diag sampling period (congestion events, RTT statistics); the series table is
@@ -74,17 +77,19 @@ def check(scenario: Scenario) -> None:
     if 0 < scenario.probe.ping_s < 0.002:
         problems.append(("probe.ping", f"{scenario.probe.ping_s * 1e3:g} ms is below ping's 2 ms minimum interval",
                          "an interval of at least 2ms"))
-    if len({g.timestamps for g in scenario.flows}) > 1:
-        on = ", ".join(f"flows.{i}" for i, g in enumerate(scenario.flows) if g.timestamps)
-        off = ", ".join(f"flows.{i}" for i, g in enumerate(scenario.flows) if not g.timestamps)
-        first = next(i for i, g in enumerate(scenario.flows) if g.timestamps != scenario.flows[0].timestamps)
-        problems.append((f"flows.{first}.timestamps",
-                         f"TCP timestamps are on in {on} but off in {off}; the kernel backend has one "
-                         "net.ipv4.tcp_timestamps per namespace, for every connection",
-                         "the same timestamps value in every [[flows]] group (the sim backend can mix them)"))
-    for i, g in enumerate(scenario.flows):
-        if g.ecn:
-            problems.append((f"flows.{i}.ecn", "ECN is not wired into the kernel backend yet", "ecn = false"))
+    # one sysctl per namespace for every connection (a per-route `features ecn` would not help:
+    # every flow goes to the same receiver address)
+    for key, what, sysctl in (("timestamps", "TCP timestamps are", "net.ipv4.tcp_timestamps"),
+                              ("ecn", "ECN is", "net.ipv4.tcp_ecn")):
+        vals = [getattr(g, key) for g in scenario.flows]
+        if len(set(vals)) > 1:
+            on = ", ".join(f"flows.{i}" for i, v in enumerate(vals) if v)
+            off = ", ".join(f"flows.{i}" for i, v in enumerate(vals) if not v)
+            first = next(i for i, v in enumerate(vals) if v != vals[0])
+            problems.append((f"flows.{first}.{key}",
+                             f"{what} on in {on} but off in {off}; the kernel backend has one "
+                             f"{sysctl} per namespace, for every connection",
+                             f"the same {key} value in every [[flows]] group (the sim backend can mix them)"))
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
         if g.cc not in avail:
@@ -163,9 +168,10 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     link_cfg = scenario.sim_config()
     dur = scenario.duration_s
     timestamps = all(g.timestamps for g in scenario.flows)  # check() refused a mix
+    ecn = all(g.ecn for g in scenario.flows)  # likewise
     mib: dict[str, dict] = {}
     with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap,
-                                   tcp_timestamps=timestamps) as topo:
+                                   tcp_timestamps=timestamps, tcp_ecn=True if ecn else None) as topo:
         # iperf3's data connection opens ~3 RTTs (control connection) plus a process start after
         # launch: launch that much early; the flow's measured start is what the tables record.
         setup = 3 * scenario.base_rtt_s + 0.07
@@ -425,4 +431,27 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
         error = sampler.error or rsampler.error
     res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status,
                        error=error, link_series=link_rows, counters=counters)
+    res.links = link_counters(dirs) if report else []
     return res
+
+
+#: ccbench-link's two directions under the simulator's names for the same links.
+_LINK_NAMES = ("bottleneck/fwd", "bottleneck/rev")
+
+
+def link_counters(dirs: list[dict]) -> list[dict]:
+    """Per-link packet counters in the simulator's form (``RunResult.links``, report.rs
+    ``LinkCounters``): arrivals, departures, queue drops (tail and AQM), random losses, packets
+    held at the end, and CE marks set by the queue discipline."""
+    out = []
+    for name, d in zip(_LINK_NAMES, dirs):
+        out.append({
+            "name": name,
+            "arrived": d.get("packets_in"),
+            "departed": d.get("packets_out"),
+            "dropped_queue": d.get("dropped"),
+            "dropped_loss": d.get("lost"),
+            "held": d.get("held_at_end"),
+            "ce_marked": d.get("ce_marked"),
+        })
+    return out

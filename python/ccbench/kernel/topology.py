@@ -67,7 +67,7 @@ class Topology:
 
     def __init__(self, link_config: dict, tag: str | None = None, spin_us: int | None = None,
                  rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20,
-                 gso: bool | None = None, tcp_timestamps: bool | None = None):
+                 gso: bool | None = None, tcp_timestamps: bool | None = None, tcp_ecn: bool | None = None):
         self.tag = tag or new_tag()
         self.ns_s = f"{self.tag}-s"
         self.ns_r = f"{self.tag}-r"
@@ -78,6 +78,10 @@ class Topology:
         self.tcp_wmem_max = tcp_wmem_max
         #: net.ipv4.tcp_timestamps in both namespaces (None: the namespace default, on)
         self.tcp_timestamps = tcp_timestamps
+        #: net.ipv4.tcp_ecn in both namespaces: True = 1 (request ECN on outgoing connections,
+        #: accept it on incoming ones); None = the default, 2 (accept only: no ECN, as nothing
+        #: requests it)
+        self.tcp_ecn = tcp_ecn
         #: experimental: sender TUN with TSO, super-packets cut by ccbench-link (CCBENCH_LINK_GSO=1)
         self.gso = gso if gso is not None else os.environ.get("CCBENCH_LINK_GSO") == "1"
         self.link: Optional[subprocess.Popen] = None
@@ -121,6 +125,9 @@ class Topology:
             # both ends: a SYN carries the option only if the sender's is on, and the SYN-ACK
             # agrees to it only if the receiver's is on
             common.append(f"net.ipv4.tcp_timestamps={1 if self.tcp_timestamps else 0}")
+        if self.tcp_ecn is not None:
+            # the sender's SYN asks for ECN (ECE+CWR) only with 1; the receiver agrees with 1 or 2
+            common.append(f"net.ipv4.tcp_ecn={1 if self.tcp_ecn else 0}")
         snd = common + [f"net.ipv4.tcp_wmem=4096 16384 {self.tcp_wmem_max}"]
         rcv = list(common)
         if self.tcp_rmem_max:
