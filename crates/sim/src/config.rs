@@ -197,6 +197,15 @@ pub struct FlowConfig {
     /// segments only. (The simulator keeps MSS 1448 either way; Linux would use 1460 without.)
     #[serde(default = "default_true")]
     pub timestamps: bool,
+    /// ECN (RFC 3168) negotiated on this connection: ECT(0) on new data, a queue discipline with
+    /// ECN on marks CE instead of dropping, the receiver echoes ECE, the sender enters CWR.
+    /// Serialised only when on, so configs without ECN read and write as before.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ecn: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 
@@ -228,7 +237,17 @@ impl SimConfig {
 impl FlowConfig {
     /// A bulk flow in group 0, starting at time 0, unpaced, with receive window `rwnd_bytes`.
     pub fn bulk(id: u32, cc: &str, rwnd_bytes: u64) -> Self {
-        FlowConfig { id, group: 0, cc: cc.into(), start_ns: 0, rwnd_bytes, size_bytes: None, pacing: false, timestamps: true }
+        FlowConfig {
+            id,
+            group: 0,
+            cc: cc.into(),
+            start_ns: 0,
+            rwnd_bytes,
+            size_bytes: None,
+            pacing: false,
+            timestamps: true,
+            ecn: false,
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub struct FlowGroupConfig {
     /// Added to the start of each further connection of the group.
     #[serde(default)]
     pub stagger_ns: u64,
-    /// As `FlowConfig`: receive window cap, bytes to send (None = bulk), pacing, timestamps.
+    /// As `FlowConfig`: receive window cap, bytes to send (None = bulk), pacing, timestamps, ECN.
     pub rwnd_bytes: u64,
     #[serde(default)]
     pub size_bytes: Option<u64>,
@@ -33,6 +33,8 @@ pub struct FlowGroupConfig {
     pub pacing: bool,
     #[serde(default = "default_true")]
     pub timestamps: bool,
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 fn default_true() -> bool {
@@ -80,6 +82,7 @@ pub fn expand(groups: &[FlowGroupConfig], seed: u64, start_jitter_ns: u64) -> Re
                 size_bytes: g.size_bytes,
                 pacing: g.pacing,
                 timestamps: g.timestamps,
+                ecn: g.ecn,
             });
             id = id.wrapping_add(1);
         }
@@ -93,7 +96,7 @@ mod tests {
     use crate::config::SimConfig;
 
     fn group(count: u32, cc: &str, start_ns: u64, stagger_ns: u64) -> FlowGroupConfig {
-        FlowGroupConfig { count, cc: cc.into(), start_ns, stagger_ns, rwnd_bytes: 1 << 20, size_bytes: None, pacing: false, timestamps: true }
+        FlowGroupConfig { count, cc: cc.into(), start_ns, stagger_ns, rwnd_bytes: 1 << 20, size_bytes: None, pacing: false, timestamps: true, ecn: false }
     }
 
     #[test]

@@ -125,11 +125,12 @@ impl<'a> World<'a> {
                             pacing: f.pacing,
                             handshake_rtt_us: Some(handshake_rtt_ns(cfg) / 1000),
                             timestamps: f.timestamps,
+                            ecn: f.ecn,
                         },
                         algo,
                     ),
                     receiver: {
-                        let mut r = Receiver::new(f.id, total_segs, f.timestamps);
+                        let mut r = Receiver::new(f.id, total_segs, f.timestamps).with_ecn(f.ecn);
                         r.set_rtt(handshake_rtt_ns(cfg));
                         r
                     },
@@ -272,6 +273,11 @@ impl<'a> World<'a> {
                     nsack: 0,
                     dsack: false,
                     delayed: false,
+                    // An ICMP echo is not ECN-capable.
+                    ect: false,
+                    ce: false,
+                    ece: false,
+                    cwr: false,
                 };
                 self.send_fwd(pkt);
                 self.q.push(self.now + self.cfg.probe.ping_interval_ns, Ev::PingSend);
@@ -377,10 +383,12 @@ impl<'a> World<'a> {
         let link = &mut self.net.links[l as usize];
         let q = link.served().expect("served link");
         match q.next(now) {
-            Next::Send { pkt, tx_end, sojourn, ce } => {
-                // CE is counted by the queue (ce_marked); once tcp::Pkt carries ECN bits
-                // (issue 12 part 2) the mark is copied onto the packet here: `pkt.ce = ce`.
-                let _ = ce;
+            Next::Send { mut pkt, tx_end, sojourn, ce } => {
+                // The discipline CE-marked an ECT packet instead of dropping it (counted by the
+                // queue as ce_marked): the mark travels on to the receiver (RFC 3168 §5).
+                if ce {
+                    pkt.ce = true;
+                }
                 self.q.push(tx_end, Ev::LinkTxDone(l));
                 let fate = link.sent_from_queue(sojourn, tx_end);
                 self.after_link(l, fate, pkt);

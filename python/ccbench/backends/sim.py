@@ -49,7 +49,8 @@ def algorithms() -> list[dict]:
 
 
 def check(scenario: Scenario) -> None:
-    """Refuse what the simulator cannot run yet (other AQMs, algorithms it lacks)."""
+    """Refuse what the simulator cannot run yet (other AQMs, algorithms it lacks). ECN
+    (``ecn = true``) runs: crates/sim/src/tcp/ecn.rs."""
     problems = []
     aqm = scenario.bottleneck.aqm
     if aqm not in SIM_AQMS:
@@ -62,8 +63,6 @@ def check(scenario: Scenario) -> None:
             problems.append(
                 (f"flows.{i}.cc", f"the sim backend cannot run '{g.cc}' yet", "one of " + ", ".join(names))
             )
-        if g.ecn:
-            problems.append((f"flows.{i}.ecn", "ECN is not modelled in the sim backend yet", "ecn = false"))
     if problems:
         key, problem, expected = problems[0]
         raise ScenarioError(scenario.source, key, problem, expected, problems)

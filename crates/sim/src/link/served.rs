@@ -71,9 +71,10 @@ impl ServedQueue {
                 (self.held.len() - 1) as u32
             }
         };
-        // ECT is not set yet: the simulator's TCP has no ECN (issue 12 part 2); the ping is
-        // not ECN-capable either. Flow hash of the connection id (ping = u32::MAX).
-        let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64)).ect(false);
+        // ECT as the sender set it (new data of an ECN connection; never ACKs, retransmissions
+        // or the ping), so a discipline with ECN on marks it instead of dropping. Flow hash of
+        // the connection id (ping = u32::MAX).
+        let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64)).ect(pkt.ect);
         match self.qdisc.enqueue(now, desc) {
             Verdict::Dropped => {
                 self.free.push(slot);

@@ -3,6 +3,7 @@
 //! Sequence numbers count segments, not bytes: every data packet carries one MSS (the last
 //! one of a fixed-size transfer is counted whole). Linux's cwnd is in packets too, so the
 //! congestion-control arithmetic is the same.
+pub mod ecn;
 pub mod mib;
 pub mod receiver;
 pub mod rtt;
@@ -56,6 +57,15 @@ pub struct Pkt {
     pub dsack: bool,
     /// Ack: sent by the delayed-ACK machinery (covers two segments or timer expiry).
     pub delayed: bool,
+    /// IP ECN field, ECN-capable transport: ECT(0) (RFC 3168 §5). Set on new data of an ECN
+    /// connection only (Linux `tcp_ecn_send`: not on retransmissions or pure ACKs).
+    pub ect: bool,
+    /// IP ECN field, Congestion Experienced: set by a queue that marked the packet (RFC 3168 §5).
+    pub ce: bool,
+    /// TCP header ECE flag (ECN-Echo): the receiver asks the sender to reduce (RFC 3168 §6.1.3).
+    pub ece: bool,
+    /// TCP header CWR flag (Congestion Window Reduced): the sender has reduced (RFC 3168 §6.1.2).
+    pub cwr: bool,
 }
 
 impl Pkt {
@@ -71,6 +81,10 @@ impl Pkt {
             nsack: 0,
             dsack: false,
             delayed: false,
+            ect: false,
+            ce: false,
+            ece: false,
+            cwr: false,
         }
     }
 

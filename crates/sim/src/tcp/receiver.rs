@@ -25,9 +25,14 @@
 //! backwards. Under reordering this matters: once a retransmission fills the hole at rcv_nxt,
 //! ts_recent jumps to its fresh TSval and originals still in flight that were sent more than a
 //! millisecond earlier are thrown away — real losses the sender must repair.
+//!
+//! ECN (RFC 3168, Linux 6.x; tcp/ecn.rs): a CE-marked data segment starts the ECE echo and two
+//! quick ACKs; every ACK carries ECE until a segment with CWR arrives, and a data segment with CWR
+//! is ACKed at once.
 //! Simplifications: the ACK timeout does not adapt (Linux's `ato` can grow above 40 ms for
 //! interactive flows; a bulk receiver stays at the minimum); the window advertised is the
 //! configured `rwnd` throughout (no receive-buffer autotuning ramp).
+use super::ecn::ReceiverEcn;
 use super::mib::Mib;
 use super::{ts_tick, Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
 use crate::time::{Nanos, NS_PER_MS};
@@ -49,6 +54,7 @@ const RTO_INIT_NS: Nanos = 1_000 * NS_PER_MS;
 /// TCP_RTO_MIN (sysctl tcp_rto_min_us default).
 const RTO_MIN_NS: Nanos = 200 * NS_PER_MS;
 
+#[derive(Clone)]
 pub struct Receiver {
     pub flow: u32,
     /// Next segment expected in order.
@@ -89,6 +95,8 @@ pub struct Receiver {
     pub paws_dropped: u64,
     /// MIB counters of this endpoint.
     pub mib: Mib,
+    /// ECN state (off unless `with_ecn`).
+    pub ecn: ReceiverEcn,
 }
 
 impl Receiver {
@@ -117,7 +125,19 @@ impl Receiver {
             dup_received: 0,
             paws_dropped: 0,
             mib: Mib::default(),
+            ecn: ReceiverEcn::default(),
         }
+    }
+
+    /// ECN (RFC 3168) negotiated on this connection.
+    pub fn with_ecn(mut self, on: bool) -> Self {
+        self.ecn = ReceiverEcn::new(on);
+        self
+    }
+
+    /// `tcp_enter_quickack_mode(sk, n)`: at least `n` quick ACKs from now (0: no change).
+    fn enter_quickack(&mut self, n: u32) {
+        self.quick_left = self.quick_left.max(n);
     }
 
     /// The receiver's RTT estimate (Linux: the srtt of the handshake, or rcv_rtt_est if lower),
@@ -161,6 +181,8 @@ impl Receiver {
                 self.ts_recent = pkt.ts;
             }
         }
+        // A CWR ends the ECE echo (tcp_ecn_accept_cwr); ACK such a data segment at once.
+        let ack_now = self.ecn.accept_cwr(pkt);
         if seq < self.rcv_nxt {
             // A retransmission of delivered data: D-SACK it at once (RFC 2883) and go back to
             // quick-ACK mode (tcp_data_queue → tcp_enter_quickack_mode), as send_dupack does.
@@ -170,6 +192,8 @@ impl Receiver {
         if self.ooo_contains(seq) {
             // Duplicate of out-of-order data (tcp_data_queue_ofo: fully covered → D-SACK).
             self.dup_received += 1;
+            let quick = self.ecn.check_ce(pkt); // tcp_data_queue_ofo checks CE first
+            self.enter_quickack(quick);
             self.mib.ofo_queue += 1;
             self.mib.dsack_ofo_sent += 1;
             return Some(self.make_ack(now, Some((seq, seq + 1)), false));
@@ -193,7 +217,10 @@ impl Receiver {
             }
             self.check_complete(now);
             self.unacked += 1;
-            if had_holes || self.quick_left > 0 || self.unacked >= 2 {
+            // tcp_event_data_recv → tcp_ecn_check_ce, before the ACK decision.
+            let quick = self.ecn.check_ce(pkt);
+            self.enter_quickack(quick);
+            if had_holes || self.quick_left > 0 || self.unacked >= 2 || ack_now {
                 return Some(self.make_ack(now, None, false));
             }
             if self.delack_deadline.is_none() {
@@ -202,15 +229,18 @@ impl Receiver {
             return None;
         }
         // Out of order: insert into the ranges and SACK it, now or compressed.
+        let quick = self.ecn.check_ce(pkt); // tcp_data_queue_ofo → tcp_ecn_check_ce
+        self.enter_quickack(quick);
         self.mib.ofo_queue += 1;
         self.insert_ooo(seq);
-        self.ack_or_compress(now)
+        self.ack_or_compress(now, ack_now)
     }
 
-    /// `__tcp_ack_snd_check` with out-of-order data queued: quick-ACK mode sends at once;
-    /// otherwise three duplicate ACKs per rcv_nxt go out at once, the rest are compressed.
-    fn ack_or_compress(&mut self, now: Nanos) -> Option<Pkt> {
-        if self.quick_left > 0 || self.compressed_ack >= COMP_SACK_NR {
+    /// `__tcp_ack_snd_check` with out-of-order data queued: quick-ACK mode or a pending
+    /// ICSK_ACK_NOW (`ack_now`) sends at once; otherwise three duplicate ACKs per rcv_nxt go out
+    /// at once, the rest are compressed.
+    fn ack_or_compress(&mut self, now: Nanos, ack_now: bool) -> Option<Pkt> {
+        if self.quick_left > 0 || ack_now || self.compressed_ack >= COMP_SACK_NR {
             return Some(self.make_ack(now, None, false));
         }
         if self.comp_rcv_nxt != self.rcv_nxt {
@@ -348,6 +378,11 @@ impl Receiver {
             nsack: 0,
             dsack: dsack.is_some(),
             delayed,
+            // A pure ACK is Not-ECT (RFC 3168 §6.1.4); ECE while the echo lasts.
+            ect: false,
+            ce: false,
+            ece: self.ecn.ece(),
+            cwr: false,
         };
         let mut n = 0;
         if let Some(d) = dsack {
@@ -529,6 +564,77 @@ mod tests {
                 assert_eq!(r.mib.paws_estab, 0);
             }
         }
+    }
+
+    /// An ECT segment of an ECN connection; `ce`: marked on the way; `cwr`: the CWR flag.
+    fn ecn_seg(seq: u64, ce: bool, cwr: bool) -> Pkt {
+        let mut p = seg(seq);
+        p.ect = true;
+        p.ce = ce;
+        p.cwr = cwr;
+        p
+    }
+
+    /// RFC 3168 §6.1.3 and Linux `__tcp_ecn_check_ce` / `tcp_ecn_accept_cwr`: a CE mark sets
+    /// DEMAND_CWR and two quick ACKs; every ACK carries ECE until a segment with CWR arrives,
+    /// which is ACKed at once; a further CE while the echo lasts asks for nothing more.
+    #[test]
+    fn ece_is_echoed_on_every_ack_from_ce_until_cwr() {
+        let mut r = Receiver::new(0, None, true).with_ecn(true);
+        for s in 0..20 {
+            assert!(!r.on_data(0, &ecn_seg(s, false, false)).is_some_and(|a| a.ece), "no ECE before CE");
+        }
+        r.on_delack_timer(DELACK_NS);
+        // Past quick-ACK mode: the CE segment is ACKed at once, and the next one too.
+        let t = 100 * NS_PER_MS;
+        let a = r.on_data(t, &ecn_seg(20, true, false)).expect("CE: quick ACK");
+        assert!(a.ece);
+        let a = r.on_data(t, &ecn_seg(21, false, false)).expect("second quick ACK");
+        assert!(a.ece, "ECE on every ACK while DEMAND_CWR");
+        // Quick ACKs used up: one ACK per two segments again, each with ECE.
+        assert!(r.on_data(t, &ecn_seg(22, false, false)).is_none());
+        assert!(r.on_data(t, &ecn_seg(23, false, false)).expect("second segment").ece);
+        assert!(r.on_data(t, &ecn_seg(24, true, false)).is_none(), "CE while echoing: no quick ACK");
+        assert!(r.on_delack_timer(t + DELACK_NS).expect("timer ACK").ece);
+        let (mut r2, mut r3) = (r.clone(), r.clone());
+        // A duplicate (D-SACK) ACK carries ECE too.
+        assert!(r3.on_data(t, &ecn_seg(3, false, false)).expect("dup").ece);
+        // The CWR segment ends the echo and is ACKed at once although it is the odd one.
+        let a = r.on_data(t, &ecn_seg(25, false, true)).expect("CWR: ACK now");
+        assert!(!a.ece, "CWR received: echo ends");
+        for s in 26..30 {
+            assert!(!r.on_data(t, &ecn_seg(s, false, false)).is_some_and(|a| a.ece));
+        }
+        assert_eq!(r.ecn.ce_received, 2);
+        // A segment with both CWR and CE: the echo ends and starts again (accept_cwr first).
+        let a = r2.on_data(t, &ecn_seg(25, true, true)).expect("ACK now");
+        assert!(a.ece);
+    }
+
+    /// Without ECN negotiated the CE mark is not echoed and asks for no quick ACK.
+    #[test]
+    fn no_echo_without_ecn() {
+        let mut r = Receiver::new(0, None, true);
+        for s in 0..20 {
+            r.on_data(0, &ecn_seg(s, false, false));
+        }
+        r.on_delack_timer(DELACK_NS);
+        assert!(r.on_data(NS_PER_MS, &ecn_seg(20, true, false)).is_none(), "odd segment waits");
+        assert!(!r.on_data(NS_PER_MS, &ecn_seg(21, false, false)).unwrap().ece);
+    }
+
+    /// `__tcp_ecn_check_ce`'s "funny extension": a Not-ECT segment after ECT ones (a
+    /// retransmission) asks for quick ACKs.
+    #[test]
+    fn not_ect_after_ect_enters_quickack_mode() {
+        let mut r = Receiver::new(0, None, true).with_ecn(true);
+        for s in 0..20 {
+            r.on_data(0, &ecn_seg(s, false, false));
+        }
+        r.on_delack_timer(DELACK_NS);
+        assert!(r.on_data(0, &ecn_seg(20, false, false)).is_none());
+        r.on_delack_timer(DELACK_NS);
+        assert!(r.on_data(DELACK_NS, &seg(21)).is_some(), "Not-ECT after ECT: quick ACK");
     }
 
     #[test]

@@ -120,8 +120,15 @@ impl Sender {
 
         // Loss detection and the recovery state machine (tcp_fastretrans_alert).
         let newly_lost_before = self.sk.lost;
-        let reo_armed = self.fastretrans_alert(now, ack, una_advanced, prior_snd_una);
+        // FLAG_ECE (tcp_ecn_rcv_ecn_echo) — never on the old_ack path below.
+        let ece = self.ecn.ece(ack);
+        let reo_armed = self.fastretrans_alert(now, ack, una_advanced, prior_snd_una, ece);
         let newly_lost = (self.sk.lost - newly_lost_before) as u32;
+        if ece {
+            // tcp_newly_delivered: TCPDeliveredCE / tp->delivered_ce count what an ECE ACK
+            // delivered.
+            self.delivered_ce += delivered_now as u64;
+        }
 
         // tcp_rate_gen
         let RateAcc { rs, have_prior, .. } = &mut rate;
@@ -164,7 +171,7 @@ impl Sender {
         self.sacktag(now, self.snd_una, prior_fack, blocks, sack_start, &mut st, &mut rate);
         self.sack_reordering_check(&st);
         self.refresh_sk(now);
-        let reo_armed = self.fastretrans_alert(now, ack, false, self.snd_una);
+        let reo_armed = self.fastretrans_alert(now, ack, false, self.snd_una, false);
         self.set_xmit_timer(now, reo_armed, false);
         self.transmit_more(now);
     }

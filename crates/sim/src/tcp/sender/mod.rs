@@ -16,6 +16,8 @@
 //!   segments marked lost);
 //! * undo of spurious reductions: D-SACKs for every retransmission, or a timestamp echo older
 //!   than the first retransmission (Eifel detection, `tcp_packet_delayed`);
+//! * ECN (RFC 3168, tcp/ecn.rs): ECT(0) on new data, CWR state with PRR on an ECN-Echo, the
+//!   CWR flag on the next new segment;
 //! * delivery-rate sampling exactly as tcp_rate.c;
 //! * internal pacing (`tcp_wstamp_ns`) when the algorithm asks for it or the scenario paces;
 //! * `tcp_is_cwnd_limited` bookkeeping so that cwnd grows only when it was the limit.
@@ -47,6 +49,7 @@
 //!
 //! Each submodule holds one `impl Sender` block; the fields stay private to this module and
 //! its children.
+use super::ecn::SenderEcn;
 use super::mib::Mib;
 use super::rtt::RttEstimator;
 use super::{Pkt, SackBlock, MSS};
@@ -60,6 +63,8 @@ mod output;
 mod rate;
 mod recovery;
 mod timer;
+#[cfg(test)]
+mod ecn_tests;
 #[cfg(test)]
 mod tests;
 
@@ -130,6 +135,8 @@ pub struct SenderParams {
     /// TCP timestamps negotiated (RFC 7323): TSvals on data, PAWS on ACKs, Eifel undo and RTT
     /// samples from the echo. Off: none of these.
     pub timestamps: bool,
+    /// ECN (RFC 3168) negotiated: ECT on new data, CWR on ECN-Echo.
+    pub ecn: bool,
 }
 
 pub struct Sender {
@@ -147,6 +154,8 @@ pub struct Sender {
     timestamps: bool,
     /// TS.Recent of the ACK direction (the receiver's TSvals), for PAWS on ACKs; 0 = none.
     ts_recent: u64,
+    /// ECN flags (TCP_ECN_OK, TCP_ECN_QUEUE_CWR).
+    ecn: SenderEcn,
     /// `tp->reordering`: the reordering degree seen, in segments (tcp_check_sack_reordering).
     reordering: u32,
     sacked_out: u32,
@@ -205,6 +214,9 @@ pub struct Sender {
     pub retransmits: u64,
     pub loss_events: u64,
     pub data_sent: u64,
+    /// `tp->delivered_ce`: segments delivered by ACKs that carried ECE (what Linux adds to
+    /// TCPDeliveredCE).
+    pub delivered_ce: u64,
     /// MIB counters of this endpoint (tcp/mib.rs).
     pub mib: Mib,
     pub rtt_hist: Histogram,
@@ -230,6 +242,7 @@ impl Sender {
             handshake_rtt_us: p.handshake_rtt_us,
             timestamps: p.timestamps,
             ts_recent: 0,
+            ecn: SenderEcn::new(p.ecn),
             reordering: DUPTHRESH,
             sacked_out: 0,
             lost_out: 0,
@@ -272,6 +285,7 @@ impl Sender {
             retransmits: 0,
             loss_events: 0,
             data_sent: 0,
+            delivered_ce: 0,
             mib: Mib::default(),
             rtt_hist: Histogram::default(),
             cwnd_avg: TimeAverage::default(),

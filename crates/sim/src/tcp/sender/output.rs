@@ -243,7 +243,8 @@ impl Sender {
     }
 
     /// `tcp_rate_skb_sent` + pacing + bookkeeping common to new data and retransmissions.
-    fn on_xmit(&mut self, now: Nanos, seq: u64) {
+    /// `new_data`: first transmission (ECT and a queued CWR go on it, `tcp_ecn_send`).
+    fn on_xmit(&mut self, now: Nanos, seq: u64, new_data: bool) {
         let (ft, dm, d, al) = (
             self.first_tx_mstamp,
             self.sk.delivered_mstamp_ns,
@@ -261,7 +262,8 @@ impl Sender {
         self.ts_append(seq);
         self.data_sent += 1;
         self.mib.out_segs += 1;
-        if self.sk.ca_state == CaState::Recovery {
+        // tcp_write_xmit / tcp_xmit_retransmit_queue: prr_out counts while tcp_in_cwnd_reduction.
+        if matches!(self.sk.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
         // tcp_update_skb_after_send: internal pacing, from the 11th segment on.
@@ -273,7 +275,9 @@ impl Sender {
             self.wstamp += len_ns;
         }
         let tsval = if self.timestamps { ts_tick(now) } else { 0 };
-        self.out.push(Pkt::data(self.flow, seq, tsval));
+        let mut pkt = Pkt::data(self.flow, seq, tsval);
+        self.ecn.stamp(&mut pkt, new_data);
+        self.out.push(pkt);
     }
 
     pub(super) fn send_new(&mut self, now: Nanos) {
@@ -296,7 +300,7 @@ impl Sender {
             in_tsorted: false,
         });
         self.snd_nxt += 1;
-        self.on_xmit(now, seq);
+        self.on_xmit(now, seq, true);
     }
 
     /// Retransmit the segment at the head of the lost queue (counts toward undo).
@@ -344,7 +348,7 @@ impl Sender {
         if self.retrans_stamp == 0 {
             self.retrans_stamp = now;
         }
-        self.on_xmit(now, seq);
+        self.on_xmit(now, seq, false);
     }
 
     /// `tcp_update_pacing_rate` for algorithms without `cong_control` (200 % of cwnd/srtt in

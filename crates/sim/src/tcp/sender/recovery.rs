@@ -3,7 +3,16 @@
 //! `tcp_rack_reo_wnd`, `tcp_rack_update_reo_wnd`) and of the recovery half of
 //! `net/ipv4/tcp_input.c` (`tcp_fastretrans_alert`, `tcp_enter_recovery`, `tcp_enter_loss`,
 //! `tcp_cwnd_reduction`, `tcp_end_cwnd_reduction`, `tcp_undo_cwnd_reduction`,
-//! `tcp_try_undo_*`, `tcp_try_to_open`).
+//! `tcp_try_undo_*`, `tcp_try_to_open`, and ECN's `tcp_enter_cwr`).
+//!
+//! ECN (RFC 3168 §6.1.2, Linux 6.x): an ACK with ECE (FLAG_ECE) in Open or Disorder enters CWR
+//! (`tcp_try_to_open` → `tcp_enter_cwr`): ssthresh from the algorithm, PRR towards it on the
+//! following ACKs (`tcp_cong_control` → `tcp_cwnd_reduction`), CWR queued for the next new
+//! segment, and no further reduction until snd_una passes the high_seq of the entry — at most
+//! once per window. Losses during CWR enter Recovery without a second reduction
+//! (`tcp_enter_recovery` checks `tcp_in_cwnd_reduction`). An algorithm with its own
+//! `cong_control` (BBR) keeps its cwnd: only the state changes (`tcp_end_cwnd_reduction`
+//! returns early for it, and BBR v1 acts on Recovery and Loss only).
 use super::{Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH, REO_TIMEOUT_MIN_US};
 use crate::cc::{CaEvent, CaState};
 use crate::tcp::{ts_tick, Pkt};
@@ -33,12 +42,25 @@ impl Sender {
     }
 
     /// `tcp_fastretrans_alert` (Linux 6.x): the recovery state machine, run on every ACK.
-    /// Returns true when RACK armed the reorder timer. CWR (ECN) is not modelled.
-    pub(super) fn fastretrans_alert(&mut self, now: Nanos, ack: &Pkt, una_advanced: bool, prior_snd_una: u64) -> bool {
+    /// `ece`: the ACK carries ECN-Echo on an ECN connection (FLAG_ECE). Returns true when RACK
+    /// armed the reorder timer.
+    pub(super) fn fastretrans_alert(
+        &mut self,
+        now: Nanos,
+        ack: &Pkt,
+        una_advanced: bool,
+        prior_snd_una: u64,
+        ece: bool,
+    ) -> bool {
         let tsecr = ack.tsecr;
         // D. State exit when high_seq is acknowledged.
         if self.sk.ca_state == CaState::Open {
             self.retrans_stamp = 0;
+        } else if self.sk.ca_state == CaState::Cwr && self.snd_una > self.high_seq {
+            // CWR is held until something *above* high_seq is ACKed, so that the CWR flag
+            // (sent at or after high_seq) has reached the receiver.
+            self.end_cwnd_reduction();
+            self.set_state(CaState::Open);
         } else if self.sk.ca_state == CaState::Recovery && self.snd_una >= self.high_seq {
             // tcp_try_undo_recovery leaves Recovery (state Open) whether or not it undid, so
             // PRR does not overwrite an undone cwnd; without an undo cwnd = ssthresh.
@@ -57,7 +79,7 @@ impl Sender {
                 let armed = self.identify_loss(now);
                 if self.sk.ca_state != CaState::Recovery && self.lost_out > 0 {
                     // Undo reverted the state but loss is evident: a new Recovery.
-                    self.enter_recovery();
+                    self.enter_recovery(ece);
                 }
                 armed
             }
@@ -70,23 +92,24 @@ impl Sender {
                     return armed;
                 }
                 // The cwnd was undone or retransmissions were lost: change state.
-                self.open_or_recover(now) || armed
+                self.open_or_recover(now, ece) || armed
             }
-            _ => self.open_or_recover(now),
+            _ => self.open_or_recover(now, ece),
         }
     }
 
-    /// The default branch of `tcp_fastretrans_alert`: undo on D-SACKs, detect losses, and
-    /// enter Recovery if there are any (`tcp_time_to_recover` with RACK: lost_out > 0).
-    fn open_or_recover(&mut self, now: Nanos) -> bool {
+    /// The default branch of `tcp_fastretrans_alert` (Open, Disorder, CWR): undo on D-SACKs,
+    /// detect losses, and enter Recovery if there are any (`tcp_time_to_recover` with RACK:
+    /// lost_out > 0); otherwise `tcp_try_to_open`, which reacts to ECE.
+    fn open_or_recover(&mut self, now: Nanos, ece: bool) -> bool {
         if self.sk.ca_state <= CaState::Disorder {
             self.try_undo_dsack();
         }
         let armed = self.identify_loss(now);
         if self.lost_out == 0 {
-            self.try_to_open();
+            self.try_to_open(ece);
         } else {
-            self.enter_recovery();
+            self.enter_recovery(ece);
         }
         armed
     }
@@ -208,11 +231,32 @@ impl Sender {
         }
     }
 
-    pub(super) fn enter_recovery(&mut self) {
-        // tcp_enter_recovery + tcp_init_cwnd_reduction
+    /// `tcp_enter_recovery`: save the state for undo and start a reduction, unless one (CWR)
+    /// is already under way. `ece_ack`: the ACK also carried ECE — a congestion signal the
+    /// receiver saw, so the reduction is not to be undone to a higher ssthresh.
+    pub(super) fn enter_recovery(&mut self, ece_ack: bool) {
+        self.prior_ssthresh = 0;
+        // tcp_init_undo
         self.undo_marker = Some(self.snd_una);
         self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
-        self.prior_ssthresh = self.current_ssthresh();
+        if !self.in_cwnd_reduction() {
+            if !ece_ack {
+                self.prior_ssthresh = self.current_ssthresh();
+            }
+            self.init_cwnd_reduction();
+        }
+        self.loss_events += 1;
+        self.mib.sack_recovery += 1;
+        self.set_state(CaState::Recovery);
+    }
+
+    /// `tcp_in_cwnd_reduction`: CWR or Recovery.
+    fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.sk.ca_state, CaState::Cwr | CaState::Recovery)
+    }
+
+    /// `tcp_init_cwnd_reduction`: the start of a PRR episode towards the algorithm's ssthresh.
+    fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.sk.cwnd_cnt = 0;
@@ -220,9 +264,19 @@ impl Sender {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.sk.ssthresh = self.cc.ssthresh(&self.sk);
-        self.loss_events += 1;
-        self.mib.sack_recovery += 1;
-        self.set_state(CaState::Recovery);
+        self.ecn.queue_cwr();
+    }
+
+    /// `tcp_enter_cwr` (RFC 3168 §6.1.2): an ECN-Echo in Open or Disorder starts a reduction
+    /// without loss; in CWR, Recovery or Loss one is already under way (once per window). No
+    /// undo: the receiver saw the congestion.
+    pub(super) fn enter_cwr(&mut self) {
+        self.prior_ssthresh = 0;
+        if self.sk.ca_state < CaState::Cwr {
+            self.undo_marker = None;
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+        }
     }
 
     /// `tcp_enter_loss` (the RTO fired): save the state for undo, reduce ssthresh, mark
@@ -246,6 +300,7 @@ impl Sender {
         self.set_state(CaState::Loss);
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
+        self.ecn.queue_cwr();
     }
 
     /// `tcp_timeout_mark_lost` (Linux 6.x): the head and every un-SACKed segment sent at least
@@ -331,6 +386,7 @@ impl Sender {
             self.sk.cwnd = self.cc.undo_cwnd(&self.sk, self.prior_cwnd);
             if self.prior_ssthresh > self.sk.ssthresh {
                 self.sk.ssthresh = self.prior_ssthresh;
+                self.ecn.withdraw_cwr();
             }
         }
         self.undo_marker = None;
@@ -413,11 +469,16 @@ impl Sender {
         }
     }
 
-    /// `tcp_try_to_open`.
-    fn try_to_open(&mut self) {
+    /// `tcp_try_to_open`: no loss to recover; an ECE enters CWR, otherwise Open or Disorder.
+    fn try_to_open(&mut self, ece: bool) {
         if !self.any_retrans_done() {
             self.retrans_stamp = 0;
         }
-        self.try_keep_open();
+        if ece {
+            self.enter_cwr();
+        }
+        if self.sk.ca_state != CaState::Cwr {
+            self.try_keep_open();
+        }
     }
 }

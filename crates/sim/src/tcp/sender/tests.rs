@@ -12,6 +12,7 @@ fn sender(cc_name: &str, pacing: bool) -> Sender {
         pacing,
         handshake_rtt_us: Some(50_000),
         timestamps: true,
+        ecn: false,
     };
     Sender::new(p, cc::make(cc_name, 1).expect("known algorithm"))
 }
@@ -83,6 +84,7 @@ fn no_eifel_undo_without_timestamps() {
         pacing: false,
         handshake_rtt_us: Some(50_000),
         timestamps: false,
+        ecn: false,
     };
     let mut s = Sender::new(p, cc::make("reno", 1).unwrap());
     let sent: Vec<u64> = s.start(0).iter().map(|p| p.ts).collect();

@@ -118,7 +118,7 @@ impl Sender {
         let _ = self.rack_detect_loss(now);
         if prior_inflight != self.in_flight() {
             if self.sk.ca_state != CaState::Recovery {
-                self.enter_recovery();
+                self.enter_recovery(false);
                 if !self.cc.has_cong_control() {
                     self.cwnd_reduction(1, 0, false);
                 }
