@@ -148,9 +148,11 @@ def test_deep_droptail_bloats_fq_codel_does_not():
 # ---- kernel backend --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["codel", "fq_codel", "fq"])
-def test_kernel_backend_refuses_aqms_until_the_emulator_serves_them(name):
-    with pytest.raises(ScenarioError) as e:
+@pytest.mark.parametrize("name", ["codel", "fq_codel", "pie", "red", "fq"])
+def test_kernel_backend_takes_every_aqm(name):
+    """ccbench-link serves every discipline (crates/link/src/served.rs): whatever else the kernel
+    backend's check finds missing on this machine (root, iperf3), never the AQM."""
+    try:
         check(scenario(name), "kernel")
-    mine = [p for p in e.value.problems if p[0] == "bottleneck.aqm"]
-    assert mine and "ccbench-link" in mine[0][1] and mine[0][2] == "droptail", e.value.problems
+    except ScenarioError as e:
+        assert not [p for p in e.problems if p[0] == "bottleneck.aqm"], e.problems

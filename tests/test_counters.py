@@ -25,7 +25,9 @@ CONTRACT = ["TcpRetransSegs", "TcpOutSegs", "TcpInSegs", "TcpExtTCPLossProbes",
             "TcpExtTCPOFOQueue", "TcpExtTCPOFODrop", "TcpExtDelayedACKs",
             # added after the contract: HyStart's slow-start exits, a mechanism behind CUBIC's losses
             "TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayDetect",
-            "TcpExtTCPHystartDelayCwnd"]
+            "TcpExtTCPHystartDelayCwnd",
+            # ECN (issue 12 part 2)
+            "TcpExtTCPDeliveredCE", "IpExtInCEPkts"]
 
 
 def scenario(**kw) -> Scenario:

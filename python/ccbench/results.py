@@ -194,6 +194,9 @@ COUNTER_NAMES = (
     "TcpExtTCPHystartTrainCwnd",
     "TcpExtTCPHystartDelayDetect",
     "TcpExtTCPHystartDelayCwnd",
+    # ECN: segments delivered by ACKs that carried ECE
+    "TcpExtTCPDeliveredCE",
+    "IpExtInCEPkts",
 )
 #: The ``side`` values of the counters table: the sending hosts and the receiving hosts.
 COUNTER_SIDES = ("sender", "receiver")

@@ -54,6 +54,11 @@ pub struct Mib {
     /// TCPHystartDelayDetect / TCPHystartDelayCwnd: the same for the delay-increase test.
     pub hystart_delay_detect: u64,
     pub hystart_delay_cwnd: u64,
+    /// TCPDeliveredCE: segments delivered by ACKs with ECE (tcp_newly_delivered, FLAG_ECE).
+    pub delivered_ce: u64,
+    /// IpExtInCEPkts: packets received with CE in the IP header (the IP layer counts them,
+    /// before TCP looks at them).
+    pub in_ce_pkts: u64,
 }
 
 /// One row of the `counters` table: a side and its counters. Serialises with nstat's names.
@@ -70,7 +75,7 @@ pub const NOT_MODELLED: [&str; 3] = ["TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop"
 
 impl Mib {
     /// The modelled counters, by nstat name.
-    pub fn named(&self) -> [(&'static str, u64); 23] {
+    pub fn named(&self) -> [(&'static str, u64); 25] {
         [
             ("TcpOutSegs", self.out_segs),
             ("TcpInSegs", self.in_segs),
@@ -95,6 +100,8 @@ impl Mib {
             ("TcpExtTCPHystartTrainCwnd", self.hystart_train_cwnd),
             ("TcpExtTCPHystartDelayDetect", self.hystart_delay_detect),
             ("TcpExtTCPHystartDelayCwnd", self.hystart_delay_cwnd),
+            ("TcpExtTCPDeliveredCE", self.delivered_ce),
+            ("IpExtInCEPkts", self.in_ce_pkts),
         ]
     }
 
@@ -122,6 +129,8 @@ impl Mib {
         self.hystart_train_cwnd += o.hystart_train_cwnd;
         self.hystart_delay_detect += o.hystart_delay_detect;
         self.hystart_delay_cwnd += o.hystart_delay_cwnd;
+        self.delivered_ce += o.delivered_ce;
+        self.in_ce_pkts += o.in_ce_pkts;
     }
 }
 

@@ -167,6 +167,7 @@ impl Receiver {
     pub fn on_data(&mut self, now: Nanos, pkt: &Pkt) -> Option<Pkt> {
         self.data_received += 1;
         self.mib.in_segs += 1;
+        self.mib.in_ce_pkts += pkt.ce as u64;
         let seq = pkt.seq;
         if self.timestamps {
             // PAWS (tcp_paws_discard): ts_recent - TSval > TCP_PAWS_WINDOW. Data segments are

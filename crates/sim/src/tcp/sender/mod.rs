@@ -355,6 +355,7 @@ impl Sender {
         m.hystart_train_cwnd = self.sk.hystart_train_cwnd;
         m.hystart_delay_detect = self.sk.hystart_delay_detect;
         m.hystart_delay_cwnd = self.sk.hystart_delay_cwnd;
+        m.delivered_ce = self.delivered_ce;
         m
     }
 
