@@ -54,13 +54,18 @@ def test_codel_marks_an_ecn_flow_instead_of_dropping_it(with_ecn):
     # the sender reacts (CWR), so CoDel's queue stays short (issue 12: median sojourn <= 15 ms)
     assert runs["sojourn_p50_ms"] <= 15.0, runs["sojourn_p50_ms"]
     assert "cwr" in set(r.series["cc_state"]), "the sender's CWR state shows in the series"
+    # the marks in the runs table and the counters: every mark reached the receiver (no data
+    # loss), and each is echoed, so the sender saw ECE on at least as many delivered segments
+    rcv = r.counters.set_index("side").loc["receiver"]
+    assert runs["ce_marked"] == sum(l["ce_marked"] for l in r.links) == rcv["IpExtInCEPkts"]
+    assert snd["TcpExtTCPDeliveredCE"] >= runs["ce_marked"]
 
 
 def test_without_ecn_the_same_link_drops():
     r = ccbench.run(scenario(False))
     runs, snd = r.runs.iloc[0], r.counters.iloc[0]
     bn = bottleneck(r)
-    assert bn["ce_marked"] == 0
+    assert bn["ce_marked"] == 0 and runs["ce_marked"] == 0
     assert runs["drops"] > 0 and bn["dropped_queue"] > 0
     assert snd["TcpExtTCPSackRecovery"] > 0, "drops are repaired in Recovery"
 

@@ -180,6 +180,11 @@ def test_cubic_with_ecn_through_codel_is_marked_not_dropped(ecn_run):
         assert in_ect0 > in_ce, "data arrives as ECT(0); CE only on what CoDel marked"
     if delivered_ce is not None:  # the sender saw the echo (ECE) for delivered data
         assert delivered_ce > 0
+    # the runs table and the counters table carry the same numbers (one schema on both backends)
+    runs = res.runs.iloc[0]
+    assert runs["ce_marked"] == fwd["ce_marked"] + rev["ce_marked"]
+    rcv = res.counters.set_index("side").loc["receiver"]
+    assert rcv["IpExtInCEPkts"] == in_ce or in_ce is None
 
 
 # ---- the CE rewrite on the wire: IPv4 checksum valid for the receiving kernel ---------------------

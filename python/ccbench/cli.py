@@ -200,6 +200,8 @@ def print_result(result, scenario=None, out=None) -> None:
         parts.append(f"aggregate {run['aggregate_goodput_bps'] / 1e6:.2f} Mbit/s")
     if run.get("drops") is not None:
         parts.append(f"queue drops {run['drops']}")
+    if run.get("ce_marked"):
+        parts.append(f"CE marks {run['ce_marked']}")
     if run.get("random_losses") is not None:
         parts.append(f"random losses {run['random_losses']}")
     if run.get("jain_index") is not None:

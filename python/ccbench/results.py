@@ -114,6 +114,7 @@ RUNS_SCHEMA = pa.schema(
         pa.field("error", pa.string()),
         pa.field("link_utilisation", pa.float64()),
         pa.field("drops", pa.int64()),
+        pa.field("ce_marked", pa.int64()),
         pa.field("random_losses", pa.int64()),
         pa.field("aggregate_goodput_bps", pa.float64()),
         pa.field("jain_index", pa.float64()),
@@ -217,6 +218,7 @@ from .store_dir import TABLES  # noqa: E402  (the table names; defined with the 
 _RUN_EXTRA_KEYS = {
     "link_utilisation",
     "drops",
+    "ce_marked",
     "random_losses",
     "aggregate_goodput_bps",
     "probe_rtt_p50_ms",

@@ -737,7 +737,7 @@ class Scenario(_Model):
                     "size_bytes": g.size_bytes,
                     "pacing": g.pacing,
                     "timestamps": g.timestamps,
-                    # only when on: the simulator's config has no ecn key until it models ECN
+                    # only when on (serde default false): configs without ECN stay as they were
                     **({"ecn": True} if g.ecn else {}),
                 }
                 for fid, gi, g, start_s in self._flow_starts()
@@ -762,7 +762,7 @@ class Scenario(_Model):
                     "size_bytes": g.size_bytes,
                     "pacing": g.pacing,
                     "timestamps": g.timestamps,
-                    # only when on: the simulator's config has no ecn key until it models ECN
+                    # only when on (serde default false): configs without ECN stay as they were
                     **({"ecn": True} if g.ecn else {}),
                 }
                 for g in self.flows

@@ -55,6 +55,8 @@ pub struct RunSummary {
     pub link_utilisation: f64,
     /// Packets dropped at the bottleneck queue (buffer overflow).
     pub drops: u64,
+    /// ECN-capable packets an AQM marked CE instead of dropping (both directions).
+    pub ce_marked: u64,
     /// Packets removed by the random loss model (both directions).
     pub random_losses: u64,
     pub aggregate_goodput_bps: f64,

@@ -587,6 +587,7 @@ impl<'a> World<'a> {
         let util = ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0);
         let drops = self.net.links.iter().map(|l| l.dropped_queue).sum::<u64>();
         let losses = self.net.links.iter().map(|l| l.dropped_loss).sum::<u64>();
+        let ce_marked = self.net.links.iter().map(|l| l.served_ref().map_or(0, |q| q.ce_marked)).sum::<u64>();
         let ping = &self.ping_hist;
         let sojourn = self.net.links[BN_FWD as usize].sojourn.as_ref();
         let b = &self.cfg.bottleneck;
@@ -598,6 +599,7 @@ impl<'a> World<'a> {
             aqm_params: aqm::resolved(&b.aqm, &b.aqm_params, b.buffer, b.rate_bps),
             link_utilisation: util,
             drops,
+            ce_marked,
             random_losses: losses,
             aggregate_goodput_bps: total_goodput,
             probe_rtt_p50_ms: ping.quantile(0.50).map(|v| v / 1000.0),

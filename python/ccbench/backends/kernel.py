@@ -416,6 +416,7 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
     extra: dict[str, Any] = {
         "link_utilisation": _utilisation(q_t, qs.get("departed_bytes") or [], dur, scenario.bottleneck.rate_bps),
         "drops": sum(d.get("dropped", 0) for d in dirs) if report else None,
+        "ce_marked": sum(d.get("ce_marked", 0) for d in dirs) if report else None,
         "random_losses": sum(d.get("lost", 0) for d in dirs) if report else None,
         "probe_rtt_p50_ms": _pct(rtts, 50),
         "probe_rtt_p95_ms": _pct(rtts, 95),
