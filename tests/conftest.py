@@ -135,3 +135,25 @@ def fake_sim(monkeypatch):
 
     monkeypatch.setattr(simbackend, "_sim", lambda: Fake)
     return calls
+
+
+def kernel_missing(ping: bool = False) -> str | None:
+    """Why the kernel backend's tests cannot run here (None: they can): root, TUN, namespaces,
+    iperf3, ccbench-link, and ping when the test uses the probe."""
+    from ccbench.kernel import env
+
+    if not env.is_root():
+        return "kernel backend tests need root (namespaces, TUN)"
+    ok, why = env.tun_available()
+    if not ok:
+        return f"no TUN: {why}"
+    ok, why = env.netns_available()
+    if not ok:
+        return why
+    if env.iperf3_path() is None:
+        return "iperf3 not installed (make system-deps)"
+    if ping and env.ping_path() is None:
+        return "ping not installed"
+    if env.link_binary() is None:
+        return "ccbench-link not built (make build)"
+    return None
