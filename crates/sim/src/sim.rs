@@ -675,10 +675,13 @@ impl<'a> World<'a> {
                 ce_marked: l.served_ref().map_or(0, |q| q.ce_marked),
             })
             .collect();
+        // Per host, as the kernel backend's per-namespace counters: "sender" is the left host
+        // (forward flows' senders, reverse flows' receivers), "receiver" the right one.
         let (mut snd, mut rcv) = (Mib::default(), Mib::default());
         for f in &self.flows {
-            snd.add(&f.sender.mib_counters());
-            rcv.add(&f.receiver.mib);
+            let (s, r) = if f.reverse { (&mut rcv, &mut snd) } else { (&mut snd, &mut rcv) };
+            s.add(&f.sender.mib_counters());
+            r.add(&f.receiver.mib);
         }
         let counters = vec![CounterRow { side: "sender", mib: snd }, CounterRow { side: "receiver", mib: rcv }];
         SimReport { flows, run, series: self.series, link_series: self.link_series, links, counters }

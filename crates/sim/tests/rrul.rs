@@ -10,8 +10,12 @@
 //! 3.8.6.3; Linux quick-ACKs every segment at times), so the ACKs take at most
 //! 52 / (1500 + 52) = 3.4 % of a direction, and the data at least 96.6 %; with the 1448-byte
 //! payload of a 1500-byte packet a busy direction gives a flow at least
-//! 0.966 × 1448 / 1500 = 93 % of the rate as goodput. The tests ask for 85 %: the rest is
-//! CUBIC's slow start and sawtooth on a 1-BDP buffer.
+//! 0.966 × 1448 / 1500 = 93 % of the rate as goodput. The test asks for 85 % under FQ-CoDel,
+//! which puts each direction's ACKs in their own (sparse) queue. On a shared drop-tail FIFO
+//! two-way traffic also suffers ACK compression and phase effects (Zhang, Shenker & Clark,
+//! "Observations on the dynamics of a congestion control algorithm: the effects of two-way
+//! traffic", SIGCOMM 1991): how much it costs there depends on the flows' relative phase, so
+//! the drop-tail tests below compare or look at latency instead.
 use ccbench_sim::config::*;
 use ccbench_sim::{run, SimReport};
 
@@ -45,12 +49,20 @@ fn assert_conserved(r: &SimReport, what: &str) {
 
 #[test]
 fn one_forward_and_one_reverse_cubic_flow_each_get_most_of_their_direction() {
-    let r = run(&scenario("droptail", 1.0, &[Direction::Forward, Direction::Reverse])).unwrap();
-    for f in &r.flows {
-        let share = f.goodput_bps / RATE as f64;
-        assert!(share >= 0.85, "flow {} (group {}): goodput {:.1} % of the rate", f.flow_id, f.group, share * 100.0);
-        assert!(share <= 0.933, "flow {}: {:.1} % is above what a direction carrying ACKs can give", f.flow_id, share * 100.0);
+    // The reverse flow starts at several phases against the forward one.
+    for rev_start_ms in [0, 13, 170, 1000] {
+        let mut c = scenario("fq_codel", 1.0, &[Direction::Forward, Direction::Reverse]);
+        c.flows[1].start_ns = rev_start_ms * MS;
+        let r = run(&c).unwrap();
+        for f in &r.flows {
+            let share = f.goodput_bps / RATE as f64;
+            let what = format!("reverse start {rev_start_ms} ms, flow {}", f.flow_id);
+            assert!(share >= 0.85, "{what}: goodput {:.1} % of the rate", share * 100.0);
+            assert!(share <= 0.933, "{what}: {:.1} % is above what a direction carrying ACKs gives", share * 100.0);
+        }
+        assert_conserved(&r, "forward + reverse, fq_codel");
     }
+    let r = run(&scenario("droptail", 1.0, &[Direction::Forward, Direction::Reverse])).unwrap();
     // Each bottleneck direction carried one flow's data and the other's ACKs.
     let (fwd, rev) = (link(&r, "bottleneck/fwd"), link(&r, "bottleneck/rev"));
     let data = |i: usize| r.flows[i].data_sent;
@@ -85,6 +97,12 @@ fn impair_applies_by_packet_kind_on_either_direction() {
     assert!(link(&r, "bottleneck/rev").dropped_loss > 0, "data lost on the reverse link");
     assert_eq!(link(&r, "bottleneck/fwd").dropped_loss, 0, "ACKs are not impaired under impair = data");
     assert!(r.flows[0].retransmits > 0);
+    // The counters are per host, as the kernel's per-namespace ones: the reverse flow's sender
+    // is the right host ("receiver" side), which retransmitted; the left host only ACKed.
+    let side = |name: &str| &r.counters.iter().find(|c| c.side == name).unwrap().mib;
+    assert_eq!(side("receiver").retrans_segs, r.flows[0].retransmits);
+    assert_eq!(side("sender").retrans_segs, 0);
+    assert!(side("sender").out_segs < side("receiver").out_segs, "the left host sends only ACKs");
     // impair = "ack": the ACKs (on the forward link) are lost, the data never.
     c.bottleneck.impair = Impair::Ack;
     let r = run(&c).unwrap();
