@@ -25,7 +25,8 @@ DESIGN_RUNS = ["run_id", "link_utilisation", "drops", "jain_index", "jain_index_
 # docs/results.md (the contract between the backends and the analysis / plots / report)
 DESIGN_SERIES = ["run_id", "flow_id", "group", "cc", "t_s", "goodput_bps", "cwnd_pkts", "rtt_ms", "pacing_bps",
                  "inflight_pkts", "cc_state", "bw_est_bps", "min_rtt_ms", "delivery_rate_bps", "retransmits"]
-DESIGN_LINK_SERIES = ["run_id", "t_s", "queue_bytes", "probe_rtt_ms", "sojourn_ms"]
+DESIGN_LINK_SERIES = ["run_id", "t_s", "queue_bytes", "probe_rtt_ms", "sojourn_ms", "probe_rtt_p50_ms",
+                      "probe_rtt_p95_ms"]
 
 
 def scenario(**kw):
@@ -360,12 +361,15 @@ def test_flow_specs_match_expanded_flows():
     from ccbench.results import _flow_specs
 
     sc = Scenario.from_dict(minimal_dict(flows=[
-        {"cc": "cubic", "count": 3}, {"cc": "bbr", "size": "1MB", "rwnd": "64KB"}, {"cc": "reno", "count": 2}]))
+        {"cc": "cubic", "count": 3}, {"cc": "bbr", "size": "1MB", "rwnd": "64KB", "direction": "reverse"},
+        {"cc": "reno", "count": 2}]))
     specs = {k: v.to_pylist() for k, v in _flow_specs(sc).items()}
     ex = sc.expanded_flows()
     assert [f.id for f in ex] == list(range(len(ex)))
     assert specs == {"group": [f.group for f in ex], "cc": [f.cc for f in ex],
+                     "direction": [f.direction for f in ex],
                      "size_bytes": [f.size_bytes for f in ex], "rwnd_bytes": [f.rwnd_bytes for f in ex]}
+    assert specs["direction"] == ["forward"] * 3 + ["reverse"] + ["forward"] * 2
     assert specs["size_bytes"][3] == 1_000_000 and specs["group"] == [0, 0, 0, 1, 2, 2]
 
 

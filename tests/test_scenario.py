@@ -116,8 +116,9 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
 RUST_ONLY_KEYS = {"max_events"}
 #: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
 RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
-#: FlowConfig / FlowGroupConfig fields the Python side sends only when on (serde default false).
-OPTIONAL_FLOW_KEYS = {"ecn"}
+#: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
+#: on, direction when "reverse").
+OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
 
 
 def test_fixture_matches_the_rust_source():

@@ -84,6 +84,7 @@ FLOWS_SCHEMA = pa.schema(
         pa.field("flow_id", pa.int64(), nullable=False),
         pa.field("group", pa.int64()),
         pa.field("cc", pa.string()),
+        pa.field("direction", pa.string()),  # "forward" | "reverse", from the scenario
         pa.field("goodput_bps", pa.float64()),
         pa.field("bytes_acked", pa.int64()),
         pa.field("retransmits", pa.int64()),
@@ -161,6 +162,8 @@ LINK_SERIES_SCHEMA = pa.schema(
         pa.field("queue_bytes", pa.int64()),  # forward bottleneck queue
         pa.field("probe_rtt_ms", pa.float64()),  # latest probe reply in the interval, else null
         pa.field("sojourn_ms", pa.float64()),  # mean sojourn of packets sent in the interval, else null
+        pa.field("probe_rtt_p50_ms", pa.float64()),  # percentiles of the replies in the interval, else null
+        pa.field("probe_rtt_p95_ms", pa.float64()),
     ]
 )
 
@@ -347,7 +350,7 @@ def _constant(value: Any, t: pa.DataType, n: int) -> pa.Array:
 
 
 def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
-    """``group``, ``cc``, ``size_bytes`` and ``rwnd_bytes`` of every flow of the scenario,
+    """``group``, ``cc``, ``direction``, ``size_bytes`` and ``rwnd_bytes`` of every flow of the scenario,
     indexed by flow id: what ``scenario.expanded_flows()`` gives (flows are numbered group by
     group, ``count`` flows each), without one Python object per flow."""
     groups = list(scenario.flows)
@@ -357,6 +360,7 @@ def _flow_specs(scenario: "Scenario") -> dict[str, pa.Array]:
     return {
         "group": index,
         "cc": arrow_values.array([g.cc for g in groups], pa.string()).take(index),
+        "direction": arrow_values.array([g.direction for g in groups], pa.string()).take(index),
         "size_bytes": arrow_values.array([g.size_bytes for g in groups], pa.int64()).take(index),
         "rwnd_bytes": arrow_values.array([g.rwnd_bytes for g in groups], pa.int64()).take(index),
     }
@@ -387,7 +391,7 @@ def _by_flow(values: pa.Array, index: pa.Array) -> pa.Array:
 
 def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa.Array]) -> pa.Table:
     """FLOWS_SCHEMA: the descriptors, the backend's measurements (keys outside the schema or
-    among the descriptors ignored), ``group``/``cc``/``size_bytes``/``rwnd_bytes`` from the
+    among the descriptors ignored), ``group``/``cc``/``direction``/``size_bytes``/``rwnd_bytes`` from the
     scenario where the backend left them null, rows sorted by flow id."""
     names = [n for n in FLOWS_SCHEMA.names if n not in desc]
     cols = {n: _column(v, FLOWS_SCHEMA.field(n).type) for n, v in _columns(flow_rows, names).items()}
@@ -651,11 +655,12 @@ def build_result(
     ``flow_rows``: one mapping per flow with FLOWS_SCHEMA measurement keys (``flow_id``,
     ``group``, ``cc``, ``goodput_bps``, …; crates/sim/src/report.rs `FlowSummary`), or the same
     as columns (a mapping of column lists / arrays, or a pyarrow Table). Missing keys
-    become null; ``group``/``cc``/``size_bytes``/``rwnd_bytes`` are filled from the scenario when
+    become null; ``group``/``cc``/``direction``/``size_bytes``/``rwnd_bytes`` are filled from the scenario when
     absent. Keys outside the schema are ignored.
     ``series``: columnar mapping (report.rs `Series`), list of row mappings, a pyarrow Table, or
     None; ``group`` and ``cc`` are filled from the scenario by ``flow_id`` when absent.
-    ``link_series``: the same forms for report.rs `LinkSeries` (t_s, queue_bytes, probe_rtt_ms).
+    ``link_series``: the same forms for report.rs `LinkSeries` (t_s, queue_bytes, probe_rtt_ms,
+    sojourn_ms, probe_rtt_p50_ms, probe_rtt_p95_ms).
     ``counters``: the run's MIB counter deltas per side, report.rs form ``[{"side": "sender",
     "TcpRetransSegs": 12, ...}, {"side": "receiver", ...}]`` (keys: COUNTER_NAMES; null or
     missing = not counted), or a Table/DataFrame/``{side: {...}}``; None gives no rows.

@@ -381,6 +381,9 @@ class FlowGroup(_Model):
     timestamps: StrictBool = True
     #: ECN (RFC 3168) on these connections: ECT(0) on data, an AQM marks CE instead of dropping.
     ecn: StrictBool = False
+    #: Which way the data crosses the bottleneck: "forward" (sender → receiver side) or
+    #: "reverse" (receiver side → sender side, the ACKs go forward): RRUL-style two-way load.
+    direction: Literal["forward", "reverse"] = "forward"
 
     @field_validator("cc", mode="before")
     @classmethod
@@ -459,6 +462,7 @@ class FlowSpec:
     pacing: bool
     timestamps: bool = True
     ecn: bool = False
+    direction: str = "forward"
 
     @property
     def start_ns(self) -> int:
@@ -715,7 +719,8 @@ class Scenario(_Model):
     def expanded_flows(self) -> list[FlowSpec]:
         return [
             FlowSpec(id=fid, group=gi, cc=g.cc, start_s=start_s, rwnd_bytes=g.rwnd_bytes,
-                     size_bytes=g.size_bytes, pacing=g.pacing, timestamps=g.timestamps, ecn=g.ecn)
+                     size_bytes=g.size_bytes, pacing=g.pacing, timestamps=g.timestamps, ecn=g.ecn,
+                     direction=g.direction)
             for fid, gi, g, start_s in self._flow_starts()
         ]
 
@@ -739,6 +744,8 @@ class Scenario(_Model):
                     "timestamps": g.timestamps,
                     # only when on (serde default false): configs without ECN stay as they were
                     **({"ecn": True} if g.ecn else {}),
+                    # only when reverse (serde default forward), likewise
+                    **({"direction": "reverse"} if g.direction == "reverse" else {}),
                 }
                 for fid, gi, g, start_s in self._flow_starts()
             ],
@@ -764,6 +771,8 @@ class Scenario(_Model):
                     "timestamps": g.timestamps,
                     # only when on (serde default false): configs without ECN stay as they were
                     **({"ecn": True} if g.ecn else {}),
+                    # only when reverse (serde default forward), likewise
+                    **({"direction": "reverse"} if g.direction == "reverse" else {}),
                 }
                 for g in self.flows
             ],
@@ -836,6 +845,7 @@ class Scenario(_Model):
                     # only when off: scenarios written before the key keep their hash and run ids
                     **({} if g.timestamps else {"timestamps": False}),
                     **({"ecn": True} if g.ecn else {}),
+                    **({"direction": "reverse"} if g.direction == "reverse" else {}),
                 }
                 for g in self.flows
             ],
@@ -859,7 +869,8 @@ class Scenario(_Model):
         if b.jitter_s:
             parts.append(f"jitter {units.format_time(b.jitter_s)} {b.jitter_dist}")
         parts += [loss, f"buffer {b.buffer} {b.aqm}", f"{self.duration_s:g}s"]
-        flows = ", ".join(f"{g.count}×{g.cc}" for g in self.flows)
+        flows = ", ".join(f"{g.count}×{g.cc}" + (" reverse" if g.direction == "reverse" else "")
+                          for g in self.flows)
         return f"{self.name or 'scenario'}: " + ", ".join(parts) + f"; flows {flows}"
 
 
@@ -1084,6 +1095,7 @@ _FORMS = {
     "pacing": "true or false",
     "timestamps": "true or false (TCP timestamps on these connections; default true)",
     "ecn": "true or false (ECN on these connections; default false)",
+    "direction": '"forward" or "reverse" (which way the data crosses the bottleneck; default "forward")',
     "reorder": "true or false",
     "trace": 'trace = ""',
     "model": '"none", "bernoulli" or "gilbert"',

@@ -199,6 +199,8 @@ pub fn to_columns(report: &SimReport) -> Result<Columns, String> {
             b.u64s("queue_bytes", l.queue_bytes.iter().copied()),
             b.f64s("probe_rtt_ms", l.probe_rtt_ms.iter().copied()),
             b.f64s("sojourn_ms", l.sojourn_ms.iter().copied()),
+            b.f64s("probe_rtt_p50_ms", l.probe_rtt_p50_ms.iter().copied()),
+            b.f64s("probe_rtt_p95_ms", l.probe_rtt_p95_ms.iter().copied()),
         ],
     };
     let header = Header {

@@ -202,6 +202,27 @@ pub struct FlowConfig {
     /// Serialised only when on, so configs without ECN read and write as before.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ecn: bool,
+    /// Which way the flow's data crosses the bottleneck: `forward` (sender → receiver on the
+    /// forward bottleneck link, ACKs back on the reverse one) or `reverse` (data on the reverse
+    /// link, ACKs on the forward one: the upload half of an RRUL-style load). Serialised only
+    /// when reverse, so configs without reverse flows read and write as before.
+    #[serde(default, skip_serializing_if = "Direction::is_forward")]
+    pub direction: Direction,
+}
+
+/// The direction of a flow's data across the dumbbell (`FlowConfig::direction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Forward,
+    Reverse,
+}
+
+impl Direction {
+    pub fn is_forward(&self) -> bool {
+        *self == Direction::Forward
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -247,6 +268,7 @@ impl FlowConfig {
             pacing: false,
             timestamps: true,
             ecn: false,
+            direction: Direction::Forward,
         }
     }
 }

@@ -9,7 +9,7 @@
 //!   the seed and the flow id (`start_offset_ns`, the same BLAKE2b draw as Python's
 //!   `_start_offset_ns`).
 use crate::blake2b::blake2b;
-use crate::config::FlowConfig;
+use crate::config::{Direction, FlowConfig};
 use serde::{Deserialize, Serialize};
 
 /// One `[[flows]]` table: `count` connections sharing their parameters.
@@ -25,7 +25,8 @@ pub struct FlowGroupConfig {
     /// Added to the start of each further connection of the group.
     #[serde(default)]
     pub stagger_ns: u64,
-    /// As `FlowConfig`: receive window cap, bytes to send (None = bulk), pacing, timestamps, ECN.
+    /// As `FlowConfig`: receive window cap, bytes to send (None = bulk), pacing, timestamps, ECN,
+    /// direction.
     pub rwnd_bytes: u64,
     #[serde(default)]
     pub size_bytes: Option<u64>,
@@ -35,6 +36,8 @@ pub struct FlowGroupConfig {
     pub timestamps: bool,
     #[serde(default)]
     pub ecn: bool,
+    #[serde(default, skip_serializing_if = "Direction::is_forward")]
+    pub direction: Direction,
 }
 
 fn default_true() -> bool {
@@ -83,6 +86,7 @@ pub fn expand(groups: &[FlowGroupConfig], seed: u64, start_jitter_ns: u64) -> Re
                 pacing: g.pacing,
                 timestamps: g.timestamps,
                 ecn: g.ecn,
+                direction: g.direction,
             });
             id = id.wrapping_add(1);
         }
@@ -96,7 +100,7 @@ mod tests {
     use crate::config::SimConfig;
 
     fn group(count: u32, cc: &str, start_ns: u64, stagger_ns: u64) -> FlowGroupConfig {
-        FlowGroupConfig { count, cc: cc.into(), start_ns, stagger_ns, rwnd_bytes: 1 << 20, size_bytes: None, pacing: false, timestamps: true, ecn: false }
+        FlowGroupConfig { count, cc: cc.into(), start_ns, stagger_ns, rwnd_bytes: 1 << 20, size_bytes: None, pacing: false, timestamps: true, ecn: false, direction: Direction::Forward }
     }
 
     #[test]

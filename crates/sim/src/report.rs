@@ -115,6 +115,10 @@ pub struct LinkSeries {
     /// Mean sojourn time of the packets that started transmission at the forward bottleneck
     /// during the interval ending at `t_s`; null when none did.
     pub sojourn_ms: Vec<Option<f64>>,
+    /// Median and 95th percentile (nearest rank) of the RTTs of every probe reply received
+    /// during the interval ending at `t_s`; null when none arrived.
+    pub probe_rtt_p50_ms: Vec<Option<f64>>,
+    pub probe_rtt_p95_ms: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -71,6 +71,15 @@ struct FlowState {
     delack_at: Option<Nanos>,
     dropped: u64,
     last_sample_bytes: u64,
+    /// The flow's data crosses the reverse bottleneck link (sender on the right host).
+    reverse: bool,
+}
+
+/// The packet is of the `ack` kind of the scenario's `impair` (a pure ACK or a ping reply);
+/// data segments and ping requests are of the `data` kind.
+#[inline(always)]
+fn ack_kind(pkt: &Pkt) -> bool {
+    matches!(pkt.kind, PktKind::Ack | PktKind::PingResp)
 }
 
 /// SYN and SYN-ACK with options: 20 IP + 40 TCP bytes.
@@ -87,6 +96,20 @@ fn handshake_rtt_ns(cfg: &SimConfig) -> Nanos {
     base + ser
 }
 
+/// The 50th and 95th percentiles (ms, nearest rank as `Histogram::quantile`) of the ping RTTs
+/// (µs) received in one sample interval, which are cleared; None without a reply.
+fn interval_percentiles_ms(rtts_us: &mut Vec<u64>) -> (Option<f64>, Option<f64>) {
+    if rtts_us.is_empty() {
+        return (None, None);
+    }
+    rtts_us.sort_unstable();
+    let n = rtts_us.len();
+    let at = |q: f64| rtts_us[((q * n as f64).ceil() as usize).clamp(1, n) - 1] as f64 / 1000.0;
+    let out = (Some(at(0.50)), Some(at(0.95)));
+    rtts_us.clear();
+    out
+}
+
 pub struct World<'a> {
     cfg: &'a SimConfig,
     q: EventQueue<Ev>,
@@ -101,6 +124,8 @@ pub struct World<'a> {
     ping_hist: Histogram,
     /// RTT (µs) of the latest ping reply since the last sample.
     ping_last_us: Option<u64>,
+    /// RTTs (µs) of every ping reply since the last sample (for the interval's percentiles).
+    ping_interval_us: Vec<u64>,
     series: Series,
     link_series: LinkSeries,
 }
@@ -141,6 +166,7 @@ impl<'a> World<'a> {
                     delack_at: None,
                     dropped: 0,
                     last_sample_bytes: 0,
+                    reverse: !f.direction.is_forward(),
                 }
             })
             .collect();
@@ -156,6 +182,7 @@ impl<'a> World<'a> {
             dropped_buf: Vec::new(),
             ping_hist: Histogram::default(),
             ping_last_us: None,
+            ping_interval_us: Vec::new(),
             series: Series::default(),
             link_series: LinkSeries::default(),
         }
@@ -256,7 +283,7 @@ impl<'a> World<'a> {
                 }
                 let now = self.now;
                 if let Some(ack) = self.flows[fi].receiver.on_delack_timer(now) {
-                    self.send_rev(ack);
+                    self.send_ack(fi, ack);
                 }
                 self.sync_flow(fi);
             }
@@ -285,34 +312,39 @@ impl<'a> World<'a> {
         }
     }
 
-    /// A packet arrives at `dest` at the current time.
+    /// A packet arrives at `dest` at the current time. At a host, data goes to its flow's
+    /// receiver and ACKs to its flow's sender whichever side the flow runs on (a forward flow's
+    /// receiver is on the right, a reverse flow's on the left).
     fn dispatch(&mut self, dest: Dest, pkt: Pkt) {
         match dest {
             Dest::Link(l) => self.offer(l, self.now, pkt),
-            Dest::Receiver => match pkt.kind {
+            Dest::RightHost | Dest::LeftHost => match pkt.kind {
                 PktKind::Data => {
                     let fi = pkt.flow as usize;
+                    debug_assert_eq!(dest == Dest::RightHost, !self.flows[fi].reverse, "data at the wrong host");
                     let now = self.now;
                     if let Some(ack) = self.flows[fi].receiver.on_data(now, &pkt) {
-                        self.send_rev(ack);
+                        self.send_ack(fi, ack);
                     }
                     self.sync_flow(fi);
                 }
+                PktKind::Ack => {
+                    debug_assert_eq!(dest == Dest::LeftHost, !self.flows[pkt.flow as usize].reverse, "ACK at the wrong host");
+                    self.drive_sender(pkt.flow as usize, SenderCall::Ack(&pkt));
+                }
                 PktKind::PingReq => {
+                    debug_assert_eq!(dest, Dest::RightHost, "ping requests travel forward");
                     let mut resp = pkt;
                     resp.kind = PktKind::PingResp;
                     self.send_rev(resp);
                 }
-                _ => unreachable!("only data and ping requests travel forward"),
-            },
-            Dest::Sender => match pkt.kind {
-                PktKind::Ack => self.drive_sender(pkt.flow as usize, SenderCall::Ack(&pkt)),
                 PktKind::PingResp => {
+                    debug_assert_eq!(dest, Dest::LeftHost, "ping replies travel backward");
                     let rtt_us = (self.now - pkt.ts) / 1000;
                     self.ping_hist.record(rtt_us);
                     self.ping_last_us = Some(rtt_us);
+                    self.ping_interval_us.push(rtt_us);
                 }
-                _ => unreachable!("only ACKs and ping replies travel backward"),
             },
         }
     }
@@ -330,18 +362,34 @@ impl<'a> World<'a> {
         self.buf.clear();
         self.buf.extend_from_slice(out);
         let buf = std::mem::take(&mut self.buf);
+        let reverse = self.flows[fi].reverse;
         for &p in &buf {
-            self.send_fwd(p);
+            if reverse {
+                self.send_rev(p);
+            } else {
+                self.send_fwd(p);
+            }
         }
         self.buf = buf;
         self.sync_flow(fi);
     }
 
+    /// Send flow `fi`'s receiver's ACK back towards its sender.
+    fn send_ack(&mut self, fi: usize, ack: Pkt) {
+        if self.flows[fi].reverse {
+            self.send_fwd(ack);
+        } else {
+            self.send_rev(ack);
+        }
+    }
+
+    /// A packet leaves the left host.
     fn send_fwd(&mut self, pkt: Pkt) {
         let (l, d) = self.net.fwd_entry(&pkt);
         self.offer(l, self.now + d, pkt);
     }
 
+    /// A packet leaves the right host.
     fn send_rev(&mut self, pkt: Pkt) {
         let (l, d) = self.net.rev_entry(&pkt);
         self.offer(l, self.now + d, pkt);
@@ -360,7 +408,7 @@ impl<'a> World<'a> {
             }
             return;
         }
-        let fate = link.offer(at, pkt.bytes);
+        let fate = link.offer(at, pkt.bytes, ack_kind(&pkt));
         self.after_link(l, fate, pkt);
     }
 
@@ -390,7 +438,7 @@ impl<'a> World<'a> {
                     pkt.ce = true;
                 }
                 self.q.push(tx_end, Ev::LinkTxDone(l));
-                let fate = link.sent_from_queue(sojourn, tx_end);
+                let fate = link.sent_from_queue(sojourn, tx_end, ack_kind(&pkt));
                 self.after_link(l, fate, pkt);
             }
             Next::Wake(t) => self.q.push(t, Ev::LinkTxDone(l)),
@@ -472,6 +520,9 @@ impl<'a> World<'a> {
         ls.t_s.push(secs(now));
         ls.queue_bytes.push(queue);
         ls.probe_rtt_ms.push(self.ping_last_us.take().map(|u| u as f64 / 1000.0));
+        let (p50, p95) = interval_percentiles_ms(&mut self.ping_interval_us);
+        ls.probe_rtt_p50_ms.push(p50);
+        ls.probe_rtt_p95_ms.push(p95);
         let sojourn = self.net.links[BN_FWD as usize].sojourn.as_mut();
         ls.sojourn_ms.push(sojourn.and_then(|m| m.take_interval_mean_ms()));
         for (i, f) in self.flows.iter_mut().enumerate() {
@@ -624,10 +675,13 @@ impl<'a> World<'a> {
                 ce_marked: l.served_ref().map_or(0, |q| q.ce_marked),
             })
             .collect();
+        // Per host, as the kernel backend's per-namespace counters: "sender" is the left host
+        // (forward flows' senders, reverse flows' receivers), "receiver" the right one.
         let (mut snd, mut rcv) = (Mib::default(), Mib::default());
         for f in &self.flows {
-            snd.add(&f.sender.mib_counters());
-            rcv.add(&f.receiver.mib);
+            let (s, r) = if f.reverse { (&mut rcv, &mut snd) } else { (&mut snd, &mut rcv) };
+            s.add(&f.sender.mib_counters());
+            r.add(&f.receiver.mib);
         }
         let counters = vec![CounterRow { side: "sender", mib: snd }, CounterRow { side: "receiver", mib: rcv }];
         SimReport { flows, run, series: self.series, link_series: self.link_series, links, counters }

@@ -1,7 +1,10 @@
 //! The dumbbell: N senders, a bottleneck link in each direction, N receivers, and optionally
 //! one access link per host and direction.
 //!
-//! Link indices: 0 = bottleneck forward (data), 1 = bottleneck reverse (ACKs). With an access
+//! Link indices: 0 = bottleneck forward, 1 = bottleneck reverse. The forward link carries the
+//! data of forward flows (and the ACKs of reverse flows), the reverse link the ACKs of forward
+//! flows (and the data of reverse flows); a flow's "sender host" is always the left one, so a
+//! reverse flow's sender sits on the right. With an access
 //! rate, flow f also has 2+4f sender uplink, 3+4f receiver downlink, 4+4f receiver uplink,
 //! 5+4f sender downlink. Without an access rate the access links are pure delays, which are
 //! folded exactly into the bottleneck: a packet enters the bottleneck queue `access.delay`
@@ -9,7 +12,7 @@
 use crate::config::{BufferConfig, Impair, SimConfig};
 use crate::link::jitter::Jitter;
 use crate::link::loss::LossModel;
-use crate::link::{Link, LinkSpec};
+use crate::link::{ImpairKinds, Link, LinkSpec};
 use crate::queue::aqm;
 use crate::rng::stream_seed;
 use crate::tcp::Pkt;
@@ -25,8 +28,10 @@ pub const PING_FLOW: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dest {
     Link(u32),
-    Receiver,
-    Sender,
+    /// The right host: receiver of forward flows, sender of reverse flows, ping responder.
+    RightHost,
+    /// The left host: sender of forward flows, receiver of reverse flows, ping source.
+    LeftHost,
 }
 
 pub struct Dumbbell {
@@ -49,8 +54,17 @@ impl Dumbbell {
         let fold = if access { 0 } else { a.delay_ns };
         let jitter = Jitter { dist: b.jitter_dist, jitter_ns: b.jitter_ns };
         let loss = LossModel::from_config(&b.loss);
+        // `impair` picks packet kinds (data | ack | both), whichever link they cross: the
+        // forward link carries data of forward flows and ping requests, plus ACKs of reverse
+        // flows; the reverse link the other way round. A link gets jitter and loss only if a
+        // kind it carries is impaired, so without reverse flows each link is exactly as it was
+        // (forward: data and pings, reverse: ACKs and replies).
         let on_data = matches!(b.impair, Impair::Data | Impair::Both);
         let on_ack = matches!(b.impair, Impair::Ack | Impair::Both);
+        let reverse_flows = cfg.flows.iter().any(|f| !f.direction.is_forward());
+        let kinds = ImpairKinds { data: on_data, ack: on_ack };
+        let fwd_impaired = on_data || (on_ack && reverse_flows);
+        let rev_impaired = on_ack || (on_data && reverse_flows);
         // The scenario's discipline runs on both bottleneck directions (drop-tail: None, the
         // fast path); PIE's and RED's random streams are named after the link.
         let qdisc = |name: &str| {
@@ -67,9 +81,10 @@ impl Dumbbell {
                     rate_bps: Some(b.rate_bps),
                     buffer: b.buffer,
                     delay_ns: half + fold,
-                    jitter: on_data.then(|| jitter.clone()),
+                    jitter: fwd_impaired.then(|| jitter.clone()),
                     reorder: b.reorder,
-                    loss: if on_data { loss.clone() } else { LossModel::None },
+                    loss: if fwd_impaired { loss.clone() } else { LossModel::None },
+                    impair: kinds,
                     qdisc: qdisc("bottleneck/fwd/aqm"),
                     measure_sojourn: true,
                 },
@@ -81,9 +96,10 @@ impl Dumbbell {
                     rate_bps: Some(b.rate_bps),
                     buffer: b.buffer,
                     delay_ns: b.rtt_ns - half + fold,
-                    jitter: on_ack.then(|| jitter.clone()),
+                    jitter: rev_impaired.then(|| jitter.clone()),
                     reorder: b.reorder,
-                    loss: if on_ack { loss } else { LossModel::None },
+                    loss: if rev_impaired { loss } else { LossModel::None },
+                    impair: kinds,
                     qdisc: qdisc("bottleneck/rev/aqm"),
                     measure_sojourn: false,
                 },
@@ -102,6 +118,7 @@ impl Dumbbell {
                             jitter: None,
                             reorder: false,
                             loss: LossModel::None,
+                            impair: ImpairKinds::default(),
                             qdisc: None,
                             measure_sojourn: false,
                         },
@@ -122,7 +139,8 @@ impl Dumbbell {
         }
     }
 
-    /// First link of the data direction for a packet leaving its sender.
+    /// First link of the forward direction for a packet leaving the left host (a forward flow's
+    /// data, a reverse flow's ACKs, a ping request).
     #[inline]
     pub fn fwd_entry(&self, pkt: &Pkt) -> (u32, Nanos) {
         if self.access {
@@ -132,7 +150,8 @@ impl Dumbbell {
         }
     }
 
-    /// First link of the reverse direction for a packet leaving its receiver.
+    /// First link of the reverse direction for a packet leaving the right host (a forward flow's
+    /// ACKs, a reverse flow's data, a ping reply).
     #[inline]
     pub fn rev_entry(&self, pkt: &Pkt) -> (u32, Nanos) {
         if self.access {
@@ -148,14 +167,14 @@ impl Dumbbell {
         let h = Self::host(pkt);
         match link {
             BN_FWD if self.access => Dest::Link(3 + 4 * h),
-            BN_FWD => Dest::Receiver,
+            BN_FWD => Dest::RightHost,
             BN_REV if self.access => Dest::Link(5 + 4 * h),
-            BN_REV => Dest::Sender,
+            BN_REV => Dest::LeftHost,
             l => match (l - 2) % 4 {
                 0 => Dest::Link(BN_FWD),
-                1 => Dest::Receiver,
+                1 => Dest::RightHost,
                 2 => Dest::Link(BN_REV),
-                _ => Dest::Sender,
+                _ => Dest::LeftHost,
             },
         }
     }

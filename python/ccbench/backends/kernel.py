@@ -3,7 +3,7 @@ by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3
 
 ``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
 ccbench-link, an algorithm the kernel lacks, an access-link rate the emulator does not do, a mix
-of ECN on and off) before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator and the
+of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator and the
 flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
 same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
 """
@@ -90,6 +90,19 @@ def check(scenario: Scenario) -> None:
                              f"{what} on in {on} but off in {off}; the kernel backend has one "
                              f"{sysctl} per namespace, for every connection",
                              f"the same {key} value in every [[flows]] group (the sim backend can mix them)"))
+    reverse = [i for i, g in enumerate(scenario.flows) if g.direction == "reverse"]
+    for i in reverse:
+        if scenario.flows[i].size_bytes is not None:
+            problems.append((f"flows.{i}.size", "a fixed-size reverse flow is not implemented in the kernel "
+                                                "backend yet (bulk reverse flows are: iperf3 -R)",
+                             "a bulk reverse flow (no size), or direction = \"forward\""))
+    if reverse and (b.loss.model != "none" or b.jitter_s > 0):
+        # ccbench-link impairs a whole direction (impair = data: the forward one), the simulator
+        # impairs by packet kind (a reverse flow's data too); refused rather than run differently
+        problems.append((f"flows.{reverse[0]}.direction",
+                         "reverse flows with bottleneck loss or jitter: ccbench-link applies `impair` per "
+                         "direction, not per packet kind as the simulator does",
+                         "no loss and no jitter with reverse flows on the kernel backend (the sim backend runs both)"))
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
         if g.cc not in avail:
@@ -169,9 +182,11 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     dur = scenario.duration_s
     timestamps = all(g.timestamps for g in scenario.flows)  # check() refused a mix
     ecn = all(g.ecn for g in scenario.flows)  # likewise
+    reverse = {f.id for f in flows if f.direction == "reverse"}
     mib: dict[str, dict] = {}
     with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap,
-                                   tcp_timestamps=timestamps, tcp_ecn=True if ecn else None) as topo:
+                                   tcp_timestamps=timestamps, tcp_ecn=True if ecn else None,
+                                   two_way=bool(reverse)) as topo:
         # iperf3's data connection opens ~3 RTTs (control connection) plus a process start after
         # launch: launch that much early; the flow's measured start is what the tables record.
         setup = 3 * scenario.base_rtt_s + 0.07
@@ -180,15 +195,19 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             tr.FlowProc(id=f.id, cc=f.cc, start_s=f.start_s, port=tr.BASE_PORT + f.id, cport=tr.BASE_CPORT + f.id,
                         argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]),
                         setup_lead_s=0.0 if f.size_bytes else setup, size_bytes=f.size_bytes,
-                        rwnd_bytes=f.rwnd_bytes, rwnd_mode=plan[f.id], pacing=f.pacing)
+                        rwnd_bytes=f.rwnd_bytes, rwnd_mode=plan[f.id], pacing=f.pacing,
+                        reverse=f.id in reverse)
             for f in flows if f.start_s < dur
         ]
         sampler = rsampler = launcher = None
         try:
             tr.start_servers(topo, fps)
             ports = {fp.cport: fp.id for fp in fps}
-            sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender")
-            rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver")
+            # one sampler per namespace; a reverse flow's sending socket is in the receiver's
+            sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender",
+                                     senders={fp.id for fp in fps if not fp.reverse})
+            rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver",
+                                      senders={fp.id for fp in fps if fp.reverse})
             sampler.start()
             rsampler.start()
             launcher = tr.FlowLauncher(topo, fps, t0)
@@ -217,6 +236,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             for fp in fps:
                 if fp.receiver is not None:
                     fp.receiver.stop.set()
+    sampler, rsampler = tr.by_role(sampler, rsampler, reverse)  # sending / receiving sockets
     if keep is not None:
         keep.update({"link": report, "tun": tun, "samples": sampler.samples, "receiver_samples": rsampler.samples,
                      "sample_fields": tr.SENDER_FIELDS, "iperf3": {f.id: f.result for f in fps},
@@ -258,19 +278,21 @@ def _at(ts: list[float], t: float) -> int:
 
 
 def link_series_rows(ticks: list[float], queue_at, replies: list[tuple[Optional[float], float]]) -> list[dict]:
-    """One link_series row per sample instant: the queue at the instant, and the RTT of the
-    latest probe reply received in (previous instant, instant] (null if none). ``replies``:
-    (time received on the run's clock, RTT ms), as ping -D reports them."""
+    """One link_series row per sample instant: the queue at the instant, the RTT of the latest
+    probe reply received in (previous instant, instant] and the median and 95th percentile of
+    every reply received in it (null if none; percentiles as the run's, by ``_pct``).
+    ``replies``: (time received on the run's clock, RTT ms), as ping -D reports them."""
     import bisect
 
     timed = sorted((t, r) for t, r in replies if t is not None)
     rt = [t for t, _ in timed]
-    rows, prev = [], float("-inf")
+    rows, lo = [], 0
     for tk in ticks:
-        j = bisect.bisect_right(rt, tk) - 1
-        rtt = timed[j][1] if j >= 0 and rt[j] > prev else None
-        rows.append({"t_s": tk, "queue_bytes": queue_at(tk), "probe_rtt_ms": rtt})
-        prev = tk
+        hi = bisect.bisect_right(rt, tk)
+        inside = [r for _, r in timed[lo:hi]]  # received in (previous tick, tk]
+        rows.append({"t_s": tk, "queue_bytes": queue_at(tk), "probe_rtt_ms": inside[-1] if inside else None,
+                     "probe_rtt_p50_ms": _pct(inside, 50), "probe_rtt_p95_ms": _pct(inside, 95)})
+        lo = hi
     return rows
 
 
@@ -357,7 +379,10 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
         jl = _at(ts, end_s)
         last = rows[jl] if jl >= 0 else None
         jr = _at(rts, end_s)
-        dl = (data.get("tcp_sport_dropped_lost") or {}).get(str(fp.cport)) if report else None
+        # a forward flow's data leaves its client port on the data direction; a reverse flow's
+        # leaves the server port on the other direction
+        ddir, dport = (dirs[1], fp.port) if fp.reverse else (data, fp.cport)
+        dl = (ddir.get("tcp_sport_dropped_lost") or {}).get(str(dport)) if report else None
         flow_rows.append({
             "flow_id": fp.id,
             "cc": (fs.cc if fs and fs.cc else fp.cc),

@@ -67,7 +67,8 @@ class Topology:
 
     def __init__(self, link_config: dict, tag: str | None = None, spin_us: int | None = None,
                  rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20,
-                 gso: bool | None = None, tcp_timestamps: bool | None = None, tcp_ecn: bool | None = None):
+                 gso: bool | None = None, tcp_timestamps: bool | None = None, tcp_ecn: bool | None = None,
+                 two_way: bool = False):
         self.tag = tag or new_tag()
         self.ns_s = f"{self.tag}-s"
         self.ns_r = f"{self.tag}-r"
@@ -82,6 +83,9 @@ class Topology:
         #: accept it on incoming ones); None = the default, 2 (accept only: no ECN, as nothing
         #: requests it)
         self.tcp_ecn = tcp_ecn
+        #: reverse flows run (data from the receiver namespace to the sender namespace): each
+        #: namespace gets both the sending (tcp_wmem) and the receiving (tcp_rmem) buffer limits
+        self.two_way = two_way
         #: experimental: sender TUN with TSO, super-packets cut by ccbench-link (CCBENCH_LINK_GSO=1)
         self.gso = gso if gso is not None else os.environ.get("CCBENCH_LINK_GSO") == "1"
         self.link: Optional[subprocess.Popen] = None
@@ -128,10 +132,10 @@ class Topology:
         if self.tcp_ecn is not None:
             # the sender's SYN asks for ECN (ECE+CWR) only with 1; the receiver agrees with 1 or 2
             common.append(f"net.ipv4.tcp_ecn={1 if self.tcp_ecn else 0}")
-        snd = common + [f"net.ipv4.tcp_wmem=4096 16384 {self.tcp_wmem_max}"]
-        rcv = list(common)
-        if self.tcp_rmem_max:
-            rcv.append(f"net.ipv4.tcp_rmem=4096 131072 {self.tcp_rmem_max}")
+        wmem = [f"net.ipv4.tcp_wmem=4096 16384 {self.tcp_wmem_max}"]
+        rmem = [f"net.ipv4.tcp_rmem=4096 131072 {self.tcp_rmem_max}"] if self.tcp_rmem_max else []
+        snd = common + wmem + (rmem if self.two_way else [])
+        rcv = common + rmem + (wmem if self.two_way else [])
         for ns, items in ((self.ns_s, snd), (self.ns_r, rcv)):
             _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *items])
 

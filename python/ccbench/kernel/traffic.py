@@ -1,5 +1,6 @@
 """Traffic and measurement inside the namespaces: iperf3 servers (receiver ns), one iperf3 client
-per flow (sender ns, ``-C <cc>``), the ping probe, and the sock_diag sampler thread."""
+per flow (sender ns, ``-C <cc>``; ``-R`` for a reverse flow, whose server sends), the ping probe,
+and the sock_diag sampler thread."""
 from __future__ import annotations
 
 import json
@@ -56,6 +57,9 @@ class FlowProc:
     sender: Optional[threading.Thread] = None
     connect_at: Optional[float] = None  # monotonic, just before connect() (sized flows)
     sent_bytes: int = 0
+    #: The data goes from the receiver namespace to the sender namespace (iperf3 -R: the client
+    #: still connects from the sender namespace, the server sends).
+    reverse: bool = False
 
 
 def start_servers(topo: Topology, flows: list[FlowProc], timeout: float = 10.0) -> list[subprocess.Popen]:
@@ -96,6 +100,9 @@ def client_argv(flow, port: int, cport: int, duration_s: float, rwnd_mode: str) 
         argv[argv.index("-t"):argv.index("-t") + 2] = ["-n", str(int(flow.size_bytes))]
     if rwnd_mode == "setsockopt":
         argv += ["-w", str(int(flow.rwnd_bytes))]
+    if getattr(flow, "direction", "forward") == "reverse":
+        # the server sends (with the client's -C, which iperf3 passes in the test parameters)
+        argv += ["-R"]
     if getattr(flow, "pacing", False) and flow.cc != "bbr":
         # SO_MAX_PACING_RATE makes Linux pace internally (sk_pacing_status NEEDED) at
         # tcp_update_pacing_rate's 200 %/120 % of cwnd/srtt, as with fq; the cap itself is huge.
@@ -273,32 +280,37 @@ def _sender_row(s: SockInfo) -> tuple:
 
 class DiagSampler(threading.Thread):
     """Dumps tcp_info of every TCP socket in namespace ``ns`` every ``fast_s`` seconds and keeps
-    the samples of each flow's data connection, matched by the client port (``sport`` on the
-    sender side, ``dport`` on the receiver side). Congestion events are counted from these fast
-    samples (entries into Recovery/Loss); the series is taken from them at the scenario's sample
-    interval afterwards."""
+    the samples of each flow's data connection, matched by the client port: ``sport`` in the
+    sender namespace (where the clients run), ``dport`` in the receiver namespace. ``senders``:
+    the flows whose sending socket is in this namespace (default: every flow on the "sender"
+    side, none on the "receiver" side; a reverse flow sends from the receiver namespace); their
+    samples are SENDER_FIELDS rows, the others' RECEIVER_FIELDS rows. Congestion events are
+    counted from these fast samples (entries into Recovery/Loss); the series is taken from them
+    at the scenario's sample interval afterwards."""
 
-    def __init__(self, ns: str, cports: dict[int, int], t0: float, fast_s: float = 0.01, side: str = "sender"):
+    def __init__(self, ns: str, cports: dict[int, int], t0: float, fast_s: float = 0.01, side: str = "sender",
+                 senders: Optional[set[int]] = None):
         super().__init__(daemon=True, name=f"ccb-diag-{side}")
         self.ns, self.cports, self.t0, self.fast_s, self.side = ns, cports, t0, fast_s, side
+        self.senders = set(cports.values()) if senders is None and side == "sender" else set(senders or ())
         self.samples: dict[int, FlowSamples] = {fid: FlowSamples() for fid in cports.values()}
         self.stop = threading.Event()
         self.error: Optional[str] = None
 
     def run(self) -> None:
-        sender = self.side == "sender"
+        by_sport = self.side == "sender"
         try:
             with DiagSocket(self.ns) as d:
                 nxt = time.monotonic()
                 while not self.stop.is_set():
                     now = time.monotonic()
                     for s in d.dump(states=_TCP_STATES_OF_A_CONNECTION):
-                        fid = self.cports.get(s.sport if sender else s.dport)
+                        fid = self.cports.get(s.sport if by_sport else s.dport)
                         if fid is None or not s.info:
                             continue
                         fs = self.samples[fid]
                         fs.t.append(now - self.t0)
-                        if sender:
+                        if fid in self.senders:
                             fs.rows.append(_sender_row(s))
                             fs.cc = fs.cc or s.cc
                         else:
@@ -311,6 +323,24 @@ class DiagSampler(threading.Thread):
                     self.stop.wait(wait)
         except Exception as e:  # pragma: no cover
             self.error = f"sock_diag sampler ({self.side}): {e}"
+
+
+@dataclass
+class RoleSamples:
+    """The samples of one role (every flow's sending or receiving socket), gathered from the
+    samplers of both namespaces: what ``kernel._assemble`` reads as ``sampler.samples``."""
+
+    samples: dict[int, FlowSamples]
+    error: Optional[str] = None
+
+
+def by_role(left: DiagSampler, right: DiagSampler, reverse: set[int]) -> tuple[RoleSamples, RoleSamples]:
+    """(sending sockets, receiving sockets) of every flow: a forward flow sends from the sender
+    namespace (``left``), a reverse flow from the receiver namespace (``right``)."""
+    error = left.error or right.error
+    snd = {fid: (right if fid in reverse else left).samples[fid] for fid in left.samples}
+    rcv = {fid: (left if fid in reverse else right).samples[fid] for fid in left.samples}
+    return RoleSamples(snd, error), RoleSamples(rcv, error)
 
 
 #: A reply line of ``ping -D``: "[<unix time>] 64 bytes from ...: icmp_seq=1 ttl=64 time=40.1 ms".

@@ -52,6 +52,8 @@ pub struct Link {
     /// previous packet's); true: each packet is delayed independently (may reorder).
     reorder: bool,
     loss: LossModel,
+    /// Which packets jitter and loss apply to (the scenario's `impair`, by packet kind).
+    impair: ImpairKinds,
     jitter_rng: Rng,
     loss_rng: Rng,
     last_delivery: Nanos,
@@ -59,6 +61,30 @@ pub struct Link {
     pub departed: u64,
     pub dropped_queue: u64,
     pub dropped_loss: u64,
+}
+
+/// The packet kinds a link's jitter and loss apply to: `data` = TCP data segments (of flows in
+/// either direction) and ping requests, `ack` = pure ACKs and ping replies. A link carries the
+/// data of the flows going its way and the ACKs of the flows going the other way, so with
+/// reverse flows one bottleneck direction holds both kinds and impairs them by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImpairKinds {
+    pub data: bool,
+    pub ack: bool,
+}
+
+impl ImpairKinds {
+    /// Every packet (a link whose jitter and loss apply to whatever crosses it).
+    pub const ALL: ImpairKinds = ImpairKinds { data: true, ack: true };
+
+    #[inline(always)]
+    pub fn applies(self, ack_kind: bool) -> bool {
+        if ack_kind {
+            self.ack
+        } else {
+            self.data
+        }
+    }
 }
 
 pub struct LinkSpec {
@@ -69,6 +95,8 @@ pub struct LinkSpec {
     pub jitter: Option<Jitter>,
     pub reorder: bool,
     pub loss: LossModel,
+    /// The packet kinds `jitter` and `loss` apply to.
+    pub impair: ImpairKinds,
     /// A discipline served at dequeue time instead of the drop-tail fast path (needs a rate).
     pub qdisc: Option<Box<dyn ccbench_queue::Qdisc>>,
     /// Keep a sojourn-time meter.
@@ -92,6 +120,7 @@ impl Link {
             jitter: spec.jitter.filter(|j| j.jitter_ns > 0),
             reorder: spec.reorder,
             loss: spec.loss,
+            impair: spec.impair,
             last_delivery: 0,
             arrived: 0,
             departed: 0,
@@ -127,9 +156,10 @@ impl Link {
     }
 
     /// A packet arriving at `now` at a link without a served queue: through the drop-tail
-    /// fast path (or no queue), then loss and the delay line.
+    /// fast path (or no queue), then loss and the delay line. `ack_kind`: the packet is a pure
+    /// ACK or a ping reply (see [`ImpairKinds`]).
     #[inline]
-    pub fn offer(&mut self, now: Nanos, bytes: u32) -> Fate {
+    pub fn offer(&mut self, now: Nanos, bytes: u32, ack_kind: bool) -> Fate {
         self.arrived += 1;
         let leave = match &mut self.queue {
             Queue::Fast(q) => {
@@ -150,28 +180,30 @@ impl Link {
             Queue::None => now,
             Queue::Served(_) => unreachable!("served queues take packets through served()"),
         };
-        self.after_queue(leave)
+        self.after_queue(leave, ack_kind)
     }
 
     /// A packet that left the served queue at `now` after `sojourn` and is serialised until
     /// `tx_end`: loss and the delay line, as for the fast path.
-    pub fn sent_from_queue(&mut self, sojourn: Nanos, tx_end: Nanos) -> Fate {
+    pub fn sent_from_queue(&mut self, sojourn: Nanos, tx_end: Nanos, ack_kind: bool) -> Fate {
         if let Some(m) = &mut self.sojourn {
             m.record(sojourn);
         }
-        self.after_queue(tx_end)
+        self.after_queue(tx_end, ack_kind)
     }
 
-    /// Loss and the delay line for a packet whose transmission ends at `leave`.
+    /// Loss and the delay line for a packet whose transmission ends at `leave`; jitter and
+    /// loss only if they apply to the packet's kind (no random draw otherwise).
     #[inline(always)]
-    fn after_queue(&mut self, leave: Nanos) -> Fate {
-        if self.loss.lose(&mut self.loss_rng) {
+    fn after_queue(&mut self, leave: Nanos, ack_kind: bool) -> Fate {
+        let impaired = self.impair.applies(ack_kind);
+        if impaired && self.loss.lose(&mut self.loss_rng) {
             self.dropped_loss += 1;
             return Fate::Lost;
         }
         let mut at = match &self.jitter {
-            Some(j) => leave + j.sample(self.delay_ns, &mut self.jitter_rng),
-            None => leave + self.delay_ns,
+            Some(j) if impaired => leave + j.sample(self.delay_ns, &mut self.jitter_rng),
+            _ => leave + self.delay_ns,
         };
         if !self.reorder || self.jitter.is_none() {
             at = at.max(self.last_delivery);
@@ -220,6 +252,7 @@ mod tests {
                 jitter: Some(Jitter { dist: JitterDist::Uniform, jitter_ns: 8_000_000 }),
                 reorder,
                 loss: LossModel::None,
+                impair: ImpairKinds::ALL,
                 qdisc: None,
                 measure_sojourn: false,
             },
@@ -234,7 +267,7 @@ mod tests {
         let mut arrivals = Vec::new();
         for i in 0..n {
             let sent = i * 240_000;
-            match l.offer(sent, 1500) {
+            match l.offer(sent, 1500, false) {
                 Fate::Deliver(t) => arrivals.push((sent, t)),
                 _ => unreachable!("no loss, no queue"),
             }
