@@ -12,26 +12,13 @@ import pytest
 
 from ccbench.kernel import env
 from ccbench.scenario import Scenario, ScenarioError
+from conftest import kernel_missing
 
 RATE_BPS = 20e6
 
 
 def _missing() -> str | None:
-    if not env.is_root():
-        return "kernel backend tests need root (namespaces, TUN)"
-    ok, why = env.tun_available()
-    if not ok:
-        return f"no TUN: {why}"
-    ok, why = env.netns_available()
-    if not ok:
-        return why
-    if env.iperf3_path() is None:
-        return "iperf3 not installed (make system-deps)"
-    if env.ping_path() is None:
-        return "ping not installed"
-    if env.link_binary() is None:
-        return "ccbench-link not built (make build)"
-    return None
+    return kernel_missing(ping=True)
 
 
 def scenario(flows: list[dict], bottleneck: dict | None = None, **kw) -> Scenario:
