@@ -1,7 +1,7 @@
 //! CoDel (RFC 8289; Linux net/sched/sch_codel.c): one FIFO whose head is dropped, or CE-marked,
 //! when packets have waited longer than `target` for at least `interval`.
 use crate::codel_core::{codel_dequeue, CodelParams, CodelSource, CodelVars};
-use crate::stats::{Backlog, QueueStats};
+use crate::stats::{Backlog, PktFifo, QueueStats};
 use crate::{Nanos, Pkt, Qdisc, Verdict};
 use std::collections::VecDeque;
 
@@ -25,10 +25,8 @@ impl Default for CodelConfig {
 #[derive(Debug, Clone)]
 pub struct Codel {
     pub cfg: CodelConfig,
-    q: VecDeque<Pkt>,
-    backlog: Backlog,
+    fifo: PktFifo,
     vars: CodelVars,
-    stats: QueueStats,
     dropped: Vec<Pkt>,
 }
 
@@ -57,10 +55,8 @@ impl Codel {
     pub fn new(cfg: CodelConfig) -> Self {
         Codel {
             cfg,
-            q: VecDeque::new(),
-            backlog: Backlog::default(),
+            fifo: PktFifo::default(),
             vars: CodelVars::default(),
-            stats: QueueStats::default(),
             dropped: Vec::new(),
         }
     }
@@ -71,29 +67,27 @@ impl Codel {
 
 impl Qdisc for Codel {
     /// codel_qdisc_enqueue: tail drop at the packet limit, else timestamp and queue.
-    fn enqueue(&mut self, now: Nanos, mut pkt: Pkt) -> Verdict {
-        if self.backlog.packets >= self.cfg.limit_packets {
-            self.stats.drops_overlimit += 1;
+    fn enqueue(&mut self, now: Nanos, pkt: Pkt) -> Verdict {
+        if self.fifo.backlog.packets >= self.cfg.limit_packets {
+            self.fifo.stats.drops_overlimit += 1;
             return Verdict::Dropped;
         }
-        pkt.enq_ns = now;
-        self.backlog.add(pkt.len, &mut self.stats);
-        self.stats.enqueued += 1;
-        self.q.push_back(pkt);
+        self.fifo.push(now, pkt);
         Verdict::Queued
     }
 
     fn dequeue(&mut self, now: Nanos) -> Option<Pkt> {
-        let mut src = Fifo { q: &mut self.q, backlog: &mut self.backlog, dropped: &mut self.dropped };
-        let p = codel_dequeue(&mut src, &self.cfg.params, &mut self.vars, &mut self.stats, now)?;
-        self.stats.dequeued += 1;
+        let PktFifo { q, backlog, stats } = &mut self.fifo;
+        let mut src = Fifo { q, backlog, dropped: &mut self.dropped };
+        let p = codel_dequeue(&mut src, &self.cfg.params, &mut self.vars, stats, now)?;
+        stats.dequeued += 1;
         Some(p)
     }
     fn backlog(&self) -> Backlog {
-        self.backlog
+        self.fifo.backlog
     }
     fn stats(&self) -> &QueueStats {
-        &self.stats
+        &self.fifo.stats
     }
     fn take_dropped(&mut self, out: &mut Vec<Pkt>) {
         out.append(&mut self.dropped);

@@ -9,7 +9,7 @@
 //!   packet the NIC is sending).
 //! * [`DropTail`] — the same discipline as a dequeue-driven [`Qdisc`], for a link that serves
 //!   its queue at dequeue events (the form every AQM needs; drop-tail in it behaves the same).
-use crate::stats::{Backlog, QueueStats};
+use crate::stats::{Backlog, PktFifo, QueueStats};
 use crate::transmitter::{Rounding, Transmitter};
 use crate::{Nanos, Pkt, Qdisc, Verdict};
 use std::collections::VecDeque;
@@ -130,40 +130,33 @@ impl ScheduledDropTail {
 #[derive(Debug, Clone)]
 pub struct DropTail {
     pub limit: Limit,
-    q: VecDeque<Pkt>,
-    backlog: Backlog,
-    stats: QueueStats,
+    fifo: PktFifo,
 }
 
 impl DropTail {
     pub fn new(limit: Limit) -> Self {
-        DropTail { limit, q: VecDeque::new(), backlog: Backlog::default(), stats: QueueStats::default() }
+        DropTail { limit, fifo: PktFifo::default() }
     }
 }
 
 impl Qdisc for DropTail {
-    fn enqueue(&mut self, now: Nanos, mut pkt: Pkt) -> Verdict {
-        if self.limit.is_full(self.backlog.packets, self.backlog.bytes, pkt.len) {
-            self.stats.drops_overlimit += 1;
+    fn enqueue(&mut self, now: Nanos, pkt: Pkt) -> Verdict {
+        let b = self.fifo.backlog;
+        if self.limit.is_full(b.packets, b.bytes, pkt.len) {
+            self.fifo.stats.drops_overlimit += 1;
             return Verdict::Dropped;
         }
-        pkt.enq_ns = now;
-        self.backlog.add(pkt.len, &mut self.stats);
-        self.stats.enqueued += 1;
-        self.q.push_back(pkt);
+        self.fifo.push(now, pkt);
         Verdict::Queued
     }
     fn dequeue(&mut self, _now: Nanos) -> Option<Pkt> {
-        let p = self.q.pop_front()?;
-        self.backlog.remove(p.len);
-        self.stats.dequeued += 1;
-        Some(p)
+        self.fifo.pop()
     }
     fn backlog(&self) -> Backlog {
-        self.backlog
+        self.fifo.backlog
     }
     fn stats(&self) -> &QueueStats {
-        &self.stats
+        &self.fifo.stats
     }
     fn take_dropped(&mut self, _out: &mut Vec<Pkt>) {}
 }

@@ -17,9 +17,8 @@
 //! held in between (it cannot change between two calls), which gives the same result. Times are
 //! nanoseconds (Linux: 64 ns psched ticks and jiffies).
 use crate::rng::Rng;
-use crate::stats::{Backlog, QueueStats};
+use crate::stats::{Backlog, PktFifo, QueueStats};
 use crate::{Nanos, Pkt, Qdisc, Verdict};
-use std::collections::VecDeque;
 
 const MS: Nanos = 1_000_000;
 const NS_PER_SEC: u64 = 1_000_000_000;
@@ -91,12 +90,10 @@ struct Vars {
 #[derive(Debug, Clone)]
 pub struct Pie {
     pub cfg: PieConfig,
-    q: VecDeque<Pkt>,
-    backlog: Backlog,
+    fifo: PktFifo,
     v: Vars,
     next_update: Nanos,
     rng: Rng,
-    stats: QueueStats,
 }
 
 impl Pie {
@@ -104,8 +101,7 @@ impl Pie {
     pub fn new(cfg: PieConfig, now: Nanos) -> Self {
         let mut p = Pie {
             cfg,
-            q: VecDeque::new(),
-            backlog: Backlog::default(),
+            fifo: PktFifo::default(),
             v: Vars {
                 qdelay: 0,
                 qdelay_old: 0,
@@ -118,7 +114,6 @@ impl Pie {
             },
             next_update: now + FIRST_UPDATE_DELAY,
             rng: Rng::new(cfg.seed),
-            stats: QueueStats::default(),
         };
         p.vars_init();
         p
@@ -160,7 +155,7 @@ impl Pie {
     /// pie_calculate_probability.
     fn calculate_probability(&mut self) {
         let c = self.cfg;
-        let backlog = self.backlog.bytes;
+        let backlog = self.fifo.backlog.bytes;
         let (qdelay, qdelay_old) = if c.dq_rate_estimator {
             let old = self.v.qdelay;
             self.v.qdelay_old = old;
@@ -231,7 +226,7 @@ impl Pie {
         if self.v.qdelay < c.target_ns / 2 && self.v.prob < MAX_PROB / 5 {
             return false;
         }
-        if self.backlog.bytes < 2 * c.mtu as u64 {
+        if self.fifo.backlog.bytes < 2 * c.mtu as u64 {
             return false;
         }
         let local_prob =
@@ -257,7 +252,7 @@ impl Pie {
 
     /// pie_process_dequeue: queue delay (or departure rate) and the burst allowance.
     fn process_dequeue(&mut self, now: Nanos, pkt: &Pkt) {
-        let backlog = self.backlog.bytes;
+        let backlog = self.fifo.backlog.bytes;
         let dtime;
         if !self.cfg.dq_rate_estimator {
             self.v.qdelay = if backlog == 0 { 0 } else { now - pkt.enq_ns };
@@ -299,42 +294,37 @@ impl Qdisc for Pie {
     /// pie_qdisc_enqueue.
     fn enqueue(&mut self, now: Nanos, mut pkt: Pkt) -> Verdict {
         self.run_timers(now);
-        if self.backlog.packets >= self.cfg.limit_packets {
-            self.stats.drops_overlimit += 1;
+        if self.fifo.backlog.packets >= self.cfg.limit_packets {
+            self.fifo.stats.drops_overlimit += 1;
             self.v.accu_prob = 0;
             return Verdict::Dropped;
         }
         let mut verdict = Verdict::Queued;
         if self.drop_early(pkt.len) {
             if self.cfg.ecn && self.v.prob <= MAX_PROB / 10 && pkt.set_ce() {
-                self.stats.marks += 1;
+                self.fifo.stats.marks += 1;
                 verdict = Verdict::QueuedMarked;
             } else {
-                self.stats.drops_aqm += 1;
+                self.fifo.stats.drops_aqm += 1;
                 self.v.accu_prob = 0;
                 return Verdict::Dropped;
             }
         }
-        pkt.enq_ns = now;
-        self.backlog.add(pkt.len, &mut self.stats);
-        self.stats.enqueued += 1;
-        self.q.push_back(pkt);
+        self.fifo.push(now, pkt);
         verdict
     }
 
     fn dequeue(&mut self, now: Nanos) -> Option<Pkt> {
         self.run_timers(now);
-        let p = self.q.pop_front()?;
-        self.backlog.remove(p.len);
-        self.stats.dequeued += 1;
+        let p = self.fifo.pop()?;
         self.process_dequeue(now, &p);
         Some(p)
     }
     fn backlog(&self) -> Backlog {
-        self.backlog
+        self.fifo.backlog
     }
     fn stats(&self) -> &QueueStats {
-        &self.stats
+        &self.fifo.stats
     }
     fn take_dropped(&mut self, _out: &mut Vec<Pkt>) {}
 }

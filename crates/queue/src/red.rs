@@ -17,9 +17,8 @@
 //! Linux's sch_red has no gentle mode (ns-2 and FreeBSD dummynet do); here it is an option.
 //! Arithmetic is floating point where Linux uses fixed point (Wlog, Plog).
 use crate::rng::Rng;
-use crate::stats::{Backlog, QueueStats};
+use crate::stats::{Backlog, PktFifo, QueueStats};
 use crate::{Nanos, Pkt, Qdisc, Verdict};
-use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RedConfig {
@@ -89,15 +88,13 @@ pub fn ewma_weight(min_th: u64, burst: u64, avpkt: u32) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Red {
     pub cfg: RedConfig,
-    q: VecDeque<Pkt>,
-    backlog: Backlog,
+    fifo: PktFifo,
     avg: f64,
     /// Packets since the last signal (−1: none counted yet), as red.h's qcount.
     count: i64,
     /// Start of the current idle period (queue empty).
     idle_since: Option<Nanos>,
     rng: Rng,
-    stats: QueueStats,
 }
 
 enum Action {
@@ -110,13 +107,11 @@ impl Red {
     pub fn new(cfg: RedConfig) -> Self {
         assert!(cfg.max_th > cfg.min_th && cfg.wq > 0.0 && cfg.wq <= 1.0, "RED: min_th < max_th, 0 < W ≤ 1");
         Red {
-            q: VecDeque::new(),
-            backlog: Backlog::default(),
+            fifo: PktFifo::default(),
             avg: 0.0,
             count: -1,
             idle_since: Some(0),
             rng: Rng::new(cfg.seed),
-            stats: QueueStats::default(),
             cfg,
         }
     }
@@ -135,7 +130,7 @@ impl Red {
                 let m = now.saturating_sub(t) as f64 / pkt_time;
                 self.avg *= (1.0 - w).powf(m);
             }
-            _ => self.avg += w * (self.backlog.bytes as f64 - self.avg),
+            _ => self.avg += w * (self.fifo.backlog.bytes as f64 - self.avg),
         }
     }
 
@@ -182,41 +177,34 @@ impl Qdisc for Red {
             Action::Prob if self.cfg.ecn && pkt.set_ce() => verdict = Verdict::QueuedMarked,
             Action::Hard if self.cfg.ecn && !self.cfg.harddrop && pkt.set_ce() => verdict = Verdict::QueuedMarked,
             Action::Prob | Action::Hard => {
-                self.stats.drops_aqm += 1;
+                self.fifo.stats.drops_aqm += 1;
                 return Verdict::Dropped;
             }
         }
-        if self.backlog.bytes + pkt.len as u64 > self.cfg.limit_bytes {
-            self.stats.drops_overlimit += 1;
+        if self.fifo.backlog.bytes + pkt.len as u64 > self.cfg.limit_bytes {
+            self.fifo.stats.drops_overlimit += 1;
             return Verdict::Dropped;
         }
         if verdict == Verdict::QueuedMarked {
-            self.stats.marks += 1;
+            self.fifo.stats.marks += 1;
         }
-        pkt.enq_ns = now;
-        self.backlog.add(pkt.len, &mut self.stats);
-        self.stats.enqueued += 1;
-        self.q.push_back(pkt);
+        self.fifo.push(now, pkt);
         verdict
     }
 
     /// red_dequeue: the queue going empty starts an idle period.
     fn dequeue(&mut self, now: Nanos) -> Option<Pkt> {
-        let p = self.q.pop_front();
-        if let Some(p) = &p {
-            self.backlog.remove(p.len);
-            self.stats.dequeued += 1;
-        }
-        if self.q.is_empty() && self.idle_since.is_none() {
+        let p = self.fifo.pop();
+        if self.fifo.q.is_empty() && self.idle_since.is_none() {
             self.idle_since = Some(now);
         }
         p
     }
     fn backlog(&self) -> Backlog {
-        self.backlog
+        self.fifo.backlog
     }
     fn stats(&self) -> &QueueStats {
-        &self.stats
+        &self.fifo.stats
     }
     fn take_dropped(&mut self, _out: &mut Vec<Pkt>) {}
 }

@@ -1,4 +1,7 @@
-//! Backlog bookkeeping and counters every discipline keeps.
+//! Backlog bookkeeping and counters every discipline keeps, and the packet FIFO with both that
+//! the single-queue disciplines (drop-tail, CoDel, PIE, RED) hold.
+use crate::{Nanos, Pkt};
+use std::collections::VecDeque;
 
 /// What a discipline has counted since it was created.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,5 +43,34 @@ impl Backlog {
     pub fn remove(&mut self, len: u32) {
         self.bytes -= len as u64;
         self.packets -= 1;
+    }
+}
+
+/// One FIFO of packets with its backlog and counters. Disciplines decide whether a packet may
+/// enter (and count their own drops and marks in `stats`); `push` and `pop` keep the backlog,
+/// the maxima and the enqueued/dequeued counts in step with the queue.
+#[derive(Debug, Clone, Default)]
+pub struct PktFifo {
+    pub q: VecDeque<Pkt>,
+    pub backlog: Backlog,
+    pub stats: QueueStats,
+}
+
+impl PktFifo {
+    /// Queue an accepted packet, stamped with its enqueue time (sojourn = dequeue time − enq_ns).
+    #[inline]
+    pub fn push(&mut self, now: Nanos, mut pkt: Pkt) {
+        pkt.enq_ns = now;
+        self.backlog.add(pkt.len, &mut self.stats);
+        self.stats.enqueued += 1;
+        self.q.push_back(pkt);
+    }
+    /// Take the head packet and count it as dequeued.
+    #[inline]
+    pub fn pop(&mut self) -> Option<Pkt> {
+        let p = self.q.pop_front()?;
+        self.backlog.remove(p.len);
+        self.stats.dequeued += 1;
+        Some(p)
     }
 }
