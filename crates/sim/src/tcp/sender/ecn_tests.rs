@@ -1,32 +1,18 @@
 //! The sender's ECN reaction (RFC 3168 §6.1.2; Linux `tcp_try_to_open` → `tcp_enter_cwr`,
 //! `tcp_cwnd_reduction`, `tcp_end_cwnd_reduction`, `tcp_ecn_send`) on crafted ACK sequences.
+use super::tests::{self, test_params};
 use super::*;
 use crate::cc;
-use crate::tcp::{ts_tick, PktKind, INIT_CWND};
+use crate::tcp::{ts_tick, INIT_CWND};
 use crate::time::NS_PER_MS;
 
 fn sender(cc_name: &str, ecn: bool) -> Sender {
-    let p = SenderParams {
-        flow: 0,
-        total_segs: None,
-        rwnd_segs: 10_000,
-        pacing: false,
-        handshake_rtt_us: Some(50_000),
-        timestamps: true,
-        ecn,
-    };
-    Sender::new(p, cc::make(cc_name, 1).expect("known algorithm"))
+    Sender::new(SenderParams { ecn, ..test_params() }, cc::make(cc_name, 1).expect("known algorithm"))
 }
 
-/// An ACK at `now`: cumulative `cum`, SACK blocks, ECN-Echo `ece`.
+/// An ACK at `now`: cumulative `cum`, SACK blocks, echoing the first TSval, ECN-Echo `ece`.
 fn ack(now: Nanos, cum: u64, sacks: &[(u64, u64)], ece: bool) -> Pkt {
-    let mut a = Pkt::data(0, cum, ts_tick(now));
-    a.kind = PktKind::Ack;
-    a.tsecr = ts_tick(0);
-    for (i, &b) in sacks.iter().enumerate() {
-        a.sack[i] = b;
-    }
-    a.nsack = sacks.len() as u8;
+    let mut a = tests::ack(now, cum, sacks, ts_tick(0));
     a.ece = ece;
     a
 }

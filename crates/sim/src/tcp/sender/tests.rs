@@ -4,21 +4,26 @@ use crate::cc;
 use crate::tcp::{ts_tick, PktKind, INIT_CWND};
 use crate::time::NS_PER_MS;
 
-fn sender(cc_name: &str, pacing: bool) -> Sender {
-    let p = SenderParams {
+/// The test sender's parameters: one bulk flow, 50 ms handshake RTT, timestamps on, no pacing,
+/// no ECN (tests change a field with `SenderParams { pacing, ..test_params() }`).
+pub(super) fn test_params() -> SenderParams {
+    SenderParams {
         flow: 0,
         total_segs: None,
         rwnd_segs: 10_000,
-        pacing,
+        pacing: false,
         handshake_rtt_us: Some(50_000),
         timestamps: true,
         ecn: false,
-    };
-    Sender::new(p, cc::make(cc_name, 1).expect("known algorithm"))
+    }
+}
+
+fn sender(cc_name: &str, pacing: bool) -> Sender {
+    Sender::new(SenderParams { pacing, ..test_params() }, cc::make(cc_name, 1).expect("known algorithm"))
 }
 
 /// An ACK from the receiver at `now`: cumulative `cum`, SACK blocks, echoing `tsecr`.
-fn ack(now: Nanos, cum: u64, sacks: &[(u64, u64)], tsecr: u64) -> Pkt {
+pub(super) fn ack(now: Nanos, cum: u64, sacks: &[(u64, u64)], tsecr: u64) -> Pkt {
     let mut a = Pkt::data(0, cum, ts_tick(now));
     a.kind = PktKind::Ack;
     a.tsecr = tsecr;
@@ -77,15 +82,7 @@ fn undo_at_end_of_recovery_keeps_restored_cwnd() {
 /// Without timestamps the echo cannot prove the retransmission spurious: no undo.
 #[test]
 fn no_eifel_undo_without_timestamps() {
-    let p = SenderParams {
-        flow: 0,
-        total_segs: None,
-        rwnd_segs: 10_000,
-        pacing: false,
-        handshake_rtt_us: Some(50_000),
-        timestamps: false,
-        ecn: false,
-    };
+    let p = SenderParams { timestamps: false, ..test_params() };
     let mut s = Sender::new(p, cc::make("reno", 1).unwrap());
     let sent: Vec<u64> = s.start(0).iter().map(|p| p.ts).collect();
     assert!(sent.iter().all(|&ts| ts == 0), "no TSval without timestamps");
