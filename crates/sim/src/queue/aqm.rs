@@ -9,7 +9,7 @@
 //! so the results show exactly what ran.
 use crate::config::BufferConfig;
 use ccbench_queue::{
-    red::ewma_weight, Codel, CodelConfig, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig, Qdisc, Red,
+    red::ewma_weight, Codel, CodelConfig, CodelParams, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig, Qdisc, Red,
     RedConfig,
 };
 use serde::{Deserialize, Serialize};
@@ -179,20 +179,24 @@ fn buffer_bytes(buffer: BufferConfig) -> u64 {
     }
 }
 
+/// The CoDel parameters a scenario sets (target, interval, ecn) over a discipline's defaults:
+/// the same keys for codel and for fq_codel's per-flow CoDel.
+fn overlay_codel(p: &AqmParams, c: &mut CodelParams) {
+    c.target_ns = p.target_ns.unwrap_or(c.target_ns);
+    c.interval_ns = p.interval_ns.unwrap_or(c.interval_ns);
+    c.ecn = p.ecn.unwrap_or(c.ecn);
+}
+
 fn codel_config(p: &AqmParams) -> CodelConfig {
     let mut c = CodelConfig::default();
-    c.params.target_ns = p.target_ns.unwrap_or(c.params.target_ns);
-    c.params.interval_ns = p.interval_ns.unwrap_or(c.params.interval_ns);
-    c.params.ecn = p.ecn.unwrap_or(c.params.ecn);
+    overlay_codel(p, &mut c.params);
     c.limit_packets = p.limit_packets.unwrap_or(c.limit_packets);
     c
 }
 
 fn fq_codel_config(p: &AqmParams) -> FqCodelConfig {
     let mut c = FqCodelConfig::default();
-    c.codel.target_ns = p.target_ns.unwrap_or(c.codel.target_ns);
-    c.codel.interval_ns = p.interval_ns.unwrap_or(c.codel.interval_ns);
-    c.codel.ecn = p.ecn.unwrap_or(c.codel.ecn);
+    overlay_codel(p, &mut c.codel);
     c.limit_packets = p.limit_packets.unwrap_or(c.limit_packets);
     c.flows = p.flows.unwrap_or(c.flows);
     c.quantum = p.quantum.unwrap_or(c.quantum);
