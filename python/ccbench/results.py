@@ -26,6 +26,8 @@ import pyarrow.parquet as pq
 from . import arrow_values
 from .analysis import jain_index
 from .aqm import params_json
+# the tables of a run (a store writes ``runs`` last: the commit marker), named with the store layout
+from .store_dir import TABLES
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -215,8 +217,6 @@ COUNTERS_SCHEMA = pa.schema(
     + [pa.field(n, pa.int64()) for n in COUNTER_NAMES]
 )
 
-#: The tables of a run (a store writes ``runs`` last: the commit marker).
-from .store_dir import TABLES  # noqa: E402  (the table names; defined with the store layout)
 
 _RUN_EXTRA_KEYS = {
     "link_utilisation",

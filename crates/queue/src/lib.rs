@@ -16,10 +16,11 @@
 //! | RED (Floyd & Jacobson 1993, gentle) | [`Red`] | enqueue |
 //! | fq (Linux's fair-queueing pacer) | [`Fq`] | dequeue (per-flow pacing) |
 //!
-//! # How a dequeue-driven discipline plugs into the two backends (next step, not wired yet)
+//! # How a dequeue-driven discipline plugs into the two backends
 //!
-//! Both backends today use [`ScheduledDropTail`]: the packet's departure is known on arrival,
-//! so the packet goes straight into the delay line. Every other discipline holds packets and
+//! (The design both backends now follow: crates/sim/src/link/served.rs and
+//! crates/link/src/served.rs.) Drop-tail uses [`ScheduledDropTail`]: the packet's departure is
+//! known on arrival, so the packet goes straight into the delay line. Every other discipline holds packets and
 //! decides which one leaves (or is dropped) when the transmitter asks for the next packet, so
 //! the link needs a *transmit-done* step. In both backends the change is local to the link:
 //!
