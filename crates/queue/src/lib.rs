@@ -61,6 +61,15 @@
 //! PIE's probability update runs on a `tupdate` timer in Linux; here it runs lazily at the
 //! next enqueue/dequeue for every period that has elapsed, which is exact because the
 //! backlog cannot change between two calls. So no backend needs a timer for it.
+//!
+//! # Trace-driven links
+//!
+//! A served queue's transmitter is a [`Server`]: a fixed-rate [`Transmitter`], or a
+//! [`TraceServer`] that delivers at the opportunities of a Mahimahi trace (module [`trace`]).
+//! A trace link always takes the served arm (drop-tail as the [`DropTail`] qdisc): between
+//! opportunities it cannot start a packet although it is idle, so both backends dequeue at
+//! `Server::ready_at` (the simulator arms its transmit-done event there, ccbench-link's
+//! `serve_until` replays dequeues at that time).
 pub mod codel;
 pub mod codel_core;
 mod conformance;
@@ -72,6 +81,7 @@ pub mod pkt;
 pub mod red;
 pub mod rng;
 pub mod stats;
+pub mod trace;
 pub mod transmitter;
 
 pub use codel::{Codel, CodelConfig};
@@ -87,7 +97,8 @@ pub use pkt::{flow_hash, Pkt, Verdict};
 pub use red::{Red, RedConfig};
 
 pub use stats::{Backlog, QueueStats};
-pub use transmitter::{Rounding, Transmitter};
+pub use trace::{parse_mahimahi, Trace, TraceConfig, TraceServer};
+pub use transmitter::{Rounding, Server, Transmitter};
 
 /// Nanoseconds on the caller's clock (simulated time, or CLOCK_MONOTONIC in the emulator).
 pub type Nanos = u64;

@@ -1,4 +1,6 @@
-//! A fixed-rate transmitter: how long a packet occupies the link, and when the link is free.
+//! A fixed-rate transmitter: how long a packet occupies the link, and when the link is free;
+//! and [`Server`], the transmitter of a served queue: fixed-rate or trace-driven.
+use crate::trace::TraceServer;
 use crate::Nanos;
 
 const NS_PER_SEC: u128 = 1_000_000_000;
@@ -61,6 +63,57 @@ impl Transmitter {
     #[inline]
     pub fn is_busy(&self, now: Nanos) -> bool {
         self.busy_until > now
+    }
+}
+
+/// What serves a link's queue: a fixed-rate [`Transmitter`] or a trace-driven
+/// [`TraceServer`]. Both backends' served queues hold one.
+#[derive(Debug, Clone)]
+pub enum Server {
+    Fixed(Transmitter),
+    Trace(TraceServer),
+}
+
+impl Server {
+    /// Put a packet on the link no earlier than `now`: (start, end) of its transmission.
+    #[inline]
+    pub fn send(&mut self, now: Nanos, bytes: u32) -> (Nanos, Nanos) {
+        match self {
+            Server::Fixed(t) => t.send(now, bytes),
+            Server::Trace(t) => t.send(now, bytes),
+        }
+    }
+
+    /// When the last packet given to the link has left it.
+    #[inline]
+    pub fn busy_until(&self) -> Nanos {
+        match self {
+            Server::Fixed(t) => t.busy_until(),
+            Server::Trace(t) => t.busy_until(),
+        }
+    }
+
+    #[inline]
+    pub fn is_busy(&self, now: Nanos) -> bool {
+        self.busy_until() > now
+    }
+
+    /// The earliest time at or after `now` a packet can start: when the link is free for a
+    /// fixed rate, the next delivery opportunity (or credit left now) for a trace.
+    #[inline]
+    pub fn ready_at(&self, now: Nanos) -> Nanos {
+        match self {
+            Server::Fixed(t) => t.busy_until().max(now),
+            Server::Trace(t) => t.ready_at(now),
+        }
+    }
+
+    /// The rate (a trace's mean capacity).
+    pub fn rate_bps(&self) -> u64 {
+        match self {
+            Server::Fixed(t) => t.rate_bps,
+            Server::Trace(t) => t.rate_bps(),
+        }
     }
 }
 
