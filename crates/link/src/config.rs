@@ -3,7 +3,9 @@
 //! read), or just its `bottleneck` object. Both backends therefore read one format, and the
 //! bottleneck's `aqm` / `aqm_params` are validated and resolved by the simulator's own code
 //! (`queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
+use ccbench_queue::Trace;
 use serde_json::Value;
+use std::sync::Arc;
 // The scenario's bottleneck types are the simulator's (crates/sim/src/config.rs): one
 // definition, one validation, for both backends.
 pub use ccbench_sim::config::{
@@ -39,6 +41,9 @@ pub struct DirConfig {
     pub aqm_params: AqmParams,
     /// Test hook: drop-tail as a FIFO discipline through the AQM arm instead of the fast path.
     pub serve_droptail_at_dequeue: bool,
+    /// Deliver at this Mahimahi trace's opportunities instead of at `rate_bps` (which then
+    /// holds the forward trace's mean); the queue takes the served arm.
+    pub trace: Option<Arc<Trace>>,
     pub seed: u64,
     pub sample_interval_ns: u64,
 }
@@ -79,7 +84,10 @@ impl LinkConfig {
     pub fn directions(&self) -> [DirConfig; 2] {
         let b = &self.bottleneck;
         let one_way = b.rtt_ns / 2 + 2 * self.access_delay_ns;
-        let mk = |name: &'static str, impaired: bool, label_seed: u64| DirConfig {
+        // validated with the config (validate_with_queues): [data, ack]
+        let traces = b.trace.as_ref().map(|t| t.traces().expect("bottleneck.trace is validated"));
+        let trace = |i: usize| traces.as_ref().map(|t| t[i].clone());
+        let mk = |name: &'static str, impaired: bool, label_seed: u64, trace: Option<Arc<Trace>>| DirConfig {
             name,
             rate_bps: b.rate_bps,
             delay_ns: one_way,
@@ -91,12 +99,13 @@ impl LinkConfig {
             aqm: b.aqm.clone(),
             aqm_params: b.aqm_params.clone(),
             serve_droptail_at_dequeue: b.serve_droptail_at_dequeue,
+            trace,
             seed: label_seed,
             sample_interval_ns: self.sample_interval_ns,
         };
         let data = matches!(b.impair, Impair::Data | Impair::Both);
         let ack = matches!(b.impair, Impair::Ack | Impair::Both);
-        [mk("data", data, self.seed), mk("ack", ack, self.seed)]
+        [mk("data", data, self.seed, trace(0)), mk("ack", ack, self.seed, trace(1))]
     }
 }
 

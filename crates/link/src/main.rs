@@ -273,6 +273,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
     let rt = set_rt(rt_prio);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let mut model = PathModel::new(&cfg);
+    model.start_trace_at(t0);
     let mut line = DelayLine::new();
     let mut late = Lateness::new();
     // Packet buffers: a slab that only grows, plus a free list — no allocation per packet.

@@ -16,12 +16,16 @@
 //!   (`take_outcomes`), which the forwarding loop settles: deliver (rewriting the ECN field to
 //!   CE when marked), or free the slot of a dropped or lost packet.
 //!
+//! A trace-driven direction (`DirConfig::trace`, Mahimahi format) always takes the served arm,
+//! with drop-tail as a FIFO discipline unless `aqm` names another: its transmitter is the
+//! trace's `TraceServer` (ccbench-queue's `trace` module), started at the emulator's start.
+//!
 //! Both transmitters carry the rate division's remainder (`Rounding::CarryRemainder`) so that
 //! the rate is exact on average against the real clock.
 use crate::config::{BufferConfig, DirConfig};
 use crate::served::{Arrival, Left, ServedQueue};
 pub use crate::stats::Counters;
-use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail};
+use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
 // The loss and jitter models, the RNG and the disciplines' construction are the simulator's
 // own: both backends draw a packet's fate and delay, and build the queue, from the same code.
 use ccbench_sim::link::jitter::Jitter;
@@ -82,13 +86,20 @@ impl PathModel {
         };
         // PIE's and RED's random streams are named after the direction, like loss and jitter.
         let seed = stream_seed(c.seed, &format!("link.{}.aqm", c.name));
+        // A trace link always takes the served arm (drop-tail as a FIFO discipline).
+        let served = c.serve_droptail_at_dequeue || c.trace.is_some();
         let qdisc = match aqm::build(&c.aqm, &c.aqm_params, c.buffer, c.rate_bps, seed) {
-            None if c.serve_droptail_at_dequeue => Some(aqm::droptail_served(c.buffer)),
+            None if served => Some(aqm::droptail_served(c.buffer)),
             q => q,
         };
-        let queue = match qdisc {
-            Some(q) => Queue::Served(Box::new(ServedQueue::new(q, c.rate_bps))),
-            None => Queue::Fast(ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder)),
+        let queue = match (qdisc, &c.trace) {
+            // origin 0 until the forwarding loop calls `start_trace_at`
+            (Some(q), Some(t)) => Queue::Served(Box::new(ServedQueue::with_server(
+                q,
+                Server::Trace(TraceServer::new(t.clone(), 0)),
+            ))),
+            (Some(q), None) => Queue::Served(Box::new(ServedQueue::new(q, c.rate_bps))),
+            (None, _) => Queue::Fast(ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder)),
         };
         PathModel {
             delay_ns: c.delay_ns,
@@ -102,6 +113,14 @@ impl PathModel {
             left: Vec::new(),
             outcomes: Vec::new(),
             counters: Counters::default(),
+        }
+    }
+
+    /// Start a trace link's trace at `t0` on CLOCK_MONOTONIC (the emulator's start, the
+    /// simulator's time 0), before the first packet; no-op otherwise.
+    pub fn start_trace_at(&mut self, t0: u64) {
+        if let Queue::Served(q) = &mut self.queue {
+            q.set_trace_origin(t0);
         }
     }
 
@@ -280,6 +299,7 @@ mod tests {
     use super::*;
     use crate::config::{JitterDist, LossConfig};
     use crate::config::*;
+    use std::sync::Arc;
 
     fn dir(loss: LossConfig, jitter: u64, dist: JitterDist, buffer: BufferConfig) -> DirConfig {
         DirConfig {
@@ -294,6 +314,7 @@ mod tests {
             aqm: "droptail".into(),
             aqm_params: Default::default(),
             serve_droptail_at_dequeue: false,
+            trace: None,
             seed: 1,
             sample_interval_ns: 0,
         }
@@ -469,6 +490,44 @@ mod tests {
             let wait = d - 25 * MS - at;
             assert!(wait <= MS + MS / 10, "sparse packet waited {} µs", wait / 1000);
         }
+    }
+
+    #[test]
+    fn trace_link_delivers_at_the_opportunities() {
+        // Trace 1, 1, 4 (ms), looping every 4 ms, started at T0: opportunities at T0 + 1, 1, 4,
+        // 5, 5, 8, 9, 9, 12 ms … A burst of 9 full-size packets at T0 finds the link waiting for
+        // its first opportunity: a 7-packet buffer keeps 7 (they leave at the first 7
+        // opportunities) and drops 2.
+        let mut c = dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(7));
+        c.trace = Some(Arc::new(ccbench_queue::Trace::from_ms(&[1, 1, 4]).unwrap()));
+        let mut m = PathModel::new(&c);
+        m.start_trace_at(T0);
+        assert!(m.is_served());
+        let mut fates = std::collections::HashMap::new();
+        for slot in 0..9 {
+            m.offer(T0, arrival(slot, 1500, 1, false));
+        }
+        assert_eq!(m.next_service(), Some(T0 + MS), "idle link: the first dequeue waits for the first opportunity");
+        m.serve(T0 + 100 * MS);
+        settle(&mut m, T0 + 100 * MS, &mut fates);
+        let leave = [1, 1, 4, 5, 5, 8, 9];
+        for (slot, ms) in leave.iter().enumerate() {
+            assert_eq!(fates[&(slot as u32)].0.verdict, Verdict::Deliver(T0 + ms * MS + 25 * MS), "packet {slot}");
+        }
+        assert_eq!(fates[&7].0.verdict, Verdict::Dropped);
+        assert_eq!(fates[&8].0.verdict, Verdict::Dropped);
+        // ACK-sized packets share an opportunity: 28 of 52 bytes fit in 1500, the 29th spills
+        // into the next one, the second at 101 ms (the idle link lost the ones in between).
+        let t = T0 + 101 * MS; // opportunities at 101, 101, 104 ms
+        for slot in 100..129 {
+            m.offer(t, arrival(slot, 52, 2, false));
+        }
+        m.serve(t + 10 * MS);
+        settle(&mut m, t + 10 * MS, &mut fates);
+        for slot in 100..128 {
+            assert_eq!(fates[&slot].0.verdict, Verdict::Deliver(t + 25 * MS), "ACK {slot}");
+        }
+        assert_eq!(fates[&128].0.verdict, Verdict::Deliver(t + 25 * MS), "the second opportunity at 101 ms");
     }
 
     #[test]

@@ -8,7 +8,11 @@
 //! each arrival, and whenever the thread polls, every dequeue due by then is replayed in order
 //! (`serve_until`); the discipline therefore sees enqueues and dequeues in time order, and a
 //! drop-tail FIFO served here gives the departure times of the departure-on-arrival fast path.
-use ccbench_queue::{Pkt, Qdisc, QueueStats, Rounding, Transmitter, Verdict};
+//!
+//! The transmitter is a fixed rate or a Mahimahi trace (`ccbench_queue::Server`): a trace link
+//! takes its next packet at the next delivery opportunity (`Server::ready_at`), so a dequeue is
+//! due then even when the link is idle.
+use ccbench_queue::{Pkt, Qdisc, QueueStats, Rounding, Server, Transmitter, Verdict};
 use std::collections::VecDeque;
 
 /// An arriving packet as the discipline sees it.
@@ -35,7 +39,7 @@ pub enum Left {
 
 pub struct ServedQueue {
     qdisc: Box<dyn Qdisc>,
-    tx: Transmitter,
+    tx: Server,
     /// Time of the last enqueue or dequeue: the discipline's clock never runs backwards.
     clock: u64,
     /// The discipline returned nothing with packets held (fq pacing): ask again at this time.
@@ -51,15 +55,27 @@ pub struct ServedQueue {
 impl ServedQueue {
     /// The emulator's transmitter carries the rate division's remainder, as the fast path.
     pub fn new(qdisc: Box<dyn Qdisc>, rate_bps: u64) -> Self {
+        Self::with_server(qdisc, Server::Fixed(Transmitter::new(rate_bps, Rounding::CarryRemainder)))
+    }
+
+    /// A discipline served by `tx` (a trace link's `TraceServer`).
+    pub fn with_server(qdisc: Box<dyn Qdisc>, tx: Server) -> Self {
         ServedQueue {
             qdisc,
-            tx: Transmitter::new(rate_bps, Rounding::CarryRemainder),
+            tx,
             clock: 0,
             wake: None,
             scratch: Vec::new(),
             on_wire: VecDeque::new(),
             departed: 0,
             bytes_served: 0,
+        }
+    }
+
+    /// Start a trace link's trace at `t0` (the emulator's start); no-op for a fixed rate.
+    pub fn set_trace_origin(&mut self, t0: u64) {
+        if let Server::Trace(t) = &mut self.tx {
+            t.set_origin(t0);
         }
     }
 
@@ -114,7 +130,8 @@ impl ServedQueue {
         if self.qdisc.backlog_packets() == 0 {
             return None;
         }
-        Some(self.tx.busy_until().max(self.clock).max(self.wake.unwrap_or(0)))
+        // free (fixed rate: at busy_until) or at the next delivery opportunity (trace)
+        Some(self.tx.ready_at(self.clock.max(self.wake.unwrap_or(0))))
     }
 
     fn collect_dropped(&mut self, out: &mut Vec<Left>) {

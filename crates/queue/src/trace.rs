@@ -126,6 +126,13 @@ impl Trace {
         self.period_ns
     }
 
+    /// Delivery opportunities at or before `t` (ns after the trace's origin), over all periods.
+    pub fn opportunities_until(&self, t: Nanos) -> u64 {
+        let k = t / self.period_ns;
+        let rest = t - k * self.period_ns;
+        k * self.at_ns.len() as u64 + self.at_ns.partition_point(|&a| a <= rest) as u64
+    }
+
     /// Mean capacity in bits per second: opportunities × 1500 B × 8 / period, rounded down
     /// (the scenario's nominal `rate_bps`; Python computes the same integer).
     pub fn mean_rate_bps(&self) -> u64 {
@@ -182,6 +189,13 @@ impl TraceServer {
     /// emulator's start in ccbench-link).
     pub fn new(trace: Arc<Trace>, origin: Nanos) -> TraceServer {
         TraceServer { trace, next: 0, cycle_start: origin, credit: 0, credit_at: 0, busy_until: 0 }
+    }
+
+    /// Move the trace's start to `origin` (before the first packet: ccbench-link starts it
+    /// when the emulator starts).
+    pub fn set_origin(&mut self, origin: Nanos) {
+        debug_assert!(self.busy_until == 0 && self.next == 0, "the origin moves before the first packet");
+        self.cycle_start = origin;
     }
 
     pub fn trace(&self) -> &Trace {
@@ -393,6 +407,17 @@ mod tests {
         }
         assert_eq!(sent, 1000 * 10);
         assert_eq!(s.rate_bps(), mean_rate_bps(10, 30));
+    }
+
+    #[test]
+    fn opportunities_until_counts_every_period() {
+        let t = Trace::from_ms(&[0, 3, 3, 10]).unwrap();
+        // period k: 10k, 10k + 3 (twice), 10k + 10
+        assert_eq!(t.opportunities_until(0), 1);
+        assert_eq!(t.opportunities_until(3 * MS - 1), 1);
+        assert_eq!(t.opportunities_until(3 * MS), 3);
+        assert_eq!(t.opportunities_until(10 * MS), 5, "the last of period 0 and the first of period 1");
+        assert_eq!(t.opportunities_until(1003 * MS), 100 * 4 + 3);
     }
 
     #[test]

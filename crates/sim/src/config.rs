@@ -158,6 +158,12 @@ pub struct BottleneckConfig {
     /// dequeue time instead of the departure-on-arrival fast path (same results expected).
     #[serde(skip)]
     pub serve_droptail_at_dequeue: bool,
+    /// Mahimahi delivery traces of the two bottleneck directions (scenario keys `trace` /
+    /// `trace_reverse`): the links deliver at the traces' opportunities instead of at
+    /// `rate_bps`, which then holds the forward trace's mean capacity (for BDP-sized buffers and
+    /// reports). Serialised only when set, so configs without a trace read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<ccbench_queue::TraceConfig>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -290,6 +296,7 @@ impl BottleneckConfig {
             aqm: "droptail".into(),
             aqm_params: Default::default(),
             serve_droptail_at_dequeue: false,
+            trace: None,
         }
     }
 
@@ -309,6 +316,9 @@ impl BottleneckConfig {
             return Err("bottleneck.rate_bps must be > 0".into());
         }
         crate::queue::aqm::validate(&self.aqm, &self.aqm_params, self.buffer)?;
+        if let Some(t) = &self.trace {
+            t.traces()?;
+        }
         let prob = |name: &str, v: f64| -> Result<(), String> {
             if !(0.0..=1.0).contains(&v) || v.is_nan() {
                 Err(format!("bottleneck.loss.{name} must be within [0, 1], got {v}"))

@@ -631,8 +631,8 @@ impl<'a> World<'a> {
         }
 
         let bn = &mut self.net.links[BN_FWD as usize];
-        let rate = bn.rate_bps().unwrap_or(1) as f64;
-        let capacity_bytes = rate * secs(end) / 8.0;
+        // rate × duration, or a trace link's opportunities up to the end × 1500 B
+        let capacity_bytes = bn.capacity_bytes(end).unwrap_or(secs(end) / 8.0);
         // Bytes whose transmission was scheduled but had not happened by the end.
         let pending_bytes = bn.queued_bytes(end) as f64;
         let util = ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0);

@@ -74,6 +74,9 @@ impl Dumbbell {
                 q => q,
             }
         };
+        // Trace-driven bottleneck (validated with the config): [forward, reverse] schedules.
+        let traces = b.trace.as_ref().map(|t| t.traces().expect("bottleneck.trace is validated before the run"));
+        let trace = |dir: usize| traces.as_ref().map(|t| t[dir].clone());
         let mut links = vec![
             Link::new(
                 LinkSpec {
@@ -87,6 +90,7 @@ impl Dumbbell {
                     impair: kinds,
                     qdisc: qdisc("bottleneck/fwd/aqm"),
                     measure_sojourn: true,
+                    trace: trace(0),
                 },
                 cfg.seed,
             ),
@@ -102,6 +106,7 @@ impl Dumbbell {
                     impair: kinds,
                     qdisc: qdisc("bottleneck/rev/aqm"),
                     measure_sojourn: false,
+                    trace: trace(1),
                 },
                 cfg.seed,
             ),
@@ -121,6 +126,7 @@ impl Dumbbell {
                             impair: ImpairKinds::default(),
                             qdisc: None,
                             measure_sojourn: false,
+                            trace: None,
                         },
                         cfg.seed,
                     ));

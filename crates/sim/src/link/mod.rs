@@ -5,7 +5,9 @@
 //!
 //! The queue is drop-tail with departures computed on arrival (ccbench-queue's
 //! `ScheduledDropTail`, the same code ccbench-link runs: no events of its own), or, for any
-//! other discipline, a [`served::ServedQueue`] the event loop serves at dequeue time.
+//! other discipline, a [`served::ServedQueue`] the event loop serves at dequeue time. A
+//! trace-driven link (Mahimahi format, `LinkSpec::trace`) always takes the served arm, with
+//! drop-tail as a FIFO discipline when no other is given.
 pub mod jitter;
 pub mod loss;
 pub mod served;
@@ -16,10 +18,12 @@ use crate::queue::droptail::droptail;
 use crate::queue::ScheduledDropTail;
 use crate::rng::Rng;
 use crate::time::Nanos;
+use ccbench_queue::{Server, Trace, TraceServer};
 use jitter::Jitter;
 use loss::LossModel;
 use served::ServedQueue;
 use sojourn::SojournMeter;
+use std::sync::Arc;
 
 /// What happens to a packet offered to a link.
 pub enum Fate {
@@ -44,6 +48,8 @@ enum Queue {
 pub struct Link {
     pub name: String,
     queue: Queue,
+    /// The delivery trace of a trace-driven link.
+    trace: Option<Arc<Trace>>,
     /// Sojourn times of the queue, when measured (the forward bottleneck).
     pub sojourn: Option<SojournMeter>,
     delay_ns: Nanos,
@@ -101,11 +107,19 @@ pub struct LinkSpec {
     pub qdisc: Option<Box<dyn ccbench_queue::Qdisc>>,
     /// Keep a sojourn-time meter.
     pub measure_sojourn: bool,
+    /// Deliver at the opportunities of this trace (its clock starts at 0) instead of at
+    /// `rate_bps`; the queue is served (`qdisc`, drop-tail on `buffer` if None).
+    pub trace: Option<Arc<Trace>>,
 }
 
 impl Link {
     pub fn new(spec: LinkSpec, seed: u64) -> Self {
         let queue = match (spec.rate_bps, spec.qdisc) {
+            (_, q) if spec.trace.is_some() => {
+                let q = q.unwrap_or_else(|| crate::queue::aqm::droptail_served(spec.buffer));
+                let server = Server::Trace(TraceServer::new(spec.trace.clone().expect("trace"), 0));
+                Queue::Served(Box::new(ServedQueue::with_server(q, server)))
+            }
             (Some(r), Some(q)) => Queue::Served(Box::new(ServedQueue::new(q, r))),
             (Some(r), None) => Queue::Fast(droptail(r, spec.buffer)),
             (None, _) => Queue::None,
@@ -116,6 +130,7 @@ impl Link {
             loss_rng: Rng::stream(seed, &format!("{}/loss", spec.name)),
             name: spec.name,
             queue,
+            trace: spec.trace,
             delay_ns: spec.delay_ns,
             jitter: spec.jitter.filter(|j| j.jitter_ns > 0),
             reorder: spec.reorder,
@@ -228,6 +243,15 @@ impl Link {
         }
     }
 
+    /// Bytes the link could have sent in [0, `end`]: rate × time, or for a trace link the
+    /// opportunities up to `end` × 1500 bytes.
+    pub fn capacity_bytes(&self, end: Nanos) -> Option<f64> {
+        if let Some(t) = &self.trace {
+            return Some(t.opportunities_until(end) as f64 * ccbench_queue::trace::OPPORTUNITY_BYTES as f64);
+        }
+        self.rate_bps().map(|r| r as f64 * crate::time::secs(end) / 8.0)
+    }
+
     pub fn rate_bps(&self) -> Option<u64> {
         match &self.queue {
             Queue::Fast(q) => Some(q.rate_bps()),
@@ -255,6 +279,7 @@ mod tests {
                 impair: ImpairKinds::ALL,
                 qdisc: None,
                 measure_sojourn: false,
+                trace: None,
             },
             1,
         )

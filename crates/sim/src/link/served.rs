@@ -7,14 +7,16 @@
 //! here in `held`, in the slot named by the descriptor's `id`. The event loop (sim.rs) enqueues
 //! at the packet's real arrival time and dequeues whenever the transmitter is free: at an
 //! arrival that finds it idle, at the end of each transmission, or at the discipline's
-//! `next_wakeup` (fq pacing).
+//! `next_wakeup` (fq pacing). The transmitter is a fixed rate or a Mahimahi trace
+//! (`ccbench_queue::Server`); a trace link between two delivery opportunities is idle but
+//! cannot start a packet, so its next dequeue is armed at the next opportunity.
 use crate::tcp::{Pkt, PktKind};
 use crate::time::Nanos;
-use ccbench_queue::{flow_hash, Qdisc, Rounding, Transmitter, Verdict};
+use ccbench_queue::{flow_hash, Qdisc, Rounding, Server, Transmitter, Verdict};
 
 pub struct ServedQueue {
     qdisc: Box<dyn Qdisc>,
-    tx: Transmitter,
+    tx: Server,
     /// Packets the discipline holds, by slot (= descriptor id); None = free slot.
     held: Vec<Option<Pkt>>,
     free: Vec<u32>,
@@ -44,9 +46,14 @@ pub enum Next {
 impl ServedQueue {
     /// Serialisation times are rounded up per packet, as the fast path and `time::tx_time` do.
     pub fn new(qdisc: Box<dyn Qdisc>, rate_bps: u64) -> Self {
+        Self::with_server(qdisc, Server::Fixed(Transmitter::new(rate_bps, Rounding::CeilPerPacket)))
+    }
+
+    /// A queue served by `tx` (a trace link's `TraceServer`).
+    pub fn with_server(qdisc: Box<dyn Qdisc>, tx: Server) -> Self {
         ServedQueue {
             qdisc,
-            tx: Transmitter::new(rate_bps, Rounding::CeilPerPacket),
+            tx,
             held: Vec::new(),
             free: Vec::new(),
             dropped_desc: Vec::new(),
@@ -57,8 +64,9 @@ impl ServedQueue {
         }
     }
 
+    /// The transmitter's rate (a trace's mean capacity).
     pub fn rate_bps(&self) -> u64 {
-        self.tx.rate_bps
+        self.tx.rate_bps()
     }
 
     /// Offer an arriving packet at `now`. A refused packet, and any packet the discipline
@@ -118,33 +126,46 @@ impl ServedQueue {
         if self.tx.is_busy(now) {
             return Next::Idle;
         }
-        let out = match self.qdisc.dequeue(now) {
-            Some(d) => {
-                let pkt = self.held[d.id as usize].take().expect("dequeued packet was held");
-                self.free.push(d.id as u32);
-                let (_, tx_end) = self.tx.send(now, pkt.bytes);
-                self.bytes_sent += pkt.bytes as u64;
-                self.ce_marked += d.ce as u64;
-                self.tx_event = Some(tx_end);
-                Next::Send { pkt, tx_end, sojourn: now - d.enq_ns, ce: d.ce }
-            }
-            None => {
-                let wake = self.qdisc.next_wakeup().filter(|_| self.qdisc.backlog_packets() > 0);
-                match wake.map(|t| t.max(now + 1)) {
-                    Some(t) if self.tx_event == Some(t) => Next::Idle,
-                    Some(t) => {
-                        self.tx_event = Some(t);
-                        Next::Wake(t)
-                    }
-                    None => {
-                        self.tx_event = None;
-                        Next::Idle
-                    }
+        let ready = self.tx.ready_at(now);
+        let out = if ready > now {
+            // A trace link between opportunities: take the next packet at the next one.
+            self.wake_at(now, Some(ready))
+        } else {
+            match self.qdisc.dequeue(now) {
+                Some(d) => {
+                    let pkt = self.held[d.id as usize].take().expect("dequeued packet was held");
+                    self.free.push(d.id as u32);
+                    let (_, tx_end) = self.tx.send(now, pkt.bytes);
+                    self.bytes_sent += pkt.bytes as u64;
+                    self.ce_marked += d.ce as u64;
+                    self.tx_event = Some(tx_end);
+                    Next::Send { pkt, tx_end, sojourn: now - d.enq_ns, ce: d.ce }
+                }
+                None => {
+                    let wake = self.qdisc.next_wakeup();
+                    self.wake_at(now, wake)
                 }
             }
         };
         self.collect_dropped();
         out
+    }
+
+    /// Arm a wake-up at `wake` if packets are held (`Wake`, or `Idle` when that event is
+    /// already pending); nothing held or no time: `Idle`, no event.
+    fn wake_at(&mut self, now: Nanos, wake: Option<Nanos>) -> Next {
+        let wake = wake.filter(|_| self.qdisc.backlog_packets() > 0);
+        match wake.map(|t| t.max(now + 1)) {
+            Some(t) if self.tx_event == Some(t) => Next::Idle,
+            Some(t) => {
+                self.tx_event = Some(t);
+                Next::Wake(t)
+            }
+            None => {
+                self.tx_event = None;
+                Next::Idle
+            }
+        }
     }
 
     /// Packets dropped since the last call (arriving packets refused, AQM drops at dequeue,
