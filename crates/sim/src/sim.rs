@@ -634,7 +634,7 @@ impl<'a> World<'a> {
         // rate × duration, or a trace link's opportunities up to the end × 1500 B
         let capacity_bytes = bn.capacity_bytes(end).unwrap_or(secs(end) / 8.0);
         // Bytes whose transmission was scheduled but had not happened by the end.
-        let pending_bytes = bn.queued_bytes(end) as f64;
+        let pending_bytes = bn.bytes_pending(end) as f64;
         let util = ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0);
         let drops = self.net.links.iter().map(|l| l.dropped_queue).sum::<u64>();
         let losses = self.net.links.iter().map(|l| l.dropped_loss).sum::<u64>();
