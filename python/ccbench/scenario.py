@@ -32,13 +32,14 @@ from pydantic import (
     StrictBool,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from . import aqm as _aqm
-from . import limits, units
+from . import limits, trace_file, units
 from .units import BufferSpec, UnitError, quote as _q
 
 __all__ = [
@@ -270,8 +271,17 @@ class LossModel(_Model):
 NO_LOSS = LossModel(model="none")
 
 
+class _GivenWithTrace(str):
+    """Marks a ``rate`` given beside a ``trace`` (refused by the rate's validator)."""
+
+
+class _ReverseAlone(str):
+    """Marks a ``trace_reverse`` given without ``trace``."""
+
+
 class Bottleneck(_Model):
-    rate_bps: int = Field(alias="rate")
+    #: The link's rate; with a ``trace``, left out and filled with the trace's mean capacity.
+    rate_bps: Optional[int] = Field(alias="rate")
     rtt_s: float = Field(alias="rtt")
     jitter_s: float = Field(0.0, alias="jitter")
     jitter_dist: Literal["uniform", "normal", "pareto"] = "uniform"
@@ -283,12 +293,75 @@ class Bottleneck(_Model):
     #: The discipline's parameters as written (``[bottleneck.aqm_params]``); checked against
     #: ``aqm`` after validation (aqm.problems), resolved with the defaults by ``aqm_wire``.
     aqm_params: dict[str, Any] = Field(default_factory=dict)
+    #: Mahimahi delivery traces (docs/scenario.md "Trace-driven links"): the value as written, a
+    #: ``trace_file.TraceRef`` carrying the trace read from it; "" = a fixed-rate link.
     trace: str = ""
+    trace_reverse: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trace_keys(cls, data):
+        """With a trace, ``rate`` is left out (the trace sets it) and ``trace_reverse`` needs
+        ``trace``: mark the values so that each key's own validator reports it."""
+        if not isinstance(data, Mapping):
+            return data
+        traced = isinstance(data.get("trace"), str) and data.get("trace") != ""
+        out = dict(data)
+        if traced:
+            out["rate"] = _GivenWithTrace(_q(data["rate"])) if "rate" in data else None
+        reverse = data.get("trace_reverse")
+        if isinstance(reverse, str) and reverse and "trace" not in data:
+            out["trace_reverse"] = _ReverseAlone(reverse)
+        return out
 
     @field_validator("rate_bps", mode="before")
     @classmethod
     def _rate(cls, v):
+        if isinstance(v, _GivenWithTrace):
+            raise _custom(f"{v}: the trace sets the rate (its mean capacity)", "no rate with a trace (leave it out)")
+        if v is None:  # left out beside a trace: filled in by _fill_rate
+            return None
         return _rate_bps(v, units.RATE_FORM)
+
+    @field_validator("trace_reverse", mode="before")
+    @classmethod
+    def _reverse_alone(cls, v):
+        if isinstance(v, _ReverseAlone):
+            raise _custom(f"{_q(str(v))} without a trace: trace_reverse sets the ACK direction of a trace link",
+                          'trace = "..." as well (trace_reverse defaults to it)')
+        return v
+
+    @field_validator("trace", "trace_reverse")
+    @classmethod
+    def _trace(cls, v, info: ValidationInfo):
+        if not v:
+            return v
+        base = (info.context or {}).get("base_dir") or Path.cwd()
+        try:
+            return trace_file.load(v, Path(base))
+        except trace_file.TraceProblem as e:
+            raise _custom(e.problem, trace_file.expected_form()) from None
+
+    @model_validator(mode="after")
+    def _fill_rate(self):
+        """A trace link's nominal rate is its forward trace's mean capacity."""
+        if self.rate_bps is None and isinstance(self.trace, trace_file.TraceRef):
+            object.__setattr__(self, "rate_bps", self.trace.mean_rate_bps)
+        return self
+
+    @property
+    def traced(self) -> bool:
+        return isinstance(self.trace, trace_file.TraceRef)
+
+    def trace_wire(self) -> Optional[dict]:
+        """``bottleneck.trace`` of the simulator's JSON (crates/queue/src/trace.rs
+        ``TraceConfig``): the opportunities (ms) of each direction; None without a trace."""
+        if not self.traced:
+            return None
+        wire = {"fwd_ms": list(self.trace.ms)}
+        if isinstance(self.trace_reverse, trace_file.TraceRef):
+            wire["rev_ms"] = list(self.trace_reverse.ms)
+        return wire
 
     @field_validator("rtt_s", "jitter_s", mode="before")
     @classmethod
@@ -328,12 +401,6 @@ class Bottleneck(_Model):
             raise _custom(f"{_q(v)} is above the maximum {limits.MAX_BUFFER_PACKETS}pkt", _BUFFER_RANGE)
         return spec
 
-    @field_validator("trace")
-    @classmethod
-    def _trace(cls, v):
-        if v:
-            raise _custom("delivery traces are not supported yet", 'trace = "" (or leave it out)')
-        return v
 
 
 class Access(_Model):
@@ -469,6 +536,12 @@ class FlowSpec:
         return _ns(self.start_s)
 
 
+def _base_dir(source: str | None) -> Path:
+    """The directory relative trace paths start from: the scenario file's, else the current one."""
+    p = Path(source) if source else None
+    return p.parent if p is not None and p.is_file() else Path.cwd()
+
+
 def _ns(seconds: float) -> int:
     return int(round(seconds * 1e9))
 
@@ -535,7 +608,7 @@ class Scenario(_Model):
         check_nesting(d, source)
         raw = copy.deepcopy(dict(d))
         try:
-            sc = cls.model_validate(raw)
+            sc = cls.model_validate(raw, context={"base_dir": _base_dir(source)})
         except ValidationError as e:
             raise _convert(e, source) from None
         if sc.start_jitter_s >= sc.duration_s:
@@ -803,6 +876,8 @@ class Scenario(_Model):
                 "buffer": buffer,
                 "aqm": b.aqm,
                 "aqm_params": self.aqm_wire,
+                # only with a trace (serde default None): configs without one stay as they were
+                **({"trace": b.trace_wire()} if b.traced else {}),
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_ns": _ns(self.access.delay_s)},
             "probe": {"ping_interval_ns": _ns(self.probe.ping_s)},
@@ -830,7 +905,8 @@ class Scenario(_Model):
                 "aqm": b.aqm,
                 # only when given: scenarios without parameters keep their hash and run ids
                 **({"aqm_params": _aqm.given_wire(b.aqm, b.aqm_params)} if b.aqm_params else {}),
-                "trace": b.trace,
+                # "" without a trace (hashes as before); else what the traces hold, by digest
+                "trace": self._trace_normalised(),
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_s": self.access.delay_s},
             "flows": [
@@ -852,6 +928,14 @@ class Scenario(_Model):
             "probe": {"ping_s": self.probe.ping_s},
         }
 
+    def _trace_normalised(self):
+        b = self.bottleneck
+        if not b.traced:
+            return ""
+        rev = b.trace_reverse if isinstance(b.trace_reverse, trace_file.TraceRef) else b.trace
+        return {"name": str(b.trace), "sha256": b.trace.sha256,
+                "reverse": {"name": str(b.trace_reverse or b.trace), "sha256": rev.sha256}}
+
     def canonical_json(self) -> str:
         return json.dumps(self.normalised(), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
@@ -863,7 +947,7 @@ class Scenario(_Model):
         b = self.bottleneck
         loss = "no loss" if b.loss.model == "none" else f"{b.loss.model} loss {b.loss.mean_loss * 100:g}%"
         parts = [
-            units.format_rate(b.rate_bps),
+            units.format_rate(b.rate_bps) + (f" trace {b.trace} (mean)" if b.traced else ""),
             f"RTT {units.format_time(self.base_rtt_s)}",
         ]
         if b.jitter_s:
@@ -1097,7 +1181,8 @@ _FORMS = {
     "ecn": "true or false (ECN on these connections; default false)",
     "direction": '"forward" or "reverse" (which way the data crosses the bottleneck; default "forward")',
     "reorder": "true or false",
-    "trace": 'trace = ""',
+    "trace": "a Mahimahi trace file relative to the scenario, or a shipped trace such as \"lte-steady\"",
+    "trace_reverse": "a Mahimahi trace file relative to the scenario, or a shipped trace such as \"lte-steady\"",
     "model": '"none", "bernoulli" or "gilbert"',
     "p": _PROB_FORM,
     "r": _PROB_FORM,

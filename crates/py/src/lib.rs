@@ -62,6 +62,14 @@ fn config_json(scenario_json: &str) -> PyResult<String> {
 
 /// Names of the congestion-control algorithms the simulator implements, with the Linux
 /// version each follows, as JSON text: [{"name": .., "linux": .., "notes": ..}].
+/// A Mahimahi trace's delivery opportunities (ms), read by the same parser both backends'
+/// links use (ccbench-queue's `trace::parse_mahimahi`). A bad trace raises ValueError with
+/// args (line, problem); line 0 = the file as a whole.
+#[pyfunction]
+fn parse_trace(text: &str) -> PyResult<Vec<u64>> {
+    ccbench_queue::parse_mahimahi(text).map_err(|e| PyValueError::new_err((e.line, e.problem)))
+}
+
 #[pyfunction]
 fn algorithms_json() -> String {
     ccbench_sim::algorithms_json()
@@ -71,6 +79,7 @@ fn algorithms_json() -> String {
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run_columns, m)?)?;
     m.add_function(wrap_pyfunction!(config_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
