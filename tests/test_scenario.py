@@ -116,6 +116,8 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
 RUST_ONLY_KEYS = {"max_events"}
 #: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
 RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
+#: BottleneckConfig fields the Python side sends only when set (a trace link's traces).
+OPTIONAL_BOTTLENECK_KEYS = {"trace"}
 #: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
 #: on, direction when "reverse").
 OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
@@ -124,7 +126,8 @@ OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
 def test_fixture_matches_the_rust_source():
     rs = SIM_SRC / "config.rs"
     assert set(rust_struct_fields(rs, "SimConfig")) - RUST_ONLY_KEYS == SIM_CONFIG_KEYS[""]
-    assert set(rust_struct_fields(rs, "BottleneckConfig")) - RUST_ONLY_BOTTLENECK_KEYS == SIM_CONFIG_KEYS["bottleneck"]
+    assert (set(rust_struct_fields(rs, "BottleneckConfig")) - RUST_ONLY_BOTTLENECK_KEYS - OPTIONAL_BOTTLENECK_KEYS
+            == SIM_CONFIG_KEYS["bottleneck"])
     assert set(rust_struct_fields(rs, "AccessConfig")) == SIM_CONFIG_KEYS["access"]
     assert set(rust_struct_fields(rs, "FlowConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow"]
     assert set(rust_struct_fields(rs, "ProbeConfig")) == SIM_CONFIG_KEYS["probe"]
