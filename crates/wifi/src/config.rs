@@ -183,7 +183,8 @@ impl WifiConfig {
         mcs
     }
 
-    pub(crate) fn driver_queue(&self, dir: crate::Dir) -> u32 {
+    /// Driver queue depth of station `dir`.
+    pub fn driver_queue(&self, dir: crate::Dir) -> u32 {
         match dir {
             crate::Dir::Fwd => self.driver_queue_fwd,
             crate::Dir::Rev => self.driver_queue_rev,

@@ -7,7 +7,12 @@
 pub mod config;
 pub mod medium;
 pub mod phy;
+pub mod rate;
+pub mod reorder;
+pub mod station;
 pub mod stats;
+#[cfg(test)]
+mod tests;
 
 pub use config::{RateControl, WifiConfig};
 pub use medium::Medium;
