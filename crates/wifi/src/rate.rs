@@ -80,7 +80,7 @@ impl RateCtl {
         }
         self.txops += 1;
         let n = self.stats.len() as u64;
-        if self.txops % SAMPLE_EVERY == 0 && n > 1 {
+        if self.txops.is_multiple_of(SAMPLE_EVERY) && n > 1 {
             // A uniformly random MCS other than the best.
             let k = self.rng.next_u64() % (n - 1);
             let mcs = if k >= self.best as u64 { k + 1 } else { k };
