@@ -139,6 +139,9 @@ impl WifiConfig {
                 self.cw_min, self.cw_max
             ));
         }
+        if self.aifsn == 0 {
+            return Err("wifi.aifsn: must be >= 1 (AIFS = SIFS + AIFSN slots)".into());
+        }
         if self.slot_ns == 0 {
             return Err("wifi.slot_ns: must be > 0".into());
         }
@@ -171,16 +174,13 @@ impl WifiConfig {
 
     /// The MCS in force at `now` for a fixed rate: the last `mcs_trace` step at or before `now`.
     pub fn fixed_mcs_at(&self, now: Nanos) -> u8 {
-        let mut mcs = self.mcs;
-        if let Some(steps) = &self.mcs_trace {
-            for &(t, m) in steps {
-                if t > now {
-                    break;
-                }
-                mcs = m;
-            }
+        match &self.mcs_trace {
+            Some(steps) => match steps.partition_point(|&(t, _)| t <= now) {
+                0 => self.mcs,
+                i => steps[i - 1].1,
+            },
+            None => self.mcs,
         }
-        mcs
     }
 
     /// Driver queue depth of station `dir`.
@@ -222,6 +222,7 @@ mod tests {
             WifiConfig { mcs_trace: Some(vec![(0, 1)]), rate_control: RateControl::Minstrel, ..d.clone() },
             "wifi.mcs_trace",
         );
+        bad(WifiConfig { aifsn: 0, ..d.clone() }, "wifi.aifsn");
         bad(WifiConfig { control_rate_bps: 54_000_000, ..d }, "wifi.control_rate_bps");
     }
 }
