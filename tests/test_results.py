@@ -77,7 +77,9 @@ def test_every_report_field_has_a_column():
     """What crates/sim/src/report.rs sends is stored (no silently dropped measurement)."""
     rs = SIM_SRC / "report.rs"
     assert set(rust_struct_fields(rs, "FlowSummary")) <= set(FLOWS_SCHEMA.names)
-    assert set(rust_struct_fields(rs, "RunSummary")) - {"duration_s"} <= set(RUNS_SCHEMA.names)
+    # `wifi` is flattened into the run (serde flatten): its fields are the columns
+    assert set(rust_struct_fields(rs, "RunSummary")) - {"duration_s", "wifi"} <= set(RUNS_SCHEMA.names)
+    assert set(rust_struct_fields(rs, "WifiSummary")) <= set(RUNS_SCHEMA.names)
     assert set(rust_struct_fields(rs, "Series")) <= set(SERIES_SCHEMA.names)
     assert set(rust_struct_fields(rs, "LinkSeries")) <= set(LINK_SERIES_SCHEMA.names)
 

@@ -116,8 +116,8 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
 RUST_ONLY_KEYS = {"max_events"}
 #: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
 RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
-#: BottleneckConfig fields the Python side sends only when set (a trace link's traces).
-OPTIONAL_BOTTLENECK_KEYS = {"trace"}
+#: BottleneckConfig fields the Python side sends only when set (a trace link's traces; wifi only on a Wi-Fi link, tests/test_wifi.py).
+OPTIONAL_BOTTLENECK_KEYS = {"trace", "wifi"}
 #: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
 #: on, direction when "reverse").
 OPTIONAL_FLOW_KEYS = {"ecn", "direction"}

@@ -1174,6 +1174,39 @@ def analysis_latency(study: Study, datas: list[PartData]):
         *problems], tables, figures)
 
 
+def analysis_wifi(study: Study, datas: list[PartData]):
+    """The Wi-Fi hop per cell: A-MPDU sizes, airtime shares, collisions and retry drops (the
+    runs table's wifi_* columns, docs/results.md; parts on a wire are left out)."""
+    cols = {"A-MPDU mean": "wifi_ampdu_mean_fwd", "A-MPDU p50": "wifi_ampdu_p50_fwd",
+            "A-MPDU p90": "wifi_ampdu_p90_fwd", "ACK A-MPDU mean": "wifi_ampdu_mean_rev",
+            "airtime data": "wifi_airtime_fwd", "airtime ACKs": "wifi_airtime_rev",
+            "collisions": "wifi_collisions", "retry drops": "wifi_retry_drops"}
+    tables = []
+    for d in datas:
+        if d.runs.empty or "wifi_ampdu_mean_fwd" not in d.runs or d.runs["wifi_ampdu_mean_fwd"].isna().all():
+            continue
+        rows = []
+        for cell, cc in _cell_ccs(d):
+            tot = per_run(d, {**cell, "cc": cc}, how="sum")
+            if tot.empty:
+                continue
+            runs = d.runs[d.runs["run_id"].isin(set(tot.index))]
+            row = {**_cell_cols(cell), "cc": cc}
+            for name, col in cols.items():
+                row[name] = _fmt(runs[col].astype(float).mean(), 3)
+            row["n"] = len(runs)
+            rows.append(row)
+        if rows:
+            tables.append((f"{d.part.name}: the Wi-Fi hop (data station; MPDUs per A-MPDU, share of "
+                           "the run's airtime), mean over runs", pd.DataFrame(rows)))
+    return _section("The Wi-Fi hop: aggregation and airtime", [
+        "A-MPDU: MPDUs per transmission of the data station (mean, median, 90th percentile over its "
+        "transmissions); ACK A-MPDU: the same for the receiver-side station; airtime: the share of "
+        "the run each station's transmissions (PPDU and block-ack) took; collisions: transmit "
+        "opportunities in which both stations sent; retry drops: MPDUs lost after the retry limit."],
+        tables)
+
+
 def analysis_goodput_delay(study: Study, datas: list[PartData]):
     figures, problems = [], []
     for d in datas:
@@ -1245,6 +1278,7 @@ ANALYSES: dict[str, Callable] = {
     "cwnd_time": analysis_cwnd_time,
     "latency": analysis_latency,
     "goodput_delay": analysis_goodput_delay,
+    "wifi": analysis_wifi,
     "oscillation": analysis_oscillation,
     "throughput_time": analysis_throughput_time,
     "recommendation_map": lambda study, datas: __import__("ccbench.recommend", fromlist=["map_section"]).map_section(study, datas),
