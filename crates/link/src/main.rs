@@ -12,6 +12,7 @@ mod ecn;
 mod flowkey;
 mod gso;
 mod path;
+mod propagation;
 mod served;
 mod stats;
 mod tun;
