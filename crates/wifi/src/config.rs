@@ -139,6 +139,9 @@ impl WifiConfig {
                 self.cw_min, self.cw_max
             ));
         }
+        if self.aifsn == 0 {
+            return Err("wifi.aifsn: must be >= 1 (AIFS = SIFS + AIFSN slots)".into());
+        }
         if self.slot_ns == 0 {
             return Err("wifi.slot_ns: must be > 0".into());
         }
@@ -171,22 +174,55 @@ impl WifiConfig {
 
     /// The MCS in force at `now` for a fixed rate: the last `mcs_trace` step at or before `now`.
     pub fn fixed_mcs_at(&self, now: Nanos) -> u8 {
-        let mut mcs = self.mcs;
-        if let Some(steps) = &self.mcs_trace {
-            for &(t, m) in steps {
-                if t > now {
-                    break;
-                }
-                mcs = m;
-            }
+        match &self.mcs_trace {
+            Some(steps) => match steps.partition_point(|&(t, _)| t <= now) {
+                0 => self.mcs,
+                i => steps[i - 1].1,
+            },
+            None => self.mcs,
         }
-        mcs
     }
 
-    pub(crate) fn driver_queue(&self, dir: crate::Dir) -> u32 {
+    /// Driver queue depth of station `dir`.
+    pub fn driver_queue(&self, dir: crate::Dir) -> u32 {
         match dir {
             crate::Dir::Fwd => self.driver_queue_fwd,
             crate::Dir::Rev => self.driver_queue_rev,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_table_is_the_default_and_keys_are_checked() {
+        let d: WifiConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(d, WifiConfig::default());
+        assert!(d.validate().is_ok());
+        let c: WifiConfig =
+            serde_json::from_str(r#"{"rate_control": "minstrel", "snr_db": 20.5, "mcs": 7}"#).unwrap();
+        assert_eq!(c.rate_control, RateControl::Minstrel);
+        let t: WifiConfig = serde_json::from_str(r#"{"mcs_trace": [[0, 15], [1000000000, 3]]}"#).unwrap();
+        assert_eq!(t.fixed_mcs_at(999_999_999), 15);
+        assert_eq!(t.fixed_mcs_at(1_000_000_000), 3);
+        assert!(serde_json::from_str::<WifiConfig>(r#"{"mcss": 3}"#).is_err(), "unknown key refused");
+        let bad = |c: WifiConfig, key: &str| {
+            let e = c.validate().unwrap_err();
+            assert!(e.contains(key), "{e} should name {key}");
+        };
+        bad(WifiConfig { mcs: 32, ..d.clone() }, "wifi.mcs");
+        bad(WifiConfig { width_mhz: 80, ..d.clone() }, "wifi.width_mhz");
+        bad(WifiConfig { mpdu_error: 1.5, ..d.clone() }, "wifi.mpdu_error");
+        bad(WifiConfig { max_ampdu_frames: 65, ..d.clone() }, "wifi.max_ampdu_frames");
+        bad(WifiConfig { driver_queue_rev: 0, ..d.clone() }, "wifi.driver_queue_rev");
+        bad(WifiConfig { mcs_trace: Some(vec![(5, 1), (4, 2)]), ..d.clone() }, "wifi.mcs_trace");
+        bad(
+            WifiConfig { mcs_trace: Some(vec![(0, 1)]), rate_control: RateControl::Minstrel, ..d.clone() },
+            "wifi.mcs_trace",
+        );
+        bad(WifiConfig { aifsn: 0, ..d.clone() }, "wifi.aifsn");
+        bad(WifiConfig { control_rate_bps: 54_000_000, ..d }, "wifi.control_rate_bps");
     }
 }

@@ -99,11 +99,14 @@ pub fn subframe_bytes(ip_len: u32) -> u64 {
 /// MCS 0–7 at 20 MHz; the same per stream for MCS 8–31; +3 dB at 40 MHz) above the noise
 /// floor the table assumes (−174 dBm/Hz + 10·log10(bandwidth) + 10 dB noise figure + 5 dB
 /// implementation margin = −86 dBm at 20 MHz). The noise floor scales with the width as the
-/// sensitivity does, so the SNR threshold does not depend on the width.
+/// sensitivity does, so the SNR threshold does not depend on the width. With N spatial
+/// streams the transmit power is split N ways, so each stream needs 10·log10(N) dB more total
+/// SNR (a model choice: the table lists the same sensitivity for every stream count).
 pub fn snr_threshold_db(mcs: u8) -> f64 {
     const SENS_20: [f64; 8] = [-82.0, -79.0, -77.0, -74.0, -70.0, -66.0, -65.0, -64.0];
     let noise_20 = -174.0 + 10.0 * (20e6f64).log10() + 10.0 + 5.0;
-    SENS_20[(mcs % 8) as usize] - noise_20
+    let streams = (mcs / 8 + 1) as f64;
+    SENS_20[(mcs % 8) as usize] - noise_20 + 10.0 * streams.log10()
 }
 
 /// Steepness of the error-rate waterfall, per dB: a logistic curve through 10 % at the
