@@ -14,7 +14,7 @@ use crate::served::Arrival;
 use crate::stats::Lateness;
 use crate::wifi::WifiPath;
 use crate::{count_loss, ecn, flowkey, now_ns, set_rt, slot_bytes, thread_cpu, DirReport, Timing, BATCH, SLOT, STOP};
-use ccbench_wifi::Dir;
+use ccbench_wifi::{Dir, MediumStats};
 use serde_json::json;
 use std::collections::HashMap;
 use std::os::fd::RawFd;
@@ -108,6 +108,8 @@ pub fn forward_wifi(
     let mut io = [DirIo::new(), DirIo::new()];
     let mut slab = Slab::new();
     let mut outcomes: Vec<(Dir, Outcome)> = Vec::new();
+    // The medium's counters at each sample instant (so the backend can take the run's window).
+    let mut medium_samples: Vec<(u64, MediumStats)> = Vec::new();
     let sample_ns = cfgs[0].sample_interval_ns;
     let mut next_sample = if sample_ns > 0 { t0 } else { u64::MAX };
     let mut last_rest = now_ns();
@@ -187,6 +189,7 @@ pub fn forward_wifi(
                 let s = (next_sample - t0, path.backlog_bytes(dir), path.departed_bytes(dir, next_sample));
                 io[d].samples.push(s);
             }
+            medium_samples.push((next_sample - t0, path.stats().clone()));
             next_sample += sample_ns;
         }
         if let Some(d) = deadline {
@@ -229,7 +232,7 @@ pub fn forward_wifi(
         last_rest = now_ns();
     }
     let (u, s) = thread_cpu();
-    let wifi_json = medium_json(&path, now_ns());
+    let wifi_json = medium_json(&path, now_ns(), &medium_samples);
     let [c0, c1] = cfgs;
     let [io0, io1] = io;
     let report = |cfg: DirConfig, dir: Dir, io: DirIo, cpu: (f64, f64), spin: u64, rests: u64| DirReport {
@@ -261,8 +264,9 @@ pub fn forward_wifi(
 /// The medium's statistics for the report (`wifi` object): per direction (data = the sender-side
 /// station, ack = the receiver-side one) transmit opportunities, MPDUs sent / retried / dropped
 /// after the retry limit / delivered, airtime, the A-MPDU size histogram and its mean, median
-/// and 90th percentile; collisions; the PHY rate at the end.
-pub fn medium_json(path: &WifiPath, now: u64) -> serde_json::Value {
+/// and 90th percentile; collisions; the PHY rate at the end. `samples`: the cumulative counters
+/// at each sample instant (`t_ns` since the start), per direction and for collisions.
+pub fn medium_json(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> serde_json::Value {
     let st = path.stats();
     let dirs: Vec<serde_json::Value> = Dir::BOTH
         .iter()
@@ -283,6 +287,13 @@ pub fn medium_json(path: &WifiPath, now: u64) -> serde_json::Value {
                 "ampdu_p50": s.ampdu_quantile(0.5),
                 "ampdu_p90": s.ampdu_quantile(0.9),
                 "retry_dropped": path.retry_dropped[dir as usize],
+                "samples": {
+                    "txops": samples.iter().map(|(_, m)| m.dir[dir as usize].txops).collect::<Vec<_>>(),
+                    "airtime_ns": samples.iter().map(|(_, m)| m.dir[dir as usize].airtime_ns).collect::<Vec<_>>(),
+                    "mpdus_retried": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_retried).collect::<Vec<_>>(),
+                    "mpdus_dropped": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_dropped).collect::<Vec<_>>(),
+                    "ampdu_hist": samples.iter().map(|(_, m)| m.dir[dir as usize].ampdu_hist.to_vec()).collect::<Vec<_>>(),
+                },
             })
         })
         .collect();
@@ -290,5 +301,9 @@ pub fn medium_json(path: &WifiPath, now: u64) -> serde_json::Value {
         "phy_rate_bps": path.phy_rate_bps(now),
         "collisions": st.collisions,
         "directions": dirs,
+        "samples": {
+            "t_ns": samples.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "collisions": samples.iter().map(|(_, m)| m.collisions).collect::<Vec<_>>(),
+        },
     })
 }
