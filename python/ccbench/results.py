@@ -129,6 +129,21 @@ RUNS_SCHEMA = pa.schema(
         pa.field("sojourn_p50_ms", pa.float64()),
         pa.field("sojourn_p95_ms", pa.float64()),
         pa.field("sojourn_p99_ms", pa.float64()),
+        # the Wi-Fi hop (bottleneck.link = "wifi"; null on a wire): A-MPDU sizes, transmit
+        # opportunities and airtime share per station, collisions, retries (docs/results.md)
+        pa.field("wifi_ampdu_mean_fwd", pa.float64()),
+        pa.field("wifi_ampdu_p50_fwd", pa.float64()),
+        pa.field("wifi_ampdu_p90_fwd", pa.float64()),
+        pa.field("wifi_ampdu_mean_rev", pa.float64()),
+        pa.field("wifi_ampdu_p50_rev", pa.float64()),
+        pa.field("wifi_ampdu_p90_rev", pa.float64()),
+        pa.field("wifi_txops_fwd", pa.int64()),
+        pa.field("wifi_txops_rev", pa.int64()),
+        pa.field("wifi_airtime_fwd", pa.float64()),
+        pa.field("wifi_airtime_rev", pa.float64()),
+        pa.field("wifi_collisions", pa.int64()),
+        pa.field("wifi_mpdus_retried", pa.int64()),
+        pa.field("wifi_retry_drops", pa.int64()),
         pa.field("events", pa.int64()),  # simulator only
         pa.field("data_packets", pa.int64()),  # simulator only
         pa.field("kernel_version", pa.string()),  # kernel backend only
@@ -234,6 +249,23 @@ _RUN_EXTRA_KEYS = {
     "data_packets",
     "kernel_version",
 }
+#: The Wi-Fi hop's run columns (null on a wire).
+WIFI_RUN_KEYS = (
+    "wifi_ampdu_mean_fwd",
+    "wifi_ampdu_p50_fwd",
+    "wifi_ampdu_p90_fwd",
+    "wifi_ampdu_mean_rev",
+    "wifi_ampdu_p50_rev",
+    "wifi_ampdu_p90_rev",
+    "wifi_txops_fwd",
+    "wifi_txops_rev",
+    "wifi_airtime_fwd",
+    "wifi_airtime_rev",
+    "wifi_collisions",
+    "wifi_mpdus_retried",
+    "wifi_retry_drops",
+)
+_RUN_EXTRA_KEYS |= set(WIFI_RUN_KEYS)
 
 
 def ccbench_version() -> str:

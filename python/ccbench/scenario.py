@@ -39,6 +39,7 @@ from pydantic_core import PydanticCustomError
 
 from . import aqm as _aqm
 from . import limits, units
+from . import wifi as _wifi
 from .units import BufferSpec, UnitError, quote as _q
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "Access",
     "FlowGroup",
     "Probe",
+    "Wifi",
     "LossModel",
     "FlowSpec",
     "load_scenario",
@@ -271,7 +273,9 @@ NO_LOSS = LossModel(model="none")
 
 
 class Bottleneck(_Model):
-    rate_bps: int = Field(alias="rate")
+    #: Required on a wire; with ``link = "wifi"`` left out and filled in from the PHY rate of
+    #: the ``[wifi]`` table's MCS (Scenario.from_dict).
+    rate_bps: Optional[int] = Field(None, alias="rate")
     rtt_s: float = Field(alias="rtt")
     jitter_s: float = Field(0.0, alias="jitter")
     jitter_dist: Literal["uniform", "normal", "pareto"] = "uniform"
@@ -284,10 +288,15 @@ class Bottleneck(_Model):
     #: ``aqm`` after validation (aqm.problems), resolved with the defaults by ``aqm_wire``.
     aqm_params: dict[str, Any] = Field(default_factory=dict)
     trace: str = ""
+    #: "wire" (a fixed-rate queue and transmitter per direction) or "wifi" (an 802.11n hop
+    #: shared by both directions, configured by the top-level ``[wifi]`` table).
+    link: Literal["wire", "wifi"] = "wire"
 
     @field_validator("rate_bps", mode="before")
     @classmethod
     def _rate(cls, v):
+        if v is None:
+            return None
         return _rate_bps(v, units.RATE_FORM)
 
     @field_validator("rtt_s", "jitter_s", mode="before")
@@ -449,6 +458,97 @@ class Probe(_Model):
         return _time_s(v, limits.MIN_PING_INTERVAL_NS, off=True, what="a ping interval")
 
 
+def _wifi_time_ns(v, what: str) -> int:
+    """A time of ``[wifi]``: a bare integer is nanoseconds (the keys end in ``_ns``), or a time
+    with its unit ("9us")."""
+    if isinstance(v, bool):
+        raise _custom(f"{_q(v)} is not a time", f"{what}: nanoseconds or a time such as \"9us\"")
+    if isinstance(v, int):
+        n = v
+    else:
+        n = _unit(units.parse_time_ns, v)
+    if n <= 0 or n > 10**9:
+        raise _custom(f"{_q(v)} is not within 1 ns to 1 s", f"{what}: nanoseconds or a time such as \"9us\"")
+    return n
+
+
+class Wifi(_Model):
+    """The ``[wifi]`` table (with ``bottleneck.link = "wifi"``): ccbench-wifi's ``WifiConfig``,
+    key for key, with the same defaults (wifi.DEFAULTS; docs/scenario.md "Wi-Fi link")."""
+
+    mcs: StrictInt = Field(_wifi.DEFAULTS["mcs"], ge=0, le=31)
+    width_mhz: Literal[20, 40] = _wifi.DEFAULTS["width_mhz"]
+    short_gi: StrictBool = _wifi.DEFAULTS["short_gi"]
+    rate_control: Literal["fixed", "minstrel"] = _wifi.DEFAULTS["rate_control"]
+    #: A file of "time_ms mcs" lines, relative to the scenario file; read by Scenario.from_dict.
+    mcs_trace: Optional[str] = None
+    #: Per-MPDU error probability (a percentage in TOML, a fraction here).
+    mpdu_error: float = _wifi.DEFAULTS["mpdu_error"]
+    snr_db: Optional[float] = None
+    retry_limit: StrictInt = Field(_wifi.DEFAULTS["retry_limit"], ge=0, le=1000)
+    aifsn: StrictInt = Field(_wifi.DEFAULTS["aifsn"], ge=1, le=15)
+    cw_min: StrictInt = Field(_wifi.DEFAULTS["cw_min"], ge=1, le=32767)
+    cw_max: StrictInt = Field(_wifi.DEFAULTS["cw_max"], ge=1, le=32767)
+    slot_ns: int = _wifi.DEFAULTS["slot_ns"]
+    sifs_ns: int = _wifi.DEFAULTS["sifs_ns"]
+    max_ampdu_frames: StrictInt = Field(_wifi.DEFAULTS["max_ampdu_frames"], ge=1, le=64)
+    max_ampdu_bytes: int = _wifi.DEFAULTS["max_ampdu_bytes"]
+    max_ampdu_ns: int = _wifi.DEFAULTS["max_ampdu_ns"]
+    aggregation: StrictBool = _wifi.DEFAULTS["aggregation"]
+    driver_queue_fwd: StrictInt = Field(_wifi.DEFAULTS["driver_queue_fwd"], ge=1, le=limits.MAX_BUFFER_PACKETS)
+    driver_queue_rev: StrictInt = Field(_wifi.DEFAULTS["driver_queue_rev"], ge=1, le=limits.MAX_BUFFER_PACKETS)
+    control_rate_bps: int = _wifi.DEFAULTS["control_rate_bps"]
+
+    #: The steps of ``mcs_trace`` as [time_ns, mcs], once the file is read.
+    _steps: Optional[list] = PrivateAttr(default=None)
+
+    @field_validator("mpdu_error", mode="before")
+    @classmethod
+    def _prob(cls, v):
+        return _unit(units.parse_percent, v)
+
+    @field_validator("snr_db", mode="before")
+    @classmethod
+    def _snr(cls, v):
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise _custom(f"{_q(v)} is not a number of dB", "a number such as 25 (dB)")
+        return float(v)
+
+    @field_validator("slot_ns", "sifs_ns", "max_ampdu_ns", mode="before")
+    @classmethod
+    def _times(cls, v, info):
+        return _wifi_time_ns(v, info.field_name)
+
+    @field_validator("max_ampdu_bytes", mode="before")
+    @classmethod
+    def _bytes(cls, v):
+        n = _ranged(units.parse_size, v, 1600, 1 << 20, _fmt_bytes, "an A-MPDU length that holds one MPDU")
+        return n
+
+    @field_validator("control_rate_bps", mode="before")
+    @classmethod
+    def _control_rate(cls, v):
+        n = v if isinstance(v, int) and not isinstance(v, bool) else _unit(units.parse_rate, v)
+        if n not in (6_000_000, 12_000_000, 24_000_000):
+            raise _custom(f"{_q(v)} is not a mandatory OFDM rate", '"6Mbit", "12Mbit" or "24Mbit"')
+        return n
+
+    @field_validator("mcs_trace")
+    @classmethod
+    def _trace_path(cls, v):
+        if v is not None and not v.strip():
+            raise _custom("an empty path", _wifi.MCS_TRACE_FORM)
+        return v
+
+    def wire(self) -> dict:
+        """The crate's ``WifiConfig`` as JSON (every key; ``mcs_trace`` as its steps)."""
+        out = {k: getattr(self, k) for k in _wifi.DEFAULTS}
+        out["mcs_trace"] = self._steps
+        return out
+
+
 @dataclass(frozen=True)
 class FlowSpec:
     """One connection of a run (``[[flows]]`` expanded by ``count`` and stagger)."""
@@ -495,6 +595,8 @@ class Scenario(_Model):
     access: Access = Access()
     flows: list[FlowGroup] = Field(min_length=1)
     probe: Probe = Probe()
+    #: The 802.11 hop, with ``bottleneck.link = "wifi"`` (defaults when the table is left out).
+    wifi: Optional[Wifi] = None
     sweep: Optional[dict[str, Any]] = None
 
     _source: str = PrivateAttr(default="<dict>")
@@ -538,6 +640,9 @@ class Scenario(_Model):
             sc = cls.model_validate(raw)
         except ValidationError as e:
             raise _convert(e, source) from None
+        link_problems = sc._link_problems(raw, source)
+        if link_problems:
+            raise ScenarioError(source, *link_problems[0], problems=link_problems)
         if sc.start_jitter_s >= sc.duration_s:
             raise ScenarioError(
                 source, "start_jitter",
@@ -574,6 +679,47 @@ class Scenario(_Model):
         for key, value in items:
             _set_path(raw, key, value, src)
         return Scenario.from_dict(raw, source=src)
+
+    # ---- the kind of link ------------------------------------------------------------------
+
+    def _link_problems(self, raw: Mapping[str, Any], source: str) -> list[tuple[str, str, str]]:
+        """Check ``bottleneck.link`` against ``rate``, ``trace`` and ``[wifi]``; on a Wi-Fi link
+        read ``mcs_trace``, let the crate check the table and fill ``rate_bps`` with the PHY
+        rate (so BDP buffers, utilisation and reports work as on a wire)."""
+        b = self.bottleneck
+        given_rate = _given(raw, "bottleneck", "rate")
+        if b.link == "wire":
+            if "wifi" in raw:
+                return [("wifi", 'a [wifi] table needs bottleneck.link = "wifi"',
+                         'bottleneck.link = "wifi", or no [wifi] table')]
+            if b.rate_bps is None:
+                return [("bottleneck.rate", "required key is missing", units.RATE_FORM)]
+            return []
+        if given_rate is not None:
+            return [("bottleneck.rate", f"{_q(given_rate)}: the Wi-Fi PHY sets the rate",
+                     "no rate with link = \"wifi\" (set wifi.mcs, width_mhz, short_gi)")]
+        if b.trace:
+            return [("bottleneck.trace", "a trace and link = \"wifi\" cannot go together",
+                     'either trace = "..." or link = "wifi"')]
+        w = self.wifi or Wifi()
+        if w.mcs_trace is not None:
+            path = Path(w.mcs_trace)
+            if not path.is_absolute() and source not in ("<dict>", "") and Path(source).parent.is_dir():
+                path = Path(source).parent / path
+            try:
+                w._steps = _wifi.read_mcs_trace(path)
+            except _wifi.McsTraceError as e:
+                return [("wifi.mcs_trace", f"{_q(w.mcs_trace)}: {e}", _wifi.MCS_TRACE_FORM)]
+        try:
+            _wifi.check(w.wire())
+            rate = _wifi.phy_rate_bps(w.wire())
+        except ValueError as e:
+            msg = str(e)
+            m = re.match(r"(wifi\.[a-z_]+)", msg)
+            return [(m.group(1) if m else "wifi", msg.split(": ", 1)[-1] if m else msg, None)]
+        object.__setattr__(self, "wifi", w)
+        object.__setattr__(b, "rate_bps", rate)
+        return []
 
     # ---- limits that involve several keys (docs/limits.md) ---------------------------------
 
@@ -803,6 +949,8 @@ class Scenario(_Model):
                 "buffer": buffer,
                 "aqm": b.aqm,
                 "aqm_params": self.aqm_wire,
+                # only on a Wi-Fi link (serde default: a wire), so wire configs stay as they were
+                **({"wifi": self.wifi.wire()} if b.link == "wifi" else {}),
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_ns": _ns(self.access.delay_s)},
             "probe": {"ping_interval_ns": _ns(self.probe.ping_s)},
@@ -831,6 +979,8 @@ class Scenario(_Model):
                 # only when given: scenarios without parameters keep their hash and run ids
                 **({"aqm_params": _aqm.given_wire(b.aqm, b.aqm_params)} if b.aqm_params else {}),
                 "trace": b.trace,
+                # only on a Wi-Fi link: wire scenarios keep their hash and run ids
+                **({"link": "wifi", "wifi": self.wifi.wire()} if b.link == "wifi" else {}),
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_s": self.access.delay_s},
             "flows": [
@@ -862,8 +1012,12 @@ class Scenario(_Model):
         """One line for humans: rate, RTT, loss, buffer, flows."""
         b = self.bottleneck
         loss = "no loss" if b.loss.model == "none" else f"{b.loss.model} loss {b.loss.mean_loss * 100:g}%"
+        rate = units.format_rate(b.rate_bps)
+        if b.link == "wifi":
+            w = self.wifi
+            rate = f"Wi-Fi MCS {w.mcs} {w.width_mhz} MHz ({rate} PHY)"
         parts = [
-            units.format_rate(b.rate_bps),
+            rate,
             f"RTT {units.format_time(self.base_rtt_s)}",
         ]
         if b.jitter_s:
@@ -1098,6 +1252,23 @@ _FORMS = {
     "direction": '"forward" or "reverse" (which way the data crosses the bottleneck; default "forward")',
     "reorder": "true or false",
     "trace": 'trace = ""',
+    "link": '"wire" or "wifi"',
+    "wifi": "a [wifi] table (docs/scenario.md, Wi-Fi link)",
+    "mcs": "an HT MCS index 0-31",
+    "width_mhz": "20 or 40",
+    "short_gi": "true or false",
+    "rate_control": '"fixed" or "minstrel"',
+    "mcs_trace": _wifi.MCS_TRACE_FORM,
+    "mpdu_error": _PROB_FORM,
+    "snr_db": "a number of dB",
+    "retry_limit": "an integer 0-1000",
+    "aifsn": "an integer 1-15",
+    "cw_min": "an integer 1-32767 (slots)",
+    "cw_max": "an integer 1-32767 (slots)",
+    "max_ampdu_frames": "an integer 1-64",
+    "aggregation": "true or false",
+    "driver_queue_fwd": "a number of packets ≥ 1",
+    "driver_queue_rev": "a number of packets ≥ 1",
     "model": '"none", "bernoulli" or "gilbert"',
     "p": _PROB_FORM,
     "r": _PROB_FORM,

@@ -67,12 +67,43 @@ fn algorithms_json() -> String {
     ccbench_sim::algorithms_json()
 }
 
+/// `WifiConfig::default()` as JSON text: the `[wifi]` defaults (Python checks its own
+/// against these).
+#[pyfunction]
+fn wifi_defaults_json() -> String {
+    serde_json::to_string(&ccbench_wifi::WifiConfig::default()).expect("serialisable")
+}
+
+/// Parse and check a `[wifi]` table (JSON text of `WifiConfig`); ValueError naming the key.
+fn wifi_config(config_json: &str) -> PyResult<ccbench_wifi::WifiConfig> {
+    let cfg: ccbench_wifi::WifiConfig =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("wifi: {e}")))?;
+    cfg.validate().map_err(PyValueError::new_err)?;
+    Ok(cfg)
+}
+
+/// Check a `[wifi]` table (JSON text); ValueError with the medium's message (naming the key).
+#[pyfunction]
+fn wifi_check(config_json: &str) -> PyResult<()> {
+    wifi_config(config_json).map(|_| ())
+}
+
+/// The nominal PHY rate (bit/s) of a `[wifi]` table's MCS, width and guard interval: the
+/// `rate_bps` Python fills in for a Wi-Fi bottleneck.
+#[pyfunction]
+fn wifi_phy_rate_bps(config_json: &str) -> PyResult<u64> {
+    Ok(ccbench_wifi::phy_rate_bps(&wifi_config(config_json)?))
+}
+
 #[pymodule]
 fn _sim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(run_columns, m)?)?;
     m.add_function(wrap_pyfunction!(config_json, m)?)?;
+    m.add_function(wrap_pyfunction!(wifi_defaults_json, m)?)?;
+    m.add_function(wrap_pyfunction!(wifi_check, m)?)?;
+    m.add_function(wrap_pyfunction!(wifi_phy_rate_bps, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -158,6 +158,13 @@ pub struct BottleneckConfig {
     /// dequeue time instead of the departure-on-arrival fast path (same results expected).
     #[serde(skip)]
     pub serve_droptail_at_dequeue: bool,
+    /// The hop is an 802.11n link between two stations (ccbench-wifi's shared medium) instead
+    /// of a wire: None = wire. `rate_bps` is then the PHY rate of the configured MCS (nominal,
+    /// for BDP buffers and utilisation); `buffer`/`aqm` configure the qdisc in front of each
+    /// station's driver queue; `rtt_ns`, jitter and loss stay the wired path's, after the hop.
+    /// Serialised only when set, so wire configs read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<ccbench_wifi::WifiConfig>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -290,6 +297,7 @@ impl BottleneckConfig {
             aqm: "droptail".into(),
             aqm_params: Default::default(),
             serve_droptail_at_dequeue: false,
+            wifi: None,
         }
     }
 
@@ -328,6 +336,9 @@ impl BottleneckConfig {
         }
         if let BufferConfig::Packets(0) | BufferConfig::Bytes(0) = self.buffer {
             return Err("bottleneck.buffer must hold at least one packet".into());
+        }
+        if let Some(w) = &self.wifi {
+            w.validate()?;
         }
         Ok(())
     }

@@ -76,6 +76,61 @@ pub struct RunSummary {
     /// Simulator work done, for benchmarks.
     pub events: u64,
     pub data_packets: u64,
+    /// The Wi-Fi hop's counters (`wifi_*` columns); absent on a wire, so wire reports are
+    /// unchanged (Python fills the columns with null).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<WifiSummary>,
+}
+
+/// What the Wi-Fi hop did over the run (docs/results.md, `runs`). `fwd` = the sender-side
+/// station (forward data), `rev` = the receiver-side station (the forward flows' ACKs).
+#[derive(Debug, Clone, Serialize)]
+pub struct WifiSummary {
+    /// MPDUs per transmission (A-MPDU size; 1 without aggregation): mean, median, 90th
+    /// percentile; null when the station never transmitted.
+    pub wifi_ampdu_mean_fwd: Option<f64>,
+    pub wifi_ampdu_p50_fwd: Option<f64>,
+    pub wifi_ampdu_p90_fwd: Option<f64>,
+    pub wifi_ampdu_mean_rev: Option<f64>,
+    pub wifi_ampdu_p50_rev: Option<f64>,
+    pub wifi_ampdu_p90_rev: Option<f64>,
+    /// Transmit opportunities won by each station.
+    pub wifi_txops_fwd: u64,
+    pub wifi_txops_rev: u64,
+    /// Fraction of the run's duration the station's transmissions (PPDU + block-ack) took.
+    pub wifi_airtime_fwd: f64,
+    pub wifi_airtime_rev: f64,
+    /// Transmit opportunities in which both stations transmitted at once.
+    pub wifi_collisions: u64,
+    /// MPDU retransmissions, both stations.
+    pub wifi_mpdus_retried: u64,
+    /// MPDUs dropped after the retry limit, both stations (the losses TCP sees from the hop).
+    pub wifi_retry_drops: u64,
+}
+
+impl WifiSummary {
+    pub fn from_stats(st: &ccbench_wifi::MediumStats, duration_ns: u64) -> Self {
+        let [f, r] = &st.dir;
+        let sent = |d: &ccbench_wifi::DirStats| d.ampdu_hist.iter().sum::<u64>() > 0;
+        let mean = |d: &ccbench_wifi::DirStats| sent(d).then(|| d.mean_ampdu());
+        let q = |d: &ccbench_wifi::DirStats, p: f64| sent(d).then(|| d.ampdu_quantile(p) as f64);
+        let share = |d: &ccbench_wifi::DirStats| d.airtime_ns as f64 / duration_ns.max(1) as f64;
+        WifiSummary {
+            wifi_ampdu_mean_fwd: mean(f),
+            wifi_ampdu_p50_fwd: q(f, 0.5),
+            wifi_ampdu_p90_fwd: q(f, 0.9),
+            wifi_ampdu_mean_rev: mean(r),
+            wifi_ampdu_p50_rev: q(r, 0.5),
+            wifi_ampdu_p90_rev: q(r, 0.9),
+            wifi_txops_fwd: f.txops,
+            wifi_txops_rev: r.txops,
+            wifi_airtime_fwd: share(f),
+            wifi_airtime_rev: share(r),
+            wifi_collisions: st.collisions,
+            wifi_mpdus_retried: f.mpdus_retried + r.mpdus_retried,
+            wifi_retry_drops: f.mpdus_dropped + r.mpdus_dropped,
+        }
+    }
 }
 
 /// Columnar time series, one row per flow per sample instant.

@@ -3,17 +3,19 @@ use crate::cc;
 use crate::config::SimConfig;
 use crate::event::EventQueue;
 use crate::link::served::Next;
+use crate::link::wifi::{Lost, Released};
 use crate::link::Fate;
 use crate::metrics::Histogram;
 use crate::queue::aqm;
 use crate::tcp::mib::{CounterRow, Mib};
-use crate::report::{FlowSummary, LinkCounters, LinkSeries, RunSummary, Series, SimReport};
+use crate::report::{FlowSummary, LinkCounters, LinkSeries, RunSummary, Series, SimReport, WifiSummary};
 use crate::rng::stream_seed;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderParams};
 use crate::tcp::{Pkt, PktKind, MSS};
 use crate::time::{secs, tx_time, Nanos};
-use crate::topology::{Dest, Dumbbell, BN_FWD, PING_FLOW};
+use crate::topology::{Dest, Dumbbell, BN_FWD, BN_REV, PING_FLOW};
+use ccbench_wifi::{Dir, DropReason};
 use std::collections::VecDeque;
 
 /// Events between two polls of a run's abort hook (a few tens of milliseconds of work).
@@ -34,6 +36,8 @@ enum Ev {
     LinkEnqueue { link: u32, pkt: Pkt },
     /// A served link's transmitter finished a packet (or a paced flow may send): dequeue.
     LinkTxDone(u32),
+    /// The Wi-Fi hop asked to be run now (`Medium::next_event`).
+    Medium,
     Start(u32),
     SenderTimer(u32),
     PacingWake(u32),
@@ -128,6 +132,28 @@ pub struct World<'a> {
     ping_interval_us: Vec<u64>,
     series: Series,
     link_series: LinkSeries,
+    /// Scratch for what the Wi-Fi hop released and lost.
+    wifi_released: Vec<Released>,
+    wifi_lost: Vec<Lost>,
+}
+
+/// The station that transmits onto bottleneck link `l` (BN_FWD or BN_REV).
+#[inline]
+fn station_of(l: u32) -> Dir {
+    if l == BN_FWD {
+        Dir::Fwd
+    } else {
+        Dir::Rev
+    }
+}
+
+/// The bottleneck link whose delay line follows station `dir`'s transmissions.
+#[inline]
+fn link_of(dir: Dir) -> u32 {
+    match dir {
+        Dir::Fwd => BN_FWD,
+        Dir::Rev => BN_REV,
+    }
 }
 
 impl<'a> World<'a> {
@@ -185,6 +211,8 @@ impl<'a> World<'a> {
             ping_interval_us: Vec::new(),
             series: Series::default(),
             link_series: LinkSeries::default(),
+            wifi_released: Vec::new(),
+            wifi_lost: Vec::new(),
         }
     }
 
@@ -255,7 +283,15 @@ impl<'a> World<'a> {
                 let dest = self.net.next(link, &pkt);
                 self.dispatch(dest, pkt);
             }
+            Ev::LinkEnqueue { link, pkt } if self.is_wifi_link(link) => self.enqueue_wifi(link, pkt),
             Ev::LinkEnqueue { link, pkt } => self.enqueue_served(link, pkt),
+            Ev::Medium => {
+                let now = self.now;
+                let hop = self.net.wifi.as_mut().expect("wifi hop");
+                if take_due(&mut hop.event_at, now) {
+                    self.run_wifi();
+                }
+            }
             Ev::LinkTxDone(l) => {
                 let now = self.now;
                 if self.net.links[l as usize].served().is_some_and(|q| q.take_tx_event(now)) {
@@ -397,12 +433,15 @@ impl<'a> World<'a> {
 
     /// Offer a packet to link `l`, arriving at time `at`.
     fn offer(&mut self, l: u32, at: Nanos, pkt: Pkt) {
+        let wifi = self.is_wifi_link(l);
         let link = &mut self.net.links[l as usize];
-        if link.is_served() {
+        if wifi || link.is_served() {
             // A served queue decides at dequeue, so it takes the packet at its real arrival.
             link.arrived += 1;
             if at > self.now {
                 self.q.push(at, Ev::LinkEnqueue { link: l, pkt });
+            } else if wifi {
+                self.enqueue_wifi(l, pkt);
             } else {
                 self.enqueue_served(l, pkt);
             }
@@ -445,6 +484,85 @@ impl<'a> World<'a> {
             Next::Idle => {}
         }
         self.count_served_drops(l);
+    }
+
+    /// Link `l` is a bottleneck link whose queue is the Wi-Fi hop's station.
+    #[inline(always)]
+    fn is_wifi_link(&self, l: u32) -> bool {
+        l <= BN_REV && self.net.wifi.is_some()
+    }
+
+    /// A packet arrives now at the station that transmits onto bottleneck link `l`: the
+    /// medium first runs up to now (a transmission due now starts first, as for served
+    /// queues), then takes the packet; a refused one is a queue drop.
+    fn enqueue_wifi(&mut self, l: u32, pkt: Pkt) {
+        let now = self.now;
+        if self.net.wifi.as_ref().and_then(|h| h.next_event()).is_some_and(|t| t <= now) {
+            self.run_wifi();
+        }
+        let hop = self.net.wifi.as_mut().expect("wifi hop");
+        if let Some(p) = hop.enqueue(now, station_of(l), pkt) {
+            self.net.links[l as usize].dropped_queue += 1;
+            if p.kind == PktKind::Data {
+                self.flows[p.flow as usize].dropped += 1;
+            }
+        }
+        let mut lost = std::mem::take(&mut self.wifi_lost);
+        self.net.wifi.as_mut().unwrap().collect_lost(&mut lost);
+        self.count_wifi_lost(&mut lost);
+        self.wifi_lost = lost;
+        self.schedule_wifi(self.now);
+    }
+
+    /// Run the Wi-Fi hop up to now: each packet a far station released continues through its
+    /// direction's delay line (wired delay, jitter, loss), as a packet leaving a queue does.
+    fn run_wifi(&mut self) {
+        let now = self.now;
+        let mut released = std::mem::take(&mut self.wifi_released);
+        let mut lost = std::mem::take(&mut self.wifi_lost);
+        self.net.wifi.as_mut().expect("wifi hop").advance(now, &mut released, &mut lost);
+        for r in released.drain(..) {
+            let l = link_of(r.dir);
+            let fate = match self.net.links[l as usize].sent_from_queue(r.in_hop, r.at, ack_kind(&r.pkt)) {
+                // Released earlier within this advance: never deliver into the past.
+                Fate::Deliver(t) => Fate::Deliver(t.max(now)),
+                f => f,
+            };
+            self.after_link(l, fate, r.pkt);
+        }
+        self.count_wifi_lost(&mut lost);
+        self.wifi_released = released;
+        self.wifi_lost = lost;
+        // The medium has run up to now: its next event is later (1 ns guards against a loop).
+        self.schedule_wifi(now + 1);
+    }
+
+    /// Count packets the hop lost after accepting them: the discipline's drops as queue drops,
+    /// retry-limit drops as losses of the link.
+    fn count_wifi_lost(&mut self, lost: &mut Vec<Lost>) {
+        for x in lost.drain(..) {
+            let link = &mut self.net.links[link_of(x.dir) as usize];
+            match x.reason {
+                DropReason::Queue => link.dropped_queue += 1,
+                DropReason::RetryLimit => link.dropped_loss += 1,
+            }
+            if x.pkt.kind == PktKind::Data {
+                self.flows[x.pkt.flow as usize].dropped += 1;
+            }
+        }
+    }
+
+    /// Make sure an `Ev::Medium` is pending for the hop's next event (not before `floor`).
+    fn schedule_wifi(&mut self, floor: Nanos) {
+        let hop = self.net.wifi.as_mut().expect("wifi hop");
+        match hop.next_event().map(|t| t.max(floor)) {
+            Some(t) if hop.event_at != Some(t) => {
+                hop.event_at = Some(t);
+                self.q.push(t, Ev::Medium);
+            }
+            Some(_) => {}
+            None => hop.event_at = None,
+        }
     }
 
     /// Count the packets served link `l`'s discipline dropped as queue drops.
@@ -515,7 +633,10 @@ impl<'a> World<'a> {
     fn sample(&mut self) {
         let now = self.now;
         let dt = self.cfg.sample_interval_ns;
-        let queue = self.net.links[BN_FWD as usize].queued_bytes(now);
+        let queue = match &self.net.wifi {
+            Some(hop) => hop.backlog_bytes(Dir::Fwd),
+            None => self.net.links[BN_FWD as usize].queued_bytes(now),
+        };
         let ls = &mut self.link_series;
         ls.t_s.push(secs(now));
         ls.queue_bytes.push(queue);
@@ -578,6 +699,14 @@ impl<'a> World<'a> {
                 }
             }
         }
+        if let Some(hop) = &self.net.wifi {
+            for (p, dir) in hop.held() {
+                held[link_of(dir) as usize] += 1;
+                if p.kind == PktKind::Data {
+                    in_net[p.flow as usize] += 1;
+                }
+            }
+        }
         for (l, link) in self.net.links.iter().enumerate() {
             if let Some(q) = link.served_ref() {
                 for p in q.held() {
@@ -631,14 +760,28 @@ impl<'a> World<'a> {
         }
 
         let bn = &mut self.net.links[BN_FWD as usize];
-        let rate = bn.rate_bps().unwrap_or(1) as f64;
-        let capacity_bytes = rate * secs(end) / 8.0;
-        // Bytes whose transmission was scheduled but had not happened by the end.
-        let pending_bytes = bn.queued_bytes(end) as f64;
-        let util = ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0);
+        let util = match &self.net.wifi {
+            // Wi-Fi: IP bytes the far station released / (PHY rate × duration).
+            Some(hop) => {
+                let capacity_bytes = self.cfg.bottleneck.rate_bps as f64 * secs(end) / 8.0;
+                (hop.stats().dir[Dir::Fwd as usize].bytes_delivered as f64 / capacity_bytes).clamp(0.0, 1.0)
+            }
+            None => {
+                let rate = bn.rate_bps().unwrap_or(1) as f64;
+                let capacity_bytes = rate * secs(end) / 8.0;
+                // Bytes whose transmission was scheduled but had not happened by the end.
+                let pending_bytes = bn.queued_bytes(end) as f64;
+                ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0)
+            }
+        };
         let drops = self.net.links.iter().map(|l| l.dropped_queue).sum::<u64>();
-        let losses = self.net.links.iter().map(|l| l.dropped_loss).sum::<u64>();
-        let ce_marked = self.net.links.iter().map(|l| l.served_ref().map_or(0, |q| q.ce_marked)).sum::<u64>();
+        // Random losses of the loss model; the Wi-Fi hop's retry-limit drops are counted as
+        // losses of their link (conservation) but reported apart (wifi_retry_drops).
+        let retry_drops = self.net.wifi.as_ref().map_or(0, |h| h.retry_drops.iter().sum::<u64>());
+        let losses = self.net.links.iter().map(|l| l.dropped_loss).sum::<u64>() - retry_drops;
+        let wifi_ce = |l: usize| self.net.wifi.as_ref().filter(|_| l <= BN_REV as usize).map_or(0, |h| h.ce_marked[l]);
+        let link_ce = |l: usize, link: &crate::link::Link| link.served_ref().map_or(0, |q| q.ce_marked) + wifi_ce(l);
+        let ce_marked = self.net.links.iter().enumerate().map(|(i, l)| link_ce(i, l)).sum::<u64>();
         let ping = &self.ping_hist;
         let sojourn = self.net.links[BN_FWD as usize].sojourn.as_ref();
         let b = &self.cfg.bottleneck;
@@ -659,6 +802,7 @@ impl<'a> World<'a> {
             duration_s: secs(end),
             events: self.q.processed(),
             data_packets: self.flows.iter().map(|f| f.sender.data_sent).sum(),
+            wifi: self.net.wifi.as_ref().map(|h| WifiSummary::from_stats(h.stats(), end)),
         };
         let links = self
             .net
@@ -672,7 +816,7 @@ impl<'a> World<'a> {
                 dropped_queue: l.dropped_queue,
                 dropped_loss: l.dropped_loss,
                 held: held[i],
-                ce_marked: l.served_ref().map_or(0, |q| q.ce_marked),
+                ce_marked: link_ce(i, l),
             })
             .collect();
         // Per host, as the kernel backend's per-namespace counters: "sender" is the left host

@@ -9,9 +9,14 @@
 //! 5+4f sender downlink. Without an access rate the access links are pure delays, which are
 //! folded exactly into the bottleneck: a packet enters the bottleneck queue `access.delay`
 //! after it leaves its host, and the bottleneck's delay line includes the far access delay.
+//!
+//! With `bottleneck.wifi` the two bottleneck links lose their queues: packets entering them go
+//! to one Wi-Fi hop (link/wifi.rs) shared by both directions, and what it releases continues
+//! through the link's delay line (the wired RTT, jitter, loss).
 use crate::config::{BufferConfig, Impair, SimConfig};
 use crate::link::jitter::Jitter;
 use crate::link::loss::LossModel;
+use crate::link::wifi::WifiHop;
 use crate::link::{ImpairKinds, Link, LinkSpec};
 use crate::queue::aqm;
 use crate::rng::stream_seed;
@@ -40,6 +45,8 @@ pub struct Dumbbell {
     pub access: bool,
     /// Delay before a packet reaches the bottleneck queue when access links are folded.
     pub pre_delay: Nanos,
+    /// The 802.11 hop that replaces the bottleneck links' queues (None: a wire).
+    pub wifi: Option<WifiHop>,
 }
 
 /// Access buffer: a host's transmit queue (Linux txqueuelen default).
@@ -74,18 +81,21 @@ impl Dumbbell {
                 q => q,
             }
         };
+        // A Wi-Fi hop takes the queues and transmitters; the links keep the delay lines.
+        let wire_rate = b.wifi.is_none().then_some(b.rate_bps);
+        let wire_qdisc = |name: &str| if b.wifi.is_none() { qdisc(name) } else { None };
         let mut links = vec![
             Link::new(
                 LinkSpec {
                     name: "bottleneck/fwd".into(),
-                    rate_bps: Some(b.rate_bps),
+                    rate_bps: wire_rate,
                     buffer: b.buffer,
                     delay_ns: half + fold,
                     jitter: fwd_impaired.then(|| jitter.clone()),
                     reorder: b.reorder,
                     loss: if fwd_impaired { loss.clone() } else { LossModel::None },
                     impair: kinds,
-                    qdisc: qdisc("bottleneck/fwd/aqm"),
+                    qdisc: wire_qdisc("bottleneck/fwd/aqm"),
                     measure_sojourn: true,
                 },
                 cfg.seed,
@@ -93,14 +103,14 @@ impl Dumbbell {
             Link::new(
                 LinkSpec {
                     name: "bottleneck/rev".into(),
-                    rate_bps: Some(b.rate_bps),
+                    rate_bps: wire_rate,
                     buffer: b.buffer,
                     delay_ns: b.rtt_ns - half + fold,
                     jitter: rev_impaired.then(|| jitter.clone()),
                     reorder: b.reorder,
                     loss: if rev_impaired { loss } else { LossModel::None },
                     impair: kinds,
-                    qdisc: qdisc("bottleneck/rev/aqm"),
+                    qdisc: wire_qdisc("bottleneck/rev/aqm"),
                     measure_sojourn: false,
                 },
                 cfg.seed,
@@ -127,7 +137,17 @@ impl Dumbbell {
                 }
             }
         }
-        Dumbbell { links, access, pre_delay: fold }
+        // The scenario's discipline in front of each station's driver queue (drop-tail as a
+        // served FIFO of the scenario's buffer), each with its own random stream.
+        let wifi = b.wifi.as_ref().map(|w| {
+            let station = |name: &str| {
+                aqm::build(&b.aqm, &b.aqm_params, b.buffer, b.rate_bps, stream_seed(cfg.seed, name))
+                    .unwrap_or_else(|| aqm::droptail_served(b.buffer))
+            };
+            let qdiscs = [station("bottleneck/wifi/fwd/aqm"), station("bottleneck/wifi/rev/aqm")];
+            WifiHop::new(w, qdiscs, stream_seed(cfg.seed, "bottleneck/wifi"))
+        });
+        Dumbbell { links, access, pre_delay: fold, wifi }
     }
 
     #[inline]

@@ -10,6 +10,7 @@ pub mod jitter;
 pub mod loss;
 pub mod served;
 pub mod sojourn;
+pub mod wifi;
 
 use crate::config::BufferConfig;
 use crate::queue::droptail::droptail;
