@@ -21,9 +21,6 @@ pub struct LinkConfig {
     /// One-way delay of each access link (sender side and receiver side); the emulator adds
     /// 2 × this to each direction so that base RTT = rtt + 4 × access delay, as the simulator.
     pub access_delay_ns: u64,
-    /// `bottleneck.wifi` (the serde form of ccbench-wifi's `WifiConfig`): the hop is one
-    /// 802.11n medium shared by both directions (wifi.rs) instead of two wires. None = wire.
-    pub wifi: Option<WifiConfig>,
 }
 
 /// One direction of the path, after `impair` has been resolved.
@@ -68,9 +65,10 @@ impl LinkConfig {
             (v.clone(), 1, 100_000_000, 0)
         };
         let (bn, wifi) = take_wifi(bn)?;
-        let bottleneck: Bottleneck =
+        let mut bottleneck: Bottleneck =
             serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
-        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay, wifi };
+        bottleneck.wifi = wifi;
+        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -78,11 +76,13 @@ impl LinkConfig {
     /// Every discipline of the simulator's `queue::aqm` runs here (the AQM arm of path.rs, or
     /// in front of each Wi-Fi station's driver queue).
     pub fn validate(&self) -> Result<(), String> {
-        self.bottleneck.validate_with_queues()?;
-        if let Some(w) = &self.wifi {
-            w.validate()?;
-        }
-        Ok(())
+        self.bottleneck.validate_with_queues()
+    }
+
+    /// `bottleneck.wifi`: the hop is one 802.11n medium shared by both directions (wifi.rs)
+    /// instead of two wires. None = wire.
+    pub fn wifi(&self) -> Option<&WifiConfig> {
+        self.bottleneck.wifi.as_ref()
     }
 
     /// The two directions: 0 = data (sender → receiver), 1 = ACK (receiver → sender).
@@ -110,9 +110,8 @@ impl LinkConfig {
     }
 }
 
-/// Split `wifi` off the bottleneck object (null or absent = a wire) and read it as ccbench-wifi's
-/// `WifiConfig`, so the rest is read as before whether or not the simulator's
-/// `BottleneckConfig` carries the field.
+/// Split `wifi` off the bottleneck object (null or absent = a wire) and read it on its own as
+/// ccbench-wifi's `WifiConfig`, so that an error in it names `bottleneck.wifi`.
 fn take_wifi(mut bn: Value) -> Result<(Value, Option<WifiConfig>), String> {
     let w = bn.as_object_mut().and_then(|o| o.remove("wifi")).filter(|w| !w.is_null());
     let wifi = match w {
@@ -165,11 +164,11 @@ mod tests {
     #[test]
     fn reads_wifi_with_defaults_and_names_bad_keys() {
         let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10}}"#).unwrap();
-        assert!(c.wifi.is_none());
+        assert!(c.wifi().is_none());
         let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":null}"#).unwrap();
-        assert!(c.wifi.is_none());
+        assert!(c.wifi().is_none());
         let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":3}}"#).unwrap();
-        assert_eq!(c.wifi, Some(WifiConfig { mcs: 3, ..WifiConfig::default() }));
+        assert_eq!(c.wifi(), Some(&WifiConfig { mcs: 3, ..WifiConfig::default() }));
         let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":40}}"#).unwrap_err();
         assert!(e.contains("wifi.mcs"), "{e}");
         let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"bogus":1}}"#).unwrap_err();

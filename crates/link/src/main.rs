@@ -558,7 +558,7 @@ fn run() -> Result<(), String> {
         println!("{:#?}", dirs);
         return Ok(());
     }
-    if args.gso && cfg.wifi.is_some() {
+    if args.gso && cfg.wifi().is_some() {
         return Err("--gso: not with bottleneck.wifi (the Wi-Fi thread reads plain packets)".into());
     }
     let fd_a = tun::create_tun_in(args.netns[0].as_deref(), &args.tun[0], args.gso).map_err(|e| e.to_string())?;
@@ -593,7 +593,7 @@ fn run() -> Result<(), String> {
         });
     }
     let deadline = args.duration_s.map(|s| t0 + (s * 1e9) as u64);
-    if let Some(wifi) = cfg.wifi.clone() {
+    if let Some(wifi) = cfg.wifi().cloned() {
         return run_wifi(wifi, dirs, [fd_a, fd_b], t0, &args, deadline, cfg.sample_interval_ns);
     }
     let tm = |dir: usize| Timing {

@@ -377,7 +377,7 @@ mod tests {
         let j = r#"{"rate_bps":130000000,"rtt_ns":20000000,"buffer":{"packets":100000},
                     "loss":{"model":"bernoulli","p":0.1},"impair":"data","wifi":{}}"#;
         let c = LinkConfig::from_json(j).unwrap();
-        let mut p = WifiPath::new(c.wifi.as_ref().unwrap(), &c.directions(), ORIGIN);
+        let mut p = WifiPath::new(c.wifi().unwrap(), &c.directions(), ORIGIN);
         let mut fates = HashMap::new();
         let mut t = ORIGIN;
         let mut dir_of = HashMap::new();
