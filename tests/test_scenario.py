@@ -114,8 +114,9 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
 
 #: SimConfig fields the Python side does not send (serde defaults: the events cap).
 RUST_ONLY_KEYS = {"max_events"}
-#: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
-RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
+#: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check), and
+#: those Python sends only when set (wifi: only on a Wi-Fi link, tests/test_wifi.py).
+RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue", "wifi"}
 #: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
 #: on, direction when "reverse").
 OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
