@@ -12,6 +12,7 @@ pub use ccbench_sim::config::{
     BottleneckConfig as Bottleneck, BufferConfig, Impair, JitterDist, LossConfig,
 };
 pub use ccbench_sim::queue::aqm::AqmParams;
+pub use ccbench_wifi::WifiConfig;
 
 /// Everything the emulator needs.
 #[derive(Debug, Clone)]
@@ -68,16 +69,25 @@ impl LinkConfig {
         } else {
             (v.clone(), 1, 100_000_000, 0)
         };
-        let bottleneck: Bottleneck =
+        let (bn, wifi) = take_wifi(bn)?;
+        let mut bottleneck: Bottleneck =
             serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
+        bottleneck.wifi = wifi;
         let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay };
         cfg.validate()?;
         Ok(cfg)
     }
 
-    /// Every discipline of the simulator's `queue::aqm` runs here (the AQM arm of path.rs).
+    /// Every discipline of the simulator's `queue::aqm` runs here (the AQM arm of path.rs, or
+    /// in front of each Wi-Fi station's driver queue).
     pub fn validate(&self) -> Result<(), String> {
         self.bottleneck.validate_with_queues()
+    }
+
+    /// `bottleneck.wifi`: the hop is one 802.11n medium shared by both directions (wifi.rs)
+    /// instead of two wires. None = wire.
+    pub fn wifi(&self) -> Option<&WifiConfig> {
+        self.bottleneck.wifi.as_ref()
     }
 
     /// The two directions: 0 = data (sender → receiver), 1 = ACK (receiver → sender).
@@ -107,6 +117,17 @@ impl LinkConfig {
         let ack = matches!(b.impair, Impair::Ack | Impair::Both);
         [mk("data", data, self.seed, trace(0)), mk("ack", ack, self.seed, trace(1))]
     }
+}
+
+/// Split `wifi` off the bottleneck object (null or absent = a wire) and read it on its own as
+/// ccbench-wifi's `WifiConfig`, so that an error in it names `bottleneck.wifi`.
+fn take_wifi(mut bn: Value) -> Result<(Value, Option<WifiConfig>), String> {
+    let w = bn.as_object_mut().and_then(|o| o.remove("wifi")).filter(|w| !w.is_null());
+    let wifi = match w {
+        Some(w) => Some(serde_json::from_value(w).map_err(|e| format!("bottleneck.wifi: {e}"))?),
+        None => None,
+    };
+    Ok((bn, wifi))
 }
 
 #[cfg(test)]
@@ -147,5 +168,19 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("quantum"), "{e}");
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"bogus":1}"#).is_err());
+    }
+
+    #[test]
+    fn reads_wifi_with_defaults_and_names_bad_keys() {
+        let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10}}"#).unwrap();
+        assert!(c.wifi().is_none());
+        let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":null}"#).unwrap();
+        assert!(c.wifi().is_none());
+        let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":3}}"#).unwrap();
+        assert_eq!(c.wifi(), Some(&WifiConfig { mcs: 3, ..WifiConfig::default() }));
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":40}}"#).unwrap_err();
+        assert!(e.contains("wifi.mcs"), "{e}");
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"bogus":1}}"#).unwrap_err();
+        assert!(e.contains("bottleneck.wifi") && e.contains("bogus"), "{e}");
     }
 }

@@ -7,14 +7,21 @@
 //! rewritten (ecn.rs) on the way out of the queue. The thread sleeps with ppoll until `spin_us` before the next deadline, then
 //! spins (still reading arrivals) so packets leave within a few µs of their due time. At the end
 //! (SIGTERM, SIGINT, stdin closed, or --duration-s) it prints one JSON report to stdout.
+//!
+//! With `bottleneck.wifi` the hop is one 802.11n medium shared by both directions: a single
+//! thread serves both devices through it (wifi.rs, wifi_loop.rs) and the report gains a `wifi`
+//! object with the medium's statistics.
 mod config;
 mod ecn;
 mod flowkey;
 mod gso;
 mod path;
+mod propagation;
 mod served;
 mod stats;
 mod tun;
+mod wifi;
+mod wifi_loop;
 
 use config::{DirConfig, LinkConfig};
 use path::{DelayLine, Outcome, PathModel, Verdict};
@@ -552,6 +559,9 @@ fn run() -> Result<(), String> {
         println!("{:#?}", dirs);
         return Ok(());
     }
+    if args.gso && cfg.wifi().is_some() {
+        return Err("--gso: not with bottleneck.wifi (the Wi-Fi thread reads plain packets)".into());
+    }
     let fd_a = tun::create_tun_in(args.netns[0].as_deref(), &args.tun[0], args.gso).map_err(|e| e.to_string())?;
     let fd_b = tun::create_tun_in(args.netns[1].as_deref(), &args.tun[1], false).map_err(|e| e.to_string())?;
     unsafe {
@@ -584,6 +594,9 @@ fn run() -> Result<(), String> {
         });
     }
     let deadline = args.duration_s.map(|s| t0 + (s * 1e9) as u64);
+    if let Some(wifi) = cfg.wifi().cloned() {
+        return run_wifi(wifi, dirs, [fd_a, fd_b], t0, &args, deadline, cfg.sample_interval_ns);
+    }
     let tm = |dir: usize| Timing {
         vnet_in: args.gso && dir == 0,
         vnet_out: args.gso && dir == 1,
@@ -622,6 +635,52 @@ fn run() -> Result<(), String> {
     unsafe {
         libc::close(fd_a);
         libc::close(fd_b);
+    }
+    Ok(())
+}
+
+/// The Wi-Fi bottleneck: one thread serves both devices through the shared medium.
+fn run_wifi(
+    wifi: config::WifiConfig,
+    dirs: [DirConfig; 2],
+    fds: [RawFd; 2],
+    t0: u64,
+    args: &Args,
+    deadline: Option<u64>,
+    sample_interval_ns: u64,
+) -> Result<(), String> {
+    let tm = Timing {
+        vnet_in: false,
+        vnet_out: false,
+        spin_ns: args.spin_us * 1000,
+        max_busy_ns: args.max_busy_us * 1000,
+        rest_ns: args.rest_us * 1000,
+        rt_prio: args.rt_prio,
+        deadline,
+    };
+    let h = std::thread::Builder::new()
+        .name("wifi".into())
+        .spawn(move || wifi_loop::forward_wifi(wifi, dirs, fds, t0, tm))
+        .map_err(|e| e.to_string())?;
+    while !STOP.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ([r0, r1], medium) = h.join().map_err(|_| "wifi thread panicked")?;
+    let end = now_ns();
+    let report = json!({
+        "clock_monotonic_start_ns": t0,
+        "duration_s": (end - t0) as f64 / 1e9,
+        "sample_interval_ns": sample_interval_ns,
+        "spin_us": args.spin_us,
+        "directions": [dir_json(&r0), dir_json(&r1)],
+        "wifi": medium,
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{report}");
+    let _ = out.flush();
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
     }
     Ok(())
 }

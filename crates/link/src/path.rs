@@ -25,13 +25,13 @@
 use crate::config::{BufferConfig, DirConfig};
 use crate::served::{Arrival, Left, ServedQueue};
 pub use crate::stats::Counters;
+use crate::propagation::Propagation;
 use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
-// The loss and jitter models, the RNG and the disciplines' construction are the simulator's
-// own: both backends draw a packet's fate and delay, and build the queue, from the same code.
-use ccbench_sim::link::jitter::Jitter;
-use ccbench_sim::link::loss::LossModel;
+// The loss and jitter models (propagation.rs), the RNG and the disciplines' construction are the
+// simulator's own: both backends draw a packet's fate and delay, and build the queue, from the
+// same code.
 use ccbench_sim::queue::aqm;
-use ccbench_sim::rng::{stream_seed, Rng};
+use ccbench_sim::rng::stream_seed;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -63,15 +63,10 @@ enum Queue {
 }
 
 pub struct PathModel {
-    delay_ns: u64,
-    jitter: Option<Jitter>,
-    reorder: bool,
-    loss: LossModel,
+    /// Loss and the delay line after the bottleneck.
+    propagation: Propagation,
     /// The bottleneck: queue discipline and transmitter.
     queue: Queue,
-    last_delivery_ns: u64,
-    loss_rng: Rng,
-    jitter_rng: Rng,
     /// Scratch for the served queue's departures, and the outcomes not yet taken.
     left: Vec<Left>,
     outcomes: Vec<Outcome>,
@@ -102,14 +97,8 @@ impl PathModel {
             (None, _) => Queue::Fast(ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder)),
         };
         PathModel {
-            delay_ns: c.delay_ns,
-            jitter: (c.jitter_ns > 0).then_some(Jitter { dist: c.jitter_dist, jitter_ns: c.jitter_ns }),
-            reorder: c.reorder,
-            loss: LossModel::from_config(&c.loss),
+            propagation: Propagation::new(c),
             queue,
-            last_delivery_ns: 0,
-            loss_rng: Rng::stream(c.seed, &format!("link.{}.loss", c.name)),
-            jitter_rng: Rng::stream(c.seed, &format!("link.{}.jitter", c.name)),
             left: Vec::new(),
             outcomes: Vec::new(),
             counters: Counters::default(),
@@ -242,20 +231,13 @@ impl PathModel {
     /// Loss and the delay line for a packet whose transmission ends at `link_free_ns`.
     #[inline]
     fn after_queue(&mut self, link_free_ns: u64) -> Verdict {
-        if self.loss.lose(&mut self.loss_rng) {
-            self.counters.lost += 1;
-            return Verdict::Lost;
+        match self.propagation.after(link_free_ns) {
+            Some(t) => Verdict::Deliver(t),
+            None => {
+                self.counters.lost += 1;
+                Verdict::Lost
+            }
         }
-        let d = match &self.jitter {
-            Some(j) => j.sample(self.delay_ns, &mut self.jitter_rng),
-            None => self.delay_ns,
-        };
-        let mut t = link_free_ns + d;
-        if !self.reorder {
-            t = t.max(self.last_delivery_ns);
-        }
-        self.last_delivery_ns = self.last_delivery_ns.max(t);
-        Verdict::Deliver(t)
     }
 }
 
@@ -298,6 +280,7 @@ impl DelayLine {
 mod tests {
     use super::*;
     use crate::config::{JitterDist, LossConfig};
+    use ccbench_sim::rng::Rng;
     use crate::config::*;
     use std::sync::Arc;
 

@@ -16,6 +16,7 @@ from typing import Any, Optional
 from .. import aqm as _aqm
 from ..kernel import env
 from ..kernel.diag import CA_STATES, bbr_mode
+from ..kernel.wifi import run_columns as wifi_run_columns
 from ..results import COUNTER_NAMES, COUNTER_SIDES, RunResult, build_result, failed_result
 from ..scenario import DEFAULT_RWND_BYTES, Scenario, ScenarioError
 
@@ -447,6 +448,8 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
         "probe_rtt_p95_ms": _pct(rtts, 95),
         "probe_rtt_p99_ms": _pct(rtts, 99),
         "kernel_version": env.kernel_version(),
+        # the Wi-Fi hop's columns over the run's window (a wire: none, they stay null)
+        **wifi_run_columns(report.get("wifi"), link_t0, t0, dur),
     }
     status, error = "ok", None
     if not report:

@@ -2,7 +2,7 @@
 
     sender ns  ccb<tag>-s                                   receiver ns  ccb<tag>-r
     iperf3 clients, ping, sock_diag                          iperf3 servers
-    198.18.0.1 ── TUN ccb-s0 ══ ccbench-link (2 threads) ══ TUN ccb-r0 ── 198.18.0.2
+    198.18.0.1 ── TUN ccb-s0 ══ ccbench-link (2 threads; 1 with a Wi-Fi hop) ══ TUN ccb-r0 ── 198.18.0.2
 
 ccbench-link creates both TUN devices itself (it enters each namespace for the TUNSETIFF) and
 holds their only file descriptors, so the devices vanish when it exits, however it exits. It
@@ -88,6 +88,9 @@ class Topology:
         self.two_way = two_way
         #: experimental: sender TUN with TSO, super-packets cut by ccbench-link (CCBENCH_LINK_GSO=1)
         self.gso = gso if gso is not None else os.environ.get("CCBENCH_LINK_GSO") == "1"
+        if (link_config.get("bottleneck") or {}).get("wifi") is not None:
+            # a Wi-Fi bottleneck is served by one thread that reads plain packets (no --gso)
+            self.gso = False
         self.link: Optional[subprocess.Popen] = None
         self.link_ready: dict = {}
         self.link_report: Optional[dict] = None

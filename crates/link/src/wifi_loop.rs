@@ -1,0 +1,309 @@
+//! The forwarding thread of a Wi-Fi bottleneck: one thread serves both TUN devices through one
+//! shared medium (wifi.rs), because the two directions contend for the same airtime and cannot
+//! be forwarded independently as the wire's two threads do.
+//!
+//! Each turn: run the medium up to now and settle what it released or dropped (into the
+//! direction's delay line, or free the slot); write every packet due from both delay lines;
+//! read a bounded batch from each device (enqueued at its station at its arrival time); take
+//! queue samples. Then wait (ppoll on both devices) until the earliest of the medium's next
+//! event, either delay line's next due time and the next sample, spinning the last `spin_us`
+//! as the wire's threads do, and resting after `max_busy_us` without sleep.
+use crate::config::{DirConfig, WifiConfig};
+use crate::path::{DelayLine, Outcome, Verdict};
+use crate::served::Arrival;
+use crate::stats::Lateness;
+use crate::wifi::WifiPath;
+use crate::{count_loss, ecn, flowkey, now_ns, set_rt, slot_bytes, thread_cpu, DirReport, Timing, BATCH, SLOT, STOP};
+use ccbench_wifi::{Dir, MediumStats};
+use serde_json::json;
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+use std::sync::atomic::Ordering;
+
+/// Per direction: what the thread measures besides the path's own counters.
+struct DirIo {
+    line: DelayLine,
+    late: Lateness,
+    samples: Vec<(u64, u64, u64)>,
+    per_port: HashMap<u16, (u64, u64)>,
+    read_errors: u64,
+    oversize: u64,
+}
+
+impl DirIo {
+    fn new() -> Self {
+        DirIo {
+            line: DelayLine::new(),
+            late: Lateness::new(),
+            samples: Vec::new(),
+            per_port: HashMap::new(),
+            read_errors: 0,
+            oversize: 0,
+        }
+    }
+}
+
+/// Packet buffers shared by both directions: a slab that only grows, plus a free list.
+struct Slab {
+    bytes: Vec<u8>,
+    free: Vec<u32>,
+    nslots: u32,
+}
+
+impl Slab {
+    fn new() -> Self {
+        let mut s = Slab { bytes: Vec::new(), free: Vec::new(), nslots: 0 };
+        s.grow();
+        s
+    }
+    fn grow(&mut self) {
+        let add = self.nslots.max(1024);
+        self.bytes.resize((self.nslots + add) as usize * SLOT, 0);
+        self.free.extend((self.nslots..self.nslots + add).rev());
+        self.nslots += add;
+    }
+    /// A free slot (not yet taken off the free list).
+    fn peek_free(&mut self) -> u32 {
+        if self.free.is_empty() {
+            self.grow();
+        }
+        *self.free.last().unwrap()
+    }
+}
+
+/// Settle the medium's outcomes: into the direction's delay line (CE rewritten if marked), or
+/// count the drop/loss per port and free the slot.
+fn settle(outcomes: &[(Dir, Outcome)], slab: &mut Slab, io: &mut [DirIo; 2]) {
+    for (dir, o) in outcomes {
+        let d = *dir as usize;
+        let pkt = slot_bytes(&mut slab.bytes, o.slot, o.len);
+        match o.verdict {
+            Verdict::Deliver(t) => {
+                if o.ce {
+                    ecn::set_ce(pkt);
+                }
+                io[d].line.push(t, o.slot, o.len);
+            }
+            v => {
+                count_loss(&mut io[d].per_port, pkt, v);
+                slab.free.push(o.slot);
+            }
+        }
+    }
+}
+
+/// Serve both directions: `fds[0]` is the sender side (data in, ACKs out), `fds[1]` the
+/// receiver side. Returns the two directions' reports and the medium's statistics.
+pub fn forward_wifi(
+    wifi: WifiConfig,
+    cfgs: [DirConfig; 2],
+    fds: [RawFd; 2],
+    t0: u64,
+    tm: Timing,
+) -> ([DirReport; 2], serde_json::Value) {
+    let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline, .. } = tm;
+    let rt = set_rt(rt_prio);
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
+    let mut path = WifiPath::new(&wifi, &cfgs, t0);
+    let mut io = [DirIo::new(), DirIo::new()];
+    let mut slab = Slab::new();
+    let mut outcomes: Vec<(Dir, Outcome)> = Vec::new();
+    // The medium's counters at each sample instant (so the backend can take the run's window).
+    let mut medium_samples: Vec<(u64, MediumStats)> = Vec::new();
+    let sample_ns = cfgs[0].sample_interval_ns;
+    let mut next_sample = if sample_ns > 0 { t0 } else { u64::MAX };
+    let mut last_rest = now_ns();
+    let mut forced_rests = 0u64;
+    let mut spin_total = 0u64;
+    let mut pfds = [
+        libc::pollfd { fd: fds[0], events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: fds[1], events: libc::POLLIN, revents: 0 },
+    ];
+
+    while !STOP.load(Ordering::Relaxed) {
+        // 0. The medium up to now: what the far stations released, what was dropped.
+        path.serve(now_ns());
+        path.take_outcomes(&mut outcomes);
+        settle(&outcomes, &mut slab, &mut io);
+        // 1. Deliver everything due, in both directions (data to the receiver, ACKs back).
+        for d in 0..2 {
+            let fd_out = fds[1 - d];
+            loop {
+                let now = now_ns();
+                let Some((due, slot, len)) = io[d].line.pop_due(now) else { break };
+                io[d].late.add(now - due);
+                let off = slot as usize * SLOT;
+                let r = unsafe { libc::write(fd_out, slab.bytes[off..].as_ptr() as *const libc::c_void, len as usize) };
+                let c = &mut path.counters[d];
+                if r < 0 {
+                    c.write_errors += 1;
+                } else {
+                    c.packets_out += 1;
+                    c.bytes_out += len as u64;
+                }
+                slab.free.push(slot);
+            }
+        }
+        // 2. Take in what has arrived at either station (bounded batches).
+        let mut got = 0;
+        for (d, dir) in Dir::BOTH.into_iter().enumerate() {
+            let mut n = 0;
+            while n < BATCH {
+                let slot = slab.peek_free();
+                let off = slot as usize * SLOT;
+                let r = unsafe { libc::read(fds[d], slab.bytes[off..].as_mut_ptr() as *mut libc::c_void, SLOT) };
+                if r < 0 {
+                    let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                    if e != libc::EAGAIN && e != libc::EINTR {
+                        io[d].read_errors += 1;
+                    }
+                    break;
+                }
+                if r == 0 {
+                    break;
+                }
+                n += 1;
+                let len = r as u32;
+                if len as usize >= SLOT {
+                    io[d].oversize += 1;
+                    continue;
+                }
+                let now = now_ns();
+                let pkt = &slab.bytes[off..off + len as usize];
+                let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt) };
+                match path.offer(now, dir, a) {
+                    Verdict::Queued => {
+                        slab.free.pop();
+                    }
+                    v => count_loss(&mut io[d].per_port, pkt, v),
+                }
+            }
+            got += n;
+        }
+        path.take_outcomes(&mut outcomes);
+        settle(&outcomes, &mut slab, &mut io);
+        let now = now_ns();
+        // 3. Occupancy samples of both stations.
+        while now >= next_sample {
+            for (d, dir) in Dir::BOTH.into_iter().enumerate() {
+                let s = (next_sample - t0, path.backlog_bytes(dir), path.departed_bytes(dir, next_sample));
+                io[d].samples.push(s);
+            }
+            medium_samples.push((next_sample - t0, path.stats().clone()));
+            next_sample += sample_ns;
+        }
+        if let Some(d) = deadline {
+            if now >= d {
+                STOP.store(true, Ordering::SeqCst);
+                break;
+            }
+        }
+        if now - last_rest > max_busy_ns {
+            let ts = libc::timespec { tv_sec: 0, tv_nsec: rest_ns as _ };
+            unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+            last_rest = now_ns();
+            forced_rests += 1;
+            continue;
+        }
+        if got > 0 {
+            continue;
+        }
+        // 4. Wait for the earliest deadline.
+        let mut wake = now + 50_000_000;
+        for t in [io[0].line.next_time(), io[1].line.next_time(), path.next_service()].into_iter().flatten() {
+            wake = wake.min(t);
+        }
+        if next_sample != u64::MAX {
+            wake = wake.min(next_sample);
+        }
+        if wake <= now + spin_ns {
+            let until = wake.min(now + 4_000);
+            let mut t = now;
+            while t < until {
+                std::hint::spin_loop();
+                t = now_ns();
+            }
+            spin_total += t - now;
+            continue;
+        }
+        let sleep = wake - now - spin_ns;
+        let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as _, tv_nsec: (sleep % 1_000_000_000) as _ };
+        unsafe { libc::ppoll(pfds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        last_rest = now_ns();
+    }
+    let (u, s) = thread_cpu();
+    let wifi_json = medium_json(&path, now_ns(), &medium_samples);
+    let [c0, c1] = cfgs;
+    let [io0, io1] = io;
+    let report = |cfg: DirConfig, dir: Dir, io: DirIo, cpu: (f64, f64), spin: u64, rests: u64| DirReport {
+        cfg,
+        counters: path.counters[dir as usize].clone(),
+        queue: path.queue_stats(dir),
+        bytes_served: path.bytes_released(dir),
+        held: io.line.len() + path.held_packets(dir) as usize,
+        late: io.late,
+        samples: io.samples,
+        read_errors: io.read_errors,
+        oversize: io.oversize,
+        cpu_user_s: cpu.0,
+        cpu_sys_s: cpu.1,
+        rt,
+        forced_rests: rests,
+        spin_s: spin as f64 / 1e9,
+        gso_super: 0,
+        gso_errors: 0,
+        per_port: io.per_port,
+    };
+    // One thread serves both directions: its CPU time, spinning and rests are reported on the
+    // data direction (the ACK direction shows 0).
+    let r0 = report(c0, Dir::Fwd, io0, (u, s), spin_total, forced_rests);
+    let r1 = report(c1, Dir::Rev, io1, (0.0, 0.0), 0, 0);
+    ([r0, r1], wifi_json)
+}
+
+/// The medium's statistics for the report (`wifi` object): per direction (data = the sender-side
+/// station, ack = the receiver-side one) transmit opportunities, MPDUs sent / retried / dropped
+/// after the retry limit / delivered, airtime, the A-MPDU size histogram and its mean, median
+/// and 90th percentile; collisions; the PHY rate at the end. `samples`: the cumulative counters
+/// at each sample instant (`t_ns` since the start), per direction and for collisions.
+pub fn medium_json(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> serde_json::Value {
+    let st = path.stats();
+    let dirs: Vec<serde_json::Value> = Dir::BOTH
+        .iter()
+        .zip(["data", "ack"])
+        .map(|(&dir, name)| {
+            let s = &st.dir[dir as usize];
+            json!({
+                "name": name,
+                "txops": s.txops,
+                "mpdus_sent": s.mpdus_sent,
+                "mpdus_retried": s.mpdus_retried,
+                "mpdus_dropped": s.mpdus_dropped,
+                "mpdus_delivered": s.mpdus_delivered,
+                "bytes_delivered": s.bytes_delivered,
+                "airtime_ns": s.airtime_ns,
+                "ampdu_hist": s.ampdu_hist.to_vec(),
+                "ampdu_mean": s.mean_ampdu(),
+                "ampdu_p50": s.ampdu_quantile(0.5),
+                "ampdu_p90": s.ampdu_quantile(0.9),
+                "retry_dropped": path.retry_dropped[dir as usize],
+                "samples": {
+                    "txops": samples.iter().map(|(_, m)| m.dir[dir as usize].txops).collect::<Vec<_>>(),
+                    "airtime_ns": samples.iter().map(|(_, m)| m.dir[dir as usize].airtime_ns).collect::<Vec<_>>(),
+                    "mpdus_retried": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_retried).collect::<Vec<_>>(),
+                    "mpdus_dropped": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_dropped).collect::<Vec<_>>(),
+                    "ampdu_hist": samples.iter().map(|(_, m)| m.dir[dir as usize].ampdu_hist.to_vec()).collect::<Vec<_>>(),
+                },
+            })
+        })
+        .collect();
+    json!({
+        "phy_rate_bps": path.phy_rate_bps(now),
+        "collisions": st.collisions,
+        "directions": dirs,
+        "samples": {
+            "t_ns": samples.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "collisions": samples.iter().map(|(_, m)| m.collisions).collect::<Vec<_>>(),
+        },
+    })
+}
