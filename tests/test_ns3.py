@@ -132,6 +132,10 @@ def test_aqm_and_ns3_only_algorithm_run():
     res = run_ok(scenario(bottleneck={"aqm": "codel"}, flows=[{"cc": "westwood"}]))
     assert res.flows["cc"].iloc[0] == "westwood" and res.flows["goodput_bps"].iloc[0] > 5e6
     assert res.runs["sojourn_p95_ms"].iloc[0] < 30  # CoDel keeps the standing queue short
+    # FQ-CoDel (its times are strings in ns-3) with two flows: both served
+    res = run_ok(scenario(bottleneck={"aqm": "fq_codel", "aqm_params": {"quantum": "300B"}},
+                          flows=[{"cc": "cubic", "count": 2}]))
+    assert (res.flows["goodput_bps"] > 3e6).all()
     with pytest.raises(ScenarioError) as e:  # the simulator refuses what it does not have
         backends.check(scenario(flows=[{"cc": "westwood"}]), "sim")
     assert e.value.key == "flows.0.cc"

@@ -780,9 +780,10 @@ AqmHelper()
     }
     else if (a == "fq_codel")
     {
+        // FqCoDelQueueDisc takes its times as strings
         t.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
-                           "Target", ns(Param("target_ns")),
-                           "Interval", ns(Param("interval_ns")),
+                           "Target", StringValue(Param("target_ns") + "ns"),
+                           "Interval", StringValue(Param("interval_ns") + "ns"),
                            "MaxSize", pkts(Param("limit_packets")),
                            "UseEcn", flag(Param("ecn")),
                            "Flows", UintegerValue(std::stoul(Param("flows"))),
