@@ -82,11 +82,12 @@ class Ns3Unavailable(ScenarioError):
 
 
 def sdk_dir() -> Optional[Path]:
-    """The wheel's ``site-packages/ns3`` directory (``$CCBENCH_NS3_SDK`` if set), or None."""
+    """The wheel's ``site-packages/ns3`` directory, or ``$CCBENCH_NS3_SDK`` when set (and then
+    only that); None if there is no SDK there."""
     env = os.environ.get("CCBENCH_NS3_SDK")
     cands = [Path(env)] if env else []
-    seen = set()
-    for p in [sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib"), *sys.path]:
+    seen: set = set()
+    for p in [] if env else [sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib"), *sys.path]:
         if p and p not in seen:
             seen.add(p)
             cands.append(Path(p) / "ns3")
