@@ -181,3 +181,18 @@ def test_algorithms_lists_ns3_under_our_names(capsys):
     algorithms(as_json=True)
     out = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in out["ns3"]] == list(rows)
+
+
+def test_validate_includes_ns3(tmp_path):
+    """`ccbench validate --backends sim,kernel,ns3`: ns-3 runs every cell into its own store and
+    its columns appear beside the simulator's (without the kernel here: it would run real
+    namespaces as root; validate treats every backend alike)."""
+    from ccbench import validate as v
+
+    run = v.run_validate("default", tmp_path / "o", backends="sim,ns3", quick=True, duration="2s",
+                         repeat=1, progress=False, workers=1)
+    assert "ns3" in run.ran and "sim" in run.ran
+    assert run.executed("ns3") == run.executed("sim") > 0 and run.all_ok
+    assert "ns3" in run.comparison.backends
+    assert (tmp_path / "o" / "ns3" / "runs").is_dir()
+    assert "ns3" in (tmp_path / "o" / "validate.md").read_text()
