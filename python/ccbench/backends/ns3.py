@@ -35,6 +35,7 @@ NAME = "ns3"
 #: The ns-3 release the program is written against (the wheel ``ns3==3.44.post0``).
 NS3_VERSION = "3.44"
 INSTALL_HINT = "`make ns3` (pip install --no-deps ns3==3.44.post0 into the venv)"
+GXX_HINT = "g++ with C++20 on PATH (`apt-get install g++`), or CXX=/path/to/g++"
 SOURCE = Path(__file__).resolve().parent.parent / "ns3" / "ccbench_ns3.cc"
 LIBS = ("core", "network", "internet", "point-to-point", "applications", "traffic-control", "internet-apps")
 
@@ -105,7 +106,8 @@ def _cache_root() -> Path:
 
 
 def _compiler() -> Optional[str]:
-    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    cxx = os.environ.get("CXX")
+    return shutil.which(cxx) if cxx else (shutil.which("g++") or shutil.which("c++"))
 
 
 def _problem() -> Optional[str]:
@@ -122,7 +124,7 @@ def binary() -> Path:
     """The compiled program, building it on first use (Ns3Unavailable if it cannot be built)."""
     why = _problem()
     if why:
-        raise Ns3Unavailable(why, INSTALL_HINT + (" and g++" if "compiler" in why else ""))
+        raise Ns3Unavailable(why, GXX_HINT if "compiler" in why else INSTALL_HINT)
     sdk = sdk_dir()
     cxx = _compiler()
     src = SOURCE.read_bytes()
@@ -176,7 +178,7 @@ def check(scenario: Scenario) -> None:
     problems: list[tuple[Optional[str], str, Optional[str]]] = []
     why = _problem()
     if why:
-        problems.append(("backend", why, INSTALL_HINT))
+        problems.append(("backend", why, GXX_HINT if "compiler" in why else INSTALL_HINT))
     b = scenario.bottleneck
     link = _non_default(b, "link")
     if link is not None:
