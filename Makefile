@@ -7,7 +7,7 @@ PIP   := $(VENV)/bin/pip
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all install system-deps build demo test test-rust test-python bench clean
+.PHONY: all install ns3 system-deps build demo test test-rust test-python bench clean
 
 all: build
 
@@ -38,7 +38,17 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q -r $(VENV)/requirements.txt
 	touch $@
 
-install: system-deps $(VENV)/.installed
+# The ns-3 backend's SDK: the ns3 wheel pinned by the `ns3` extra, without its Python-binding
+# dependencies (cppyy compiles for minutes; the backend uses the C++ SDK only). Part of `install`,
+# so `make test` runs tests/test_ns3.py.
+$(VENV)/.ns3: $(VENV)/.installed
+	$(PIP) install -q --no-deps "$$($(PY) -c "import tomllib; \
+	  print(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['ns3'][0])")"
+	touch $@
+
+ns3: $(VENV)/.ns3
+
+install: system-deps $(VENV)/.installed $(VENV)/.ns3
 
 # Release build of the Rust extension into the venv (maturin; incremental, so cheap when nothing changed).
 build: install

@@ -12,12 +12,15 @@
 4. The kernel link emulator's throughput (benchmarks/kernel_link_bench.py), when run as root.
 5. Scale of one run (benchmarks/scale_bench.py): `ccbench run --out` of 100 000 flows against
    its simulation time.
+6. The simulator against ns-3 (benchmarks/ns3_bench.py): the issue-14 scenarios (a) and (b) on
+   the sim and ns3 backends in one go, with the wall-time ratio; skipped when the ns3 backend
+   is not installed (`make ns3`). (b) costs minutes of ns-3 CPU: `--ns3-scenarios a` leaves it out.
 
 Each part writes its own section file; this script joins them into results.md with the
 command, commit, machine and date.
 
     .venv/bin/python benchmarks/run_all.py [--quick] [--skip-criterion] [--skip-sweep] [--skip-kernel]
-                                           [--skip-scale]
+                                           [--skip-scale] [--skip-ns3] [--ns3-scenarios a,b]
 """
 from __future__ import annotations
 
@@ -126,6 +129,8 @@ def main() -> int:
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--skip-kernel", action="store_true")
     ap.add_argument("--skip-scale", action="store_true")
+    ap.add_argument("--skip-ns3", action="store_true")
+    ap.add_argument("--ns3-scenarios", default="a,b", help="scenarios of benchmarks/ns3_bench.py to run")
     a = ap.parse_args()
     m = machine()
     parts = [
@@ -149,6 +154,18 @@ def main() -> int:
             parts.append("## Kernel link emulator\n\nskipped: needs root.\n")
     if not a.skip_scale and (BENCH / "scale_bench.py").exists():
         parts.append(run_part("scale_bench.py", ["--repeats", "1" if a.quick else "3"], "scale_results.md"))
+    if not a.skip_ns3 and (BENCH / "ns3_bench.py").exists():
+        from ccbench.backends import BackendUnavailable, get_backend
+
+        try:
+            why = get_backend("ns3")._problem()
+        except BackendUnavailable as e:
+            why = e.reason
+        if why:
+            parts.append(f"## Simulator against ns-3\n\nskipped: {why} (`make ns3`).\n")
+        else:
+            args = ["--scenarios", a.ns3_scenarios] + (["--repeats", "1"] if a.quick else [])
+            parts.append(run_part("ns3_bench.py", args, "ns3_results.md"))
     text = "\n".join(parts)
     (BENCH / "results.md").write_text(text)
     print(text)

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 
@@ -8,9 +9,10 @@ import pytest
 from conftest import MINIMAL_TOML, NOT_IMPLEMENTED, skip_if_core_missing
 
 
-def ccbench(*args, timeout=300):
+def ccbench(*args, timeout=300, env=None):
     return subprocess.run([sys.executable, "-m", "ccbench.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def _run_json(path, *extra):
@@ -92,9 +94,11 @@ def test_aqm_parameter_refusal_exit_2(minimal_toml):
     assert "bottleneck.aqm_params.interval" in p.stderr and "pie takes" in p.stderr
 
 
-def test_missing_backend_exit_2(minimal_toml):
-    p = ccbench("run", minimal_toml, "--backend", "ns3")
+def test_missing_backend_exit_2(minimal_toml, tmp_path):
+    # the ns3 backend without its SDK (CCBENCH_NS3_SDK pointing at an empty directory)
+    p = ccbench("run", minimal_toml, "--backend", "ns3", env={"CCBENCH_NS3_SDK": str(tmp_path)})
     assert p.returncode == 2 and "Traceback" not in p.stderr and "ns3" in p.stderr
+    assert "make ns3" in p.stderr
 
 
 def test_algorithms_json():

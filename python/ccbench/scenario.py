@@ -65,6 +65,10 @@ __all__ = [
 
 #: The algorithm names a scenario may use; a backend's ``check()`` refines what it can run.
 BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
+#: Algorithms only some backends run (ns-3's, named after the Linux module of the same algorithm);
+#: each backend's ``check()`` refuses those it lacks.
+EXTRA_ALGORITHMS = ("westwood", "highspeed", "hybla", "illinois", "scalable", "yeah", "htcp", "bic", "veno",
+                    "lp", "dctcp", "ledbat")
 #: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive window a flow gets by default.
 DEFAULT_RWND_BYTES = 6 * 1024 * 1024
 MTU = 1500
@@ -429,7 +433,8 @@ class Access(_Model):
 
 @functools.lru_cache(maxsize=1)
 def known_algorithms() -> tuple[str, ...]:
-    """BASE_ALGORITHMS plus whatever the built simulator lists (so a newly added one just works)."""
+    """BASE_ALGORITHMS plus whatever the built simulator lists (so a newly added one just works),
+    then EXTRA_ALGORITHMS."""
     names = list(BASE_ALGORITHMS)
     try:
         from . import _sim  # type: ignore[attr-defined]
@@ -439,6 +444,7 @@ def known_algorithms() -> tuple[str, ...]:
                 names.append(row["name"])
     except Exception:  # the extension is not built: the base set still validates
         pass
+    names += [n for n in EXTRA_ALGORITHMS if n not in names]
     return tuple(names)
 
 
