@@ -223,6 +223,7 @@ mod tests {
             aqm: aqm.into(),
             aqm_params: Default::default(),
             serve_droptail_at_dequeue: false,
+            trace: None,
             seed: 3,
             sample_interval_ns: 0,
         }
