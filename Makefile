@@ -61,7 +61,7 @@ demo: build
 test: build test-rust test-python
 
 test-rust:
-	cargo test --release -p ccbench-sim -p ccbench-link -p ccbench-queue
+	cargo test --release -p ccbench-sim -p ccbench-link -p ccbench-queue -p ccbench-wifi
 
 test-python:
 	$(PY) -m pytest -q -ra tests
