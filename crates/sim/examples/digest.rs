@@ -84,6 +84,20 @@ fn all() -> Vec<SimConfig> {
     let mut c = scen("reno_heavy_loss_rto", 10, 10_000_000, 100 * MS, 0.3, flows("reno", 2));
     c.bottleneck.loss = LossConfig::Gilbert { p: 0.05, r: 0.2, h: 0.1, k: 0.99 };
     v.push(c);
+    // the served-queue arm (an AQM) and the Wi-Fi hop, each with competing flows and a ping
+    let mut fl = vec![FlowConfig::bulk(0, "cubic", 32 << 20), FlowConfig::bulk(1, "bbr", 32 << 20)];
+    fl[1].group = 1;
+    let mut c = scen("fq_codel_cubic_bbr", 10, 20_000_000, 40 * MS, 16.0, fl);
+    c.bottleneck.aqm = "fq_codel".into();
+    c.probe.ping_interval_ns = 100 * MS;
+    v.push(c);
+    let mut c = scen("wifi_cubic_vegas", 5, 130_000_000, 20 * MS, 1.0, vec![
+        FlowConfig::bulk(0, "cubic", 32 << 20),
+        FlowConfig::bulk(1, "vegas", 32 << 20),
+    ]);
+    c.bottleneck.wifi = Some(ccbench_wifi::WifiConfig::default());
+    c.probe.ping_interval_ns = 100 * MS;
+    v.push(c);
     v
 }
 

@@ -11,6 +11,7 @@
 pub mod jitter;
 pub mod loss;
 pub mod served;
+pub mod slots;
 pub mod sojourn;
 pub mod wifi;
 

@@ -11,15 +11,15 @@
 //! (`ccbench_queue::Server`); a trace link between two delivery opportunities is idle but
 //! cannot start a packet, so its next dequeue is armed at the next opportunity.
 use crate::tcp::{Pkt, PktKind};
+use super::slots::Slots;
 use crate::time::Nanos;
 use ccbench_queue::{flow_hash, Qdisc, Rounding, Server, Transmitter, Verdict};
 
 pub struct ServedQueue {
     qdisc: Box<dyn Qdisc>,
     tx: Server,
-    /// Packets the discipline holds, by slot (= descriptor id); None = free slot.
-    held: Vec<Option<Pkt>>,
-    free: Vec<u32>,
+    /// Packets the discipline holds, by slot (= descriptor id).
+    held: Slots<Pkt>,
     /// Scratch for `Qdisc::take_dropped`.
     dropped_desc: Vec<ccbench_queue::Pkt>,
     /// Packets dropped since the event loop last collected them (`take_drops`).
@@ -54,8 +54,7 @@ impl ServedQueue {
         ServedQueue {
             qdisc,
             tx,
-            held: Vec::new(),
-            free: Vec::new(),
+            held: Slots::default(),
             dropped_desc: Vec::new(),
             drops: Vec::new(),
             tx_event: None,
@@ -72,23 +71,17 @@ impl ServedQueue {
     /// Offer an arriving packet at `now`. A refused packet, and any packet the discipline
     /// dropped to make room (FQ-CoDel's fattest flow), go to the drops `take_drops` returns.
     pub fn enqueue(&mut self, now: Nanos, pkt: Pkt) {
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.held.push(None);
-                (self.held.len() - 1) as u32
-            }
-        };
+        let slot = self.held.reserve();
         // ECT as the sender set it (new data of an ECN connection; never ACKs, retransmissions
         // or the ping), so a discipline with ECN on marks it instead of dropping. Flow hash of
         // the connection id (ping = u32::MAX).
         let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64)).ect(pkt.ect);
         match self.qdisc.enqueue(now, desc) {
             Verdict::Dropped => {
-                self.free.push(slot);
+                self.held.release(slot);
                 self.drops.push(pkt);
             }
-            Verdict::Queued | Verdict::QueuedMarked => self.held[slot as usize] = Some(pkt),
+            Verdict::Queued | Verdict::QueuedMarked => self.held.fill(slot, pkt),
         }
         self.collect_dropped();
     }
@@ -97,8 +90,7 @@ impl ServedQueue {
     fn collect_dropped(&mut self) {
         self.qdisc.take_dropped(&mut self.dropped_desc);
         for d in self.dropped_desc.drain(..) {
-            let p = self.held[d.id as usize].take().expect("dropped packet was held");
-            self.free.push(d.id as u32);
+            let p = self.held.take(d.id, "dropped");
             self.drops.push(p);
         }
     }
@@ -133,8 +125,7 @@ impl ServedQueue {
         } else {
             match self.qdisc.dequeue(now) {
                 Some(d) => {
-                    let pkt = self.held[d.id as usize].take().expect("dequeued packet was held");
-                    self.free.push(d.id as u32);
+                    let pkt = self.held.take(d.id, "dequeued");
                     let (_, tx_end) = self.tx.send(now, pkt.bytes);
                     self.bytes_sent += pkt.bytes as u64;
                     self.ce_marked += d.ce as u64;
@@ -185,7 +176,7 @@ impl ServedQueue {
 
     /// Packets held, for the end-of-run conservation counts.
     pub fn held(&self) -> impl Iterator<Item = &Pkt> {
-        self.held.iter().flatten()
+        self.held.iter()
     }
 
     /// Data packets of flow `f` held (conservation counts).

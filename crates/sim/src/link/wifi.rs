@@ -7,6 +7,7 @@
 //! a slot here; the slot keeps the simulator's packet and when it reached the station. The
 //! event loop (sim.rs) hands packets over at their arrival, runs the medium at the times
 //! `Medium::next_event` asks for, and routes what the far side releases.
+use super::slots::Slots;
 use crate::tcp::Pkt;
 use crate::time::Nanos;
 use ccbench_queue::{flow_hash, Qdisc, Verdict};
@@ -30,9 +31,8 @@ pub struct Lost {
 pub struct WifiHop {
     medium: Medium,
     /// Packets the medium holds, by slot (= descriptor id): the packet, its direction and the
-    /// time it reached the station. None = free slot.
-    held: Vec<Option<(Pkt, Dir, Nanos)>>,
-    free: Vec<u32>,
+    /// time it reached the station.
+    held: Slots<(Pkt, Dir, Nanos)>,
     /// When the pending `Ev::Medium` is due; None = none pending.
     pub event_at: Option<Nanos>,
     deliveries: Vec<ccbench_wifi::Delivery>,
@@ -47,8 +47,7 @@ impl WifiHop {
     pub fn new(cfg: &WifiConfig, qdiscs: [Box<dyn Qdisc>; 2], seed: u64) -> Self {
         WifiHop {
             medium: Medium::new(cfg, qdiscs, seed),
-            held: Vec::new(),
-            free: Vec::new(),
+            held: Slots::default(),
             event_at: None,
             deliveries: Vec::new(),
             dropped: Vec::new(),
@@ -60,22 +59,16 @@ impl WifiHop {
     /// Hand `pkt` to station `dir` at `now`. Returns the packet back if the discipline in
     /// front of the driver queue refused it. (Run `advance(now)` first if the medium is due.)
     pub fn enqueue(&mut self, now: Nanos, dir: Dir, pkt: Pkt) -> Option<Pkt> {
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.held.push(None);
-                (self.held.len() - 1) as u32
-            }
-        };
+        let slot = self.held.reserve();
         // Flow hash of the connection id (ping = u32::MAX) and ECT, as served.rs.
         let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64)).ect(pkt.ect);
         match self.medium.enqueue(now, dir, desc) {
             Verdict::Dropped => {
-                self.free.push(slot);
+                self.held.release(slot);
                 Some(pkt)
             }
             Verdict::Queued | Verdict::QueuedMarked => {
-                self.held[slot as usize] = Some((pkt, dir, now));
+                self.held.fill(slot, (pkt, dir, now));
                 None
             }
         }
@@ -91,8 +84,7 @@ impl WifiHop {
     pub fn advance(&mut self, now: Nanos, out: &mut Vec<Released>, lost: &mut Vec<Lost>) {
         self.medium.advance(now, &mut self.deliveries);
         for d in self.deliveries.drain(..) {
-            let (mut pkt, dir, arrived) = self.held[d.pkt.id as usize].take().expect("released packet was held");
-            self.free.push(d.pkt.id as u32);
+            let (mut pkt, dir, arrived) = self.held.take(d.pkt.id, "released");
             if d.pkt.ce {
                 // The discipline CE-marked an ECT packet instead of dropping it (RFC 3168 §5).
                 pkt.ce = true;
@@ -107,8 +99,7 @@ impl WifiHop {
     pub fn collect_lost(&mut self, lost: &mut Vec<Lost>) {
         self.medium.take_dropped(&mut self.dropped);
         for (dir, desc, reason) in self.dropped.drain(..) {
-            let (pkt, _, _) = self.held[desc.id as usize].take().expect("dropped packet was held");
-            self.free.push(desc.id as u32);
+            let (pkt, _, _) = self.held.take(desc.id, "dropped");
             if matches!(reason, DropReason::RetryLimit) {
                 self.retry_drops[dir as usize] += 1;
             }
@@ -127,6 +118,6 @@ impl WifiHop {
 
     /// Packets the hop holds, with their direction (end-of-run conservation counts).
     pub fn held(&self) -> impl Iterator<Item = (&Pkt, Dir)> {
-        self.held.iter().flatten().map(|(p, d, _)| (p, *d))
+        self.held.iter().map(|(p, d, _)| (p, *d))
     }
 }
