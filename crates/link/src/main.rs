@@ -15,6 +15,7 @@ mod config;
 mod ecn;
 mod flowkey;
 mod gso;
+mod idle;
 mod path;
 mod propagation;
 mod served;
@@ -274,9 +275,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
     let mut gso_super = 0u64;
     let mut per_port: HashMap<u16, (u64, u64)> = HashMap::new();
     let mut gso_errors = 0u64;
-    let mut last_rest = now_ns();
-    let mut forced_rests = 0u64;
-    let mut spin_total = 0u64;
+    let mut idler = idle::Idler::new(spin_ns, max_busy_ns, rest_ns);
     let rt = set_rt(rt_prio);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let mut model = PathModel::new(&cfg);
@@ -439,19 +438,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                 break;
             }
         }
-        // A real-time thread that never sleeps starves everything else on its CPU until the
-        // kernel throttles it for tens of ms; rest briefly instead, at a time we choose.
-        if now - last_rest > max_busy_ns {
-            let ts = libc::timespec { tv_sec: 0, tv_nsec: rest_ns as _ };
-            unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-            last_rest = now_ns();
-            forced_rests += 1;
-            continue;
-        }
-        if got > 0 {
-            continue;
-        }
-        // 4. Wait: sleep until shortly before the next deadline, or spin if it is close.
+        // 4. Wait until shortly before the next deadline (idle.rs).
         let mut wake = line.next_time().unwrap_or(now + 50_000_000).min(now + 50_000_000);
         if let Some(t) = model.next_service() {
             wake = wake.min(t);
@@ -459,22 +446,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         if next_sample != u64::MAX {
             wake = wake.min(next_sample);
         }
-        if wake <= now + spin_ns {
-            // Spin on the clock until the deadline, looking for arrivals every few µs (a read
-            // is a system call; arrivals seen during a spin are timestamped at most 4 µs late).
-            let until = wake.min(now + 4_000);
-            let mut t = now;
-            while t < until {
-                std::hint::spin_loop();
-                t = now_ns();
-            }
-            spin_total += t - now;
-            continue;
-        }
-        let sleep = wake - now - spin_ns;
-        let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as _, tv_nsec: (sleep % 1_000_000_000) as _ };
-        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-        last_rest = now_ns();
+        idler.pause(now, got > 0, wake, std::slice::from_mut(&mut pfd));
     }
     let (u, s) = thread_cpu();
     DirReport {
@@ -490,8 +462,8 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
         cpu_user_s: u,
         cpu_sys_s: s,
         rt,
-        forced_rests,
-        spin_s: spin_total as f64 / 1e9,
+        forced_rests: idler.forced_rests,
+        spin_s: idler.spin_total as f64 / 1e9,
         gso_super,
         gso_errors,
         per_port,

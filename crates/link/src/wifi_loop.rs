@@ -112,9 +112,7 @@ pub fn forward_wifi(
     let mut medium_samples: Vec<(u64, MediumStats)> = Vec::new();
     let sample_ns = cfgs[0].sample_interval_ns;
     let mut next_sample = if sample_ns > 0 { t0 } else { u64::MAX };
-    let mut last_rest = now_ns();
-    let mut forced_rests = 0u64;
-    let mut spin_total = 0u64;
+    let mut idler = crate::idle::Idler::new(spin_ns, max_busy_ns, rest_ns);
     let mut pfds = [
         libc::pollfd { fd: fds[0], events: libc::POLLIN, revents: 0 },
         libc::pollfd { fd: fds[1], events: libc::POLLIN, revents: 0 },
@@ -198,17 +196,7 @@ pub fn forward_wifi(
                 break;
             }
         }
-        if now - last_rest > max_busy_ns {
-            let ts = libc::timespec { tv_sec: 0, tv_nsec: rest_ns as _ };
-            unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-            last_rest = now_ns();
-            forced_rests += 1;
-            continue;
-        }
-        if got > 0 {
-            continue;
-        }
-        // 4. Wait for the earliest deadline.
+        // 4. Wait for the earliest deadline (idle.rs).
         let mut wake = now + 50_000_000;
         for t in [io[0].line.next_time(), io[1].line.next_time(), path.next_service()].into_iter().flatten() {
             wake = wake.min(t);
@@ -216,20 +204,7 @@ pub fn forward_wifi(
         if next_sample != u64::MAX {
             wake = wake.min(next_sample);
         }
-        if wake <= now + spin_ns {
-            let until = wake.min(now + 4_000);
-            let mut t = now;
-            while t < until {
-                std::hint::spin_loop();
-                t = now_ns();
-            }
-            spin_total += t - now;
-            continue;
-        }
-        let sleep = wake - now - spin_ns;
-        let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as _, tv_nsec: (sleep % 1_000_000_000) as _ };
-        unsafe { libc::ppoll(pfds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-        last_rest = now_ns();
+        idler.pause(now, got > 0, wake, &mut pfds);
     }
     let (u, s) = thread_cpu();
     let wifi_json = medium_json(&path, now_ns(), &medium_samples);
@@ -256,7 +231,7 @@ pub fn forward_wifi(
     };
     // One thread serves both directions: its CPU time, spinning and rests are reported on the
     // data direction (the ACK direction shows 0).
-    let r0 = report(c0, Dir::Fwd, io0, (u, s), spin_total, forced_rests);
+    let r0 = report(c0, Dir::Fwd, io0, (u, s), idler.spin_total, idler.forced_rests);
     let r1 = report(c1, Dir::Rev, io1, (0.0, 0.0), 0, 0);
     ([r0, r1], wifi_json)
 }
