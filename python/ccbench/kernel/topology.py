@@ -127,7 +127,13 @@ class Topology:
 
     def _sysctls(self) -> None:
         # `sysctl` inside the namespace (pyroute2 has no sysctl API). Per-namespace settings only.
-        common = ["net.ipv4.tcp_no_metrics_save=1"]
+        # The namespace's default congestion control is reno, whatever the host's. iperf3 (3.12)
+        # connects first and sets -C after, so the default's init() runs on every connection, and
+        # BBR's bbr_init() turns on the kernel's internal pacing (sk_pacing_status = NEEDED),
+        # which switching to CUBIC or Reno does not undo: on a host whose default is bbr every
+        # CUBIC/Reno flow was paced. Reno has no init(), so only the flow's own algorithm (and
+        # the scenario's `pacing` key) decides whether the kernel paces.
+        common = ["net.ipv4.tcp_no_metrics_save=1", "net.ipv4.tcp_congestion_control=reno"]
         if self.tcp_timestamps is not None:
             # both ends: a SYN carries the option only if the sender's is on, and the SYN-ACK
             # agrees to it only if the receiver's is on
