@@ -10,13 +10,22 @@
 //!   `__tcp_ack_snd_check`) sends at most one ACK per min(1 ms, RTT/20) or per 44 segments
 //!   (sysctl tcp_comp_sack_delay_ns, tcp_comp_sack_nr);
 //! * every ACK sent uses up one quick-ACK (`tcp_dec_quickack_mode`);
-//! * otherwise the delayed-ACK timer (TCP_ATO_MIN = 40 ms) sends it.
+//! * otherwise the delayed-ACK timer sends it, after `ato` (below);
 //! * a duplicate below rcv_nxt puts the receiver back in quick-ACK mode (tcp_data_queue's
 //!   "retransmit" case calls tcp_enter_quickack_mode);
 //! * so does in-order data after a silence longer than the receiver's RTO
 //!   (`tcp_event_data_recv`: "too long gap, apparently sender failed to restart window"), as
 //!   after the sender's retransmission timeout. The receiver's RTO comes from its only RTT
 //!   sample, the handshake's (`tcp_synack_rtt_meas`): srtt + max(2 srtt, tcp_rto_min).
+//!
+//! The delayed-ACK timeout adapts as Linux's `icsk_ack.ato` (in jiffies, HZ = 250): it starts at
+//! TCP_ATO_MIN = 40 ms with the first data; each firing of the timer doubles it, up to the RTO
+//! (`tcp_delack_timer_handler`, "delayed ACK missed: inflate ATO"); in-order data arriving within
+//! 20 ms of the previous halves it towards 40 ms, a gap shorter than `ato` pulls it towards the gap
+//! (`tcp_event_data_recv`); and when the timer is armed the timeout is capped at the receiver's
+//! srtt (at least 40 ms), at HZ/2 and at TCP_DELACK_MAX = 200 ms (`tcp_send_delayed_ack`). So a
+//! bulk receiver stays at 40 ms, but after repeated timer ACKs (a small window under heavy loss)
+//! the timeout grows to about one RTT.
 //!
 //! Timestamps (RFC 7323, Linux 6.x `tcp_validate_incoming` / `tcp_replace_ts_recent`): TSvals
 //! are millisecond ticks. A segment whose TSval is more than TCP_PAWS_WINDOW = 1 tick older than
@@ -29,18 +38,21 @@
 //! ECN (RFC 3168, Linux 6.x; tcp/ecn.rs): a CE-marked data segment starts the ECE echo and two
 //! quick ACKs; every ACK carries ECE until a segment with CWR arrives, and a data segment with CWR
 //! is ACKed at once.
-//! Simplifications: the ACK timeout does not adapt (Linux's `ato` can grow above 40 ms for
-//! interactive flows; a bulk receiver stays at the minimum); the window advertised is the
-//! configured `rwnd` throughout (no receive-buffer autotuning ramp).
+//! Simplifications: no pingpong (interactive) mode, since the receiver sends no data; the
+//! window advertised is the configured `rwnd` throughout (no receive-buffer autotuning ramp).
 use super::ecn::ReceiverEcn;
 use super::mib::Mib;
 use super::{ts_tick, Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
-use crate::time::{Nanos, NS_PER_MS};
+use crate::time::{jiffies, Nanos, HZ, NS_PER_JIFFY, NS_PER_MS};
 
 /// TCP_MAX_QUICKACKS.
 pub const QUICKACKS: u32 = 16;
 /// TCP_ATO_MIN / TCP_DELACK_MIN (HZ/25 = 40 ms).
 pub const DELACK_NS: Nanos = 40 * NS_PER_MS;
+/// The same in jiffies.
+const ATO_MIN_J: u64 = HZ / 25;
+/// TCP_DELACK_MAX (HZ/5 = 200 ms): `icsk_delack_max`, the cap on any delayed-ACK timeout.
+const DELACK_MAX_J: u64 = HZ / 5;
 /// sysctl tcp_comp_sack_nr: compressed SACKs before one must go out.
 pub const COMP_SACK_NR: u32 = 44;
 /// sysctl tcp_comp_sack_delay_ns: the longest a compressed SACK waits.
@@ -74,6 +86,11 @@ pub struct Receiver {
     lrcvtime: Option<Nanos>,
     /// The receiver's `icsk_rto` (Linux 6.18 `tcp_event_data_recv` compares the gap with it).
     rto: Nanos,
+    /// The receiver's srtt (the handshake's; None = no sample), which bounds the delayed-ACK
+    /// timeout in `tcp_send_delayed_ack`.
+    srtt: Option<Nanos>,
+    /// `icsk_ack.ato` in jiffies: the delayed-ACK timeout; 0 before the first data.
+    ato: u64,
     /// Segments received and not yet acknowledged (delayed-ACK accounting).
     unacked: u32,
     /// Deadline of the pending delayed ACK.
@@ -112,6 +129,8 @@ impl Receiver {
             quick_left: QUICKACKS,
             lrcvtime: None,
             rto: RTO_INIT_NS,
+            srtt: None,
+            ato: 0,
             unacked: 0,
             delack_deadline: None,
             compressed_ack: 0,
@@ -147,6 +166,59 @@ impl Receiver {
     pub fn set_rtt(&mut self, rtt: Nanos) {
         self.comp_delay = COMP_SACK_DELAY_NS.min(rtt / 20);
         self.rto = rtt + (2 * rtt).max(RTO_MIN_NS);
+        self.srtt = Some(rtt);
+    }
+
+    /// The RTO in jiffies (`__tcp_set_rto` converts with usecs_to_jiffies, rounding up).
+    fn rto_jiffies(&self) -> u64 {
+        self.rto.div_ceil(NS_PER_JIFFY)
+    }
+
+    /// The current delayed-ACK timeout `ato` (jiffies), for tests and diagnostics.
+    pub fn ato_jiffies(&self) -> u64 {
+        self.ato
+    }
+
+    /// `tcp_event_data_recv`'s adaptation of `ato` to the gap since the last in-order data.
+    fn adapt_ato(&mut self, now: Nanos) {
+        let Some(last) = self.lrcvtime else {
+            // The first data segment: start the delayed-ACK engine (the quick-ACKs of the
+            // first segments are set up in `new`).
+            self.ato = ATO_MIN_J;
+            return;
+        };
+        let m = jiffies(now) - jiffies(last);
+        if m <= ATO_MIN_J / 2 {
+            self.ato = (self.ato >> 1) + ATO_MIN_J / 2;
+        } else if m < self.ato {
+            self.ato = ((self.ato >> 1) + m).min(self.rto_jiffies());
+        } else if m > self.rto_jiffies() {
+            // "Too long gap. Apparently sender failed to restart window": tcp_incr_quickack
+            // only ever raises the count.
+            self.quick_left = self.quick_left.max(QUICKACKS);
+        }
+    }
+
+    /// `tcp_send_delayed_ack`: arm the delayed-ACK timer (if not armed) `ato` jiffies ahead,
+    /// `ato` capped at max(srtt, 40 ms), HZ/2 and TCP_DELACK_MAX.
+    fn arm_delack(&mut self, now: Nanos) {
+        if self.delack_deadline.is_some() {
+            return;
+        }
+        let mut ato = self.ato;
+        if ato > ATO_MIN_J {
+            let mut max_ato = HZ / 2;
+            if let Some(srtt) = self.srtt {
+                max_ato = max_ato.min(srtt.div_ceil(NS_PER_JIFFY).max(ATO_MIN_J));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato = ato.min(DELACK_MAX_J);
+        // Linux's timer expires on a jiffy boundary; here it runs `ato` from the arrival. Both
+        // receivers of a deterministic two-flow run would otherwise share every boundary, and
+        // that phase lock alone moved Jain's index of two CUBIC flows (tests/theory.rs) from
+        // 0.99 to 0.93 at one start offset.
+        self.delack_deadline = Some(now + ato * NS_PER_JIFFY);
     }
 
     /// When the receiver's next timer (delayed ACK or compressed SACK) is due.
@@ -200,12 +272,9 @@ impl Receiver {
             return Some(self.make_ack(now, Some((seq, seq + 1)), false));
         }
         if seq == self.rcv_nxt {
-            // tcp_event_data_recv (the first segment's quick-ACKs are set up in `new`): a gap
-            // since the last in-order data longer than the RTO restarts quick-ACK mode
-            // (tcp_incr_quickack: only ever raises the count).
-            if self.lrcvtime.is_some_and(|t| now.saturating_sub(t) > self.rto) {
-                self.quick_left = self.quick_left.max(QUICKACKS);
-            }
+            // tcp_event_data_recv: ato follows the gap since the last in-order data, and a gap
+            // longer than the RTO restarts quick-ACK mode.
+            self.adapt_ato(now);
             self.lrcvtime = Some(now);
             self.rcv_nxt += 1;
             let had_holes = !self.ooo.is_empty();
@@ -224,9 +293,7 @@ impl Receiver {
             if had_holes || self.quick_left > 0 || self.unacked >= 2 || ack_now {
                 return Some(self.make_ack(now, None, false));
             }
-            if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + DELACK_NS);
-            }
+            self.arm_delack(now);
             return None;
         }
         // Out of order: insert into the ranges and SACK it, now or compressed.
@@ -272,6 +339,9 @@ impl Receiver {
             Some(d) if d <= now => {
                 self.delack_deadline = None;
                 if self.unacked > 0 {
+                    // "Delayed ACK missed: inflate ATO" (not in pingpong mode: this receiver
+                    // sends no data).
+                    self.ato = (self.ato << 1).min(self.rto_jiffies());
                     self.mib.delayed_acks += 1;
                     Some(self.make_ack(now, None, true))
                 } else {
@@ -476,6 +546,48 @@ mod tests {
         let acked = (18..18 + QUICKACKS as u64).filter(|&s| r.on_data(t2, &seg(s)).is_some()).count();
         assert_eq!(acked, QUICKACKS as usize);
         assert!(r.on_data(t2, &seg(18 + QUICKACKS as u64)).is_none(), "and it runs out");
+    }
+
+    /// Linux's `ato`: each firing of the delayed-ACK timer doubles it (up to the RTO: 50 ms
+    /// handshake RTT → 250 ms = 63 jiffies), the armed timeout is capped at the srtt (50 ms →
+    /// 13 jiffies = 52 ms), and in-order data 20 ms apart or closer brings it back to 40 ms.
+    #[test]
+    fn delayed_ack_timeout_adapts_as_linux_ato() {
+        let ms = NS_PER_MS;
+        let mut r = Receiver::new(0, None, true);
+        r.set_rtt(50 * ms);
+        for s in 0..=QUICKACKS as u64 {
+            r.on_data(0, &seg(s));
+        }
+        assert_eq!(r.ato_jiffies(), 10);
+        assert_eq!(r.timer_deadline(), Some(40 * ms), "TCP_ATO_MIN at first");
+        assert!(r.on_delack_timer(40 * ms).is_some());
+        assert_eq!(r.ato_jiffies(), 20, "missed: inflated");
+        // A gap (60 ms) at least as long as ato leaves it; the armed timeout is capped at srtt.
+        assert!(r.on_data(100 * ms, &seg(17)).is_none());
+        assert_eq!(r.ato_jiffies(), 20);
+        assert_eq!(r.timer_deadline(), Some(100 * ms + 52 * ms), "min(ato, srtt rounded up)");
+        r.on_delack_timer(152 * ms);
+        assert_eq!(r.ato_jiffies(), 40);
+        assert!(r.on_data(300 * ms, &seg(18)).is_none());
+        r.on_delack_timer(352 * ms);
+        assert_eq!(r.ato_jiffies(), 63, "capped at the RTO");
+        // A gap shorter than ato pulls it towards the gap: 63 / 2 + 25 = 56 jiffies.
+        assert!(r.on_data(400 * ms, &seg(19)).is_none());
+        assert_eq!(r.ato_jiffies(), 56);
+        // Data 4 ms apart: halfway to 20 ms each time, down to TCP_ATO_MIN.
+        let mut t = 400 * ms;
+        let mut seen = vec![];
+        for s in 20..35 {
+            t += 4 * ms;
+            r.on_data(t, &seg(s));
+            seen.push(r.ato_jiffies());
+        }
+        assert_eq!(&seen[..7], &[33, 21, 15, 12, 11, 10, 10]);
+        // Back at the minimum, an odd segment waits 40 ms again.
+        let t2 = t + 100 * ms;
+        assert!(r.on_data(t2, &seg(35)).is_none());
+        assert_eq!(r.timer_deadline(), Some(t2 + 40 * ms));
     }
 
     /// Without an RTT sample the RTO is TCP_TIMEOUT_INIT (1 s), so 500 ms of silence is no gap.
