@@ -49,6 +49,21 @@ pub struct DirConfig {
     pub sample_interval_ns: u64,
 }
 
+impl DirConfig {
+    /// The simulator's name for this direction's bottleneck link ("bottleneck/fwd" for data,
+    /// "bottleneck/rev" for ACKs). Loss, jitter and AQM random streams are named after it, so
+    /// that with the same seed the n-th packet crossing a direction gets the same draws on both
+    /// backends (common random numbers: a sim/kernel comparison then sees the same realised
+    /// loss rate instead of two independent samples of it).
+    pub fn stream(&self) -> &'static str {
+        if self.name == "data" {
+            "bottleneck/fwd"
+        } else {
+            "bottleneck/rev"
+        }
+    }
+}
+
 impl LinkConfig {
     pub fn from_json(text: &str) -> Result<LinkConfig, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("config is not JSON: {e}"))?;

@@ -80,7 +80,7 @@ impl PathModel {
             BufferConfig::Packets(p) => Limit::Packets(p),
         };
         // PIE's and RED's random streams are named after the direction, like loss and jitter.
-        let seed = stream_seed(c.seed, &format!("link.{}.aqm", c.name));
+        let seed = stream_seed(c.seed, &format!("{}/aqm", c.stream()));
         // A trace link always takes the served arm (drop-tail as a FIFO discipline).
         let served = c.serve_droptail_at_dequeue || c.trace.is_some();
         let qdisc = match aqm::build(&c.aqm, &c.aqm_params, c.buffer, c.rate_bps, seed) {

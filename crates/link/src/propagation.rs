@@ -2,7 +2,8 @@
 //! lost packet has used its transmission time), then the delay line's due time (propagation
 //! delay + jitter; netem-like independent per-packet delays when `reorder`, else never before
 //! the previous packet). One per direction; the wire path (path.rs) and the Wi-Fi path
-//! (wifi.rs) both use it, so a direction's loss and jitter draw from the same named streams.
+//! (wifi.rs) both use it, so a direction's loss and jitter draw from the same named streams —
+//! the simulator's own, so that the same seed gives the same draw sequence on both backends.
 use crate::config::DirConfig;
 use ccbench_sim::link::jitter::Jitter;
 use ccbench_sim::link::loss::LossModel;
@@ -26,8 +27,9 @@ impl Propagation {
             reorder: c.reorder,
             loss: LossModel::from_config(&c.loss),
             last_delivery_ns: 0,
-            loss_rng: Rng::stream(c.seed, &format!("link.{}.loss", c.name)),
-            jitter_rng: Rng::stream(c.seed, &format!("link.{}.jitter", c.name)),
+            // the simulator's stream names (DirConfig::stream): the same draws per packet
+            loss_rng: Rng::stream(c.seed, &format!("{}/loss", c.stream())),
+            jitter_rng: Rng::stream(c.seed, &format!("{}/jitter", c.stream())),
         }
     }
 
@@ -48,5 +50,56 @@ impl Propagation {
         }
         self.last_delivery_ns = self.last_delivery_ns.max(t);
         Some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LinkConfig;
+    use ccbench_sim::link::{Fate, ImpairKinds, Link, LinkSpec};
+
+    /// Common random numbers: with the same scenario seed, the n-th packet of each direction is
+    /// lost, and delayed by jitter, by the same draws here as in the simulator's bottleneck
+    /// link of that direction (ccbench_sim::topology names them bottleneck/fwd and /rev).
+    #[test]
+    fn draws_match_the_simulators_link_packet_by_packet() {
+        let cfg = LinkConfig::from_json(
+            r#"{"seed":7,"bottleneck":{"rate_bps":12000000,"rtt_ns":50000000,"jitter_ns":8000000,
+                "jitter_dist":"uniform","reorder":true,"loss":{"model":"bernoulli","p":0.05},
+                "impair":"both","buffer":{"packets":1000}}}"#,
+        )
+        .unwrap();
+        for (i, d) in cfg.directions().iter().enumerate() {
+            let mut ours = Propagation::new(d);
+            let spec = LinkSpec {
+                name: d.stream().into(),
+                rate_bps: Some(d.rate_bps),
+                buffer: d.buffer,
+                delay_ns: d.delay_ns,
+                jitter: Some(Jitter { dist: d.jitter_dist, jitter_ns: d.jitter_ns }),
+                reorder: d.reorder,
+                loss: LossModel::from_config(&d.loss),
+                impair: ImpairKinds::ALL,
+                qdisc: None,
+                measure_sojourn: false,
+                trace: None,
+            };
+            let mut sim = Link::new(spec, cfg.seed);
+            let mut lost = 0;
+            for n in 0..10_000u64 {
+                // 2 ms apart: each 1 ms transmission finds the link idle
+                let now = n * 2_000_000;
+                let a = ours.after(now + 1_000_000);
+                let b = match sim.offer(now, 1500, i == 1) {
+                    Fate::Deliver(t) => Some(t),
+                    Fate::Lost => None,
+                    Fate::QueueDrop => panic!("the queue never fills"),
+                };
+                assert_eq!(a, b, "direction {} packet {n}", d.name);
+                lost += a.is_none() as u32;
+            }
+            assert!((400..600).contains(&lost), "5 % of 10 000: {lost}");
+        }
     }
 }
