@@ -261,7 +261,11 @@ impl Sender {
         }
         self.ts_append(seq);
         self.data_sent += 1;
-        self.mib.out_segs += 1;
+        // TCP_MIB_OUTSEGS leaves retransmissions out (__tcp_transmit_skb counts a segment only
+        // if it ends after snd_nxt, RFC 1213's tcpOutSegs).
+        if new_data {
+            self.mib.out_segs += 1;
+        }
         // tcp_write_xmit / tcp_xmit_retransmit_queue: prr_out counts while tcp_in_cwnd_reduction.
         if matches!(self.sk.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
