@@ -459,6 +459,65 @@ def test_interrupted_run_leaves_nothing(sig):
     assert left == [], f"processes left: {left}"
 
 
+SWEEP_SCENARIO = """
+duration = "10s"
+[bottleneck]
+rate = "50Mbit"
+rtt = "50ms"
+[[flows]]
+cc = "cubic"
+count = 2
+[probe]
+ping = "100ms"
+"""
+
+
+@needs_kernel
+def test_ctrl_c_of_a_kernel_sweep_leaves_nothing(tmp_path):
+    """Ctrl-C in a terminal sends SIGINT to the whole process group: the sweep process and its
+    worker both get it, the worker tears its run down, and the sweep process stops the worker
+    (SIGTERM, then SIGKILL after 5 s). Before sitting 8 the worker, its SIGTERM spent on the
+    teardown, took the next queued run from the pool and was SIGKILLed in the middle of it:
+    that run's namespaces and iperf3 processes stayed behind, in about 4 of 10 tries. Three
+    tries, each with more runs queued behind the interrupted one."""
+    from ccbench.kernel.topology import pids_in_netns
+
+    sc = tmp_path / "s.toml"
+    sc.write_text(SWEEP_SCENARIO)
+    for attempt in range(3):
+        before = set(our_namespaces())
+        p = subprocess.Popen([sys.executable, "-m", "ccbench.cli", "sweep", str(sc), "--backend", "kernel",
+                              "--repeat", "3", "--out", str(tmp_path / f"store{attempt}"), "-q"],
+                             env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 30
+            nss, pids = [], set()
+            while time.monotonic() < deadline:
+                nss = sorted(set(our_namespaces()) - before)
+                if len(nss) == 2:
+                    pids = set()
+                    for ns in nss:
+                        pids |= set(pids_in_netns(ns))
+                    if len(pids) >= 5:  # 2 iperf3 servers, 2 clients, ping
+                        break
+                time.sleep(0.1)
+            else:
+                raise AssertionError(f"run did not start: {nss} {pids}")
+            links = _link_pids(nss)
+            time.sleep(1.5)
+            os.killpg(p.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+            p.wait(timeout=60)
+            time.sleep(6)  # past the sweep's 5 s SIGKILL deadline for its workers
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+        assert p.returncode == 130, p.stderr.read().decode()[-2000:]
+        assert sorted(set(our_namespaces()) - before) == [], f"try {attempt}: namespaces left"
+        left = [x for x in pids | set(links) if _alive(x)]
+        assert left == [], f"try {attempt}: processes left: {left}"
+
+
 @needs_kernel
 def test_cleanup_removes_what_a_killed_run_left():
     from ccbench.kernel.topology import cleanup_stale

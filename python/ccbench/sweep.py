@@ -660,7 +660,17 @@ def execute_run(scenario: Any, backend: str, run_timeout: float | None = None,
                 res = be.run(scenario)
                 backend_s = time.perf_counter() - t1
         return _payload(res, backend_s, host)
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (procs.Terminated)
+        if "sweep_pid" in _WORKER:
+            # A local sweep worker whose run was stopped by a signal: the run has torn itself
+            # down (the backend's finally blocks ran on the way here), and the sweep is stopping.
+            # Exit now rather than let the pool hand this worker the next queued run: the
+            # sweep's own SIGTERM may already have been spent on this run's teardown, so the
+            # worker would start the next kernel run and be SIGKILLed in the middle of it,
+            # leaving its namespaces and iperf3 processes behind.
+            os._exit(procs.exit_status(exc))
+        raise
+    except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001 - includes pyo3 PanicException, RunTimeout
         message = _error_text(exc)
