@@ -8,24 +8,21 @@ seed (common random numbers), so the two runs see the same loss sequence.
 Reading the trace: tcp_probe's `ssthresh` is `tcp_current_ssthresh()` (outside a window reduction
 at least 3/4 of cwnd), and snd_nxt - snd_una counts SACKed and lost segments too.
 
-Needs root and tracefs (a private mount is made and removed). Not part of `make test`.
+Needs root and tracefs (ccbench.kernel.tracefs). Not part of `make test`.
 
     sudo .venv/bin/python benchmarks/kernel_probe_trace.py reno 100ms 5% --seed 1 [--raw trace.txt]
 """
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import subprocess
 import sys
-import tempfile
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from ccbench.backends import kernel, sim  # noqa: E402
+from ccbench.kernel.tracefs import trace_events  # noqa: E402
 from ccbench.kernel.traffic import BASE_CPORT  # noqa: E402
 from ccbench.scenario import Scenario  # noqa: E402
 
@@ -34,22 +31,9 @@ PROBE = re.compile(r" (\d+\.\d+): tcp_probe:.*snd_nxt=(0x[0-9a-f]+) snd_una=(0x[
 
 def trace_kernel_run(scenario: Scenario) -> tuple[float, str]:
     """Goodput (bit/s) of the kernel run and the tcp_probe lines of its first flow."""
-    root = Path(tempfile.mkdtemp(prefix="ccbench-tracefs-"))
-    subprocess.run(["mount", "-t", "tracefs", "nodev", str(root)], check=True)
-    inst = root / "instances" / f"ccbench-probe-{uuid.uuid4().hex[:6]}"
-    try:
-        inst.mkdir()
-        (inst / "buffer_size_kb").write_text("65536")
-        (inst / "events/tcp/tcp_probe/filter").write_text(f"sport == {BASE_CPORT}")
-        (inst / "events/tcp/tcp_probe/enable").write_text("1")
-        (inst / "tracing_on").write_text("1")
+    with trace_events({"tcp/tcp_probe": f"sport == {BASE_CPORT}"}, buffer_kb=65536) as stop:
         res = kernel.run(scenario)
-        (inst / "tracing_on").write_text("0")
-        text = (inst / "trace").read_text()
-        os.rmdir(inst)
-    finally:
-        subprocess.run(["umount", str(root)], check=False)
-        os.rmdir(root)
+        text = stop()
     if not res.ok:
         raise SystemExit(f"kernel run failed: {res.error}")
     return float(res.flows.goodput_bps.iloc[0]), text

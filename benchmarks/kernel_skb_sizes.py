@@ -6,7 +6,7 @@ TCP built it (before that segmentation), so its `len` gives the segments per skb
 
 Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP on the kernel backend while tracing the
 sender TUN, and writes the distribution of segments per data skb to benchmarks/kernel_skb_sizes.md.
-Needs root and tracefs (mounted at /sys/kernel/tracing if it is not).
+Needs root and tracefs (ccbench.kernel.tracefs: its own instance, a private mount if none is mounted).
 
     sudo .venv/bin/python benchmarks/kernel_skb_sizes.py [--duration 8s] [--algorithms cubic,bbr,reno]
 """
@@ -17,7 +17,6 @@ import collections
 import os
 import platform
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,33 +25,22 @@ sys.path.insert(0, str(ROOT / "python"))
 
 from ccbench.backends import kernel  # noqa: E402
 from ccbench.kernel.topology import TUN_S  # noqa: E402
+from ccbench.kernel.tracefs import trace_events  # noqa: E402
 from ccbench.scenario import Scenario  # noqa: E402
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
-TRACE = Path("/sys/kernel/tracing")
-EVENT = TRACE / "events/net/net_dev_queue"
 HEADERS = 52  # IP + TCP + timestamp option
 MSS = 1448
 
 
-def ensure_tracefs() -> None:
-    if not (TRACE / "trace").exists():
-        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACE)], check=True)
-
-
 def trace_run(sc: Scenario) -> collections.Counter:
-    (EVENT / "filter").write_text(f'name == "{TUN_S}"\n')
-    (TRACE / "buffer_size_kb").write_text("65536\n")
-    (TRACE / "trace").write_text("")
-    (EVENT / "enable").write_text("1\n")
-    try:
+    with trace_events({"net/net_dev_queue": f'name == "{TUN_S}"'}, buffer_kb=65536) as stop:
         res = kernel.run(sc)
-    finally:
-        (EVENT / "enable").write_text("0\n")
+        text = stop()
     if not res.ok:
         raise SystemExit(f"kernel run failed: {res.error}")
     segs: collections.Counter = collections.Counter()
-    for m in re.finditer(r"len=(\d+)", (TRACE / "trace").read_text()):
+    for m in re.finditer(r"len=(\d+)", text):
         n = int(m.group(1))
         if n > HEADERS + 100:  # data, not pure ACKs of the control connection
             segs[-(-(n - HEADERS) // MSS)] += 1
@@ -65,7 +53,6 @@ def main() -> None:
     ap.add_argument("--algorithms", default="cubic,bbr,reno")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/kernel_skb_sizes.md"))
     a = ap.parse_args()
-    ensure_tracefs()
     rows = []
     for cc in a.algorithms.split(","):
         sc = Scenario.from_dict({"name": "skb-sizes", "duration": a.duration, "seed": 1,

@@ -414,23 +414,32 @@ RUNNER = textwrap.dedent("""
 """)
 
 
-def _start_runner():
-    p = subprocess.Popen([sys.executable, "-c", RUNNER], env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _wait_for_run(namespaces, timeout_s: float) -> tuple[list[str], set[int]] | None:
+    """Wait until a run with 2 CUBIC flows and a ping is under way in the two namespaces that
+    ``namespaces()`` lists: (namespaces, pids in them), or None after ``timeout_s``."""
     from ccbench.kernel.topology import pids_in_netns
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        nss = our_namespaces(p.pid)
+        nss = namespaces()
         if len(nss) == 2:
             pids = set()
             for ns in nss:
                 pids |= set(pids_in_netns(ns))
             if len(pids) >= 5:  # 2 iperf3 servers, 2 clients, ping
-                return p, nss, pids
+                return nss, pids
         time.sleep(0.1)
-    p.kill()
-    raise AssertionError(f"run did not start: {p.communicate()[1].decode()[-2000:]}")
+    return None
+
+
+def _start_runner():
+    p = subprocess.Popen([sys.executable, "-c", RUNNER], env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started = _wait_for_run(lambda: our_namespaces(p.pid), 20)
+    if started is None:
+        p.kill()
+        raise AssertionError(f"run did not start: {p.communicate()[1].decode()[-2000:]}")
+    return p, *started
 
 
 def _link_pids(nss) -> list[int]:
@@ -480,8 +489,6 @@ def test_ctrl_c_of_a_kernel_sweep_leaves_nothing(tmp_path):
     teardown, took the next queued run from the pool and was SIGKILLed in the middle of it:
     that run's namespaces and iperf3 processes stayed behind, in about 4 of 10 tries. Three
     tries, each with more runs queued behind the interrupted one."""
-    from ccbench.kernel.topology import pids_in_netns
-
     sc = tmp_path / "s.toml"
     sc.write_text(SWEEP_SCENARIO)
     for attempt in range(3):
@@ -491,19 +498,9 @@ def test_ctrl_c_of_a_kernel_sweep_leaves_nothing(tmp_path):
                              env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            deadline = time.monotonic() + 30
-            nss, pids = [], set()
-            while time.monotonic() < deadline:
-                nss = sorted(set(our_namespaces()) - before)
-                if len(nss) == 2:
-                    pids = set()
-                    for ns in nss:
-                        pids |= set(pids_in_netns(ns))
-                    if len(pids) >= 5:  # 2 iperf3 servers, 2 clients, ping
-                        break
-                time.sleep(0.1)
-            else:
-                raise AssertionError(f"run did not start: {nss} {pids}")
+            started = _wait_for_run(lambda: sorted(set(our_namespaces()) - before), 30)
+            assert started is not None, f"try {attempt}: run did not start"
+            nss, pids = started
             links = _link_pids(nss)
             time.sleep(1.5)
             os.killpg(p.pid, signal.SIGINT)  # what the terminal does on Ctrl-C

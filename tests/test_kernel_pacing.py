@@ -11,12 +11,6 @@ whose callback is tcp_pace_kick (net/ipv4/tcp_output.c), and tracefs' timer:hrti
 event names the callback of every hrtimer that fires."""
 from __future__ import annotations
 
-import os
-import subprocess
-import tempfile
-import uuid
-from pathlib import Path
-
 import pytest
 
 from ccbench.scenario import Scenario
@@ -24,53 +18,13 @@ from conftest import kernel_missing
 
 pytestmark = pytest.mark.kernel
 
-TRACEFS = Path("/sys/kernel/tracing")
-EVENT = Path("events/timer/hrtimer_expire_entry")
+EVENT = "timer/hrtimer_expire_entry"
 
 
 def _tracing_missing() -> str | None:
-    why = kernel_missing(ping=False)
-    if why:
-        return why
-    if not Path("/proc/filesystems").read_text().count("tracefs"):
-        return "the kernel has no tracefs"
-    return None
+    from ccbench.kernel.tracefs import tracefs_missing
 
-
-class PaceKicks:
-    """Counts tcp_pace_kick hrtimer expiries machine-wide, in a tracefs instance of our own.
-
-    Uses /sys/kernel/tracing when tracefs is mounted there; otherwise mounts a tracefs of its
-    own in a temporary directory (as root) and unmounts it afterwards."""
-
-    def __enter__(self):
-        self.mounted = None
-        root = TRACEFS
-        if not (root / EVENT).is_dir():
-            self.mounted = Path(tempfile.mkdtemp(prefix="ccbench-tracefs-"))
-            subprocess.run(["mount", "-t", "tracefs", "nodev", str(self.mounted)], check=True)
-            root = self.mounted
-        self.dir = root / "instances" / f"ccbench-test-{uuid.uuid4().hex[:8]}"
-        self.dir.mkdir()
-        (self.dir / "tracing_on").write_text("0")
-        (self.dir / "buffer_size_kb").write_text("8192")
-        (self.dir / EVENT / "enable").write_text("1")
-        (self.dir / "tracing_on").write_text("1")
-        return self
-
-    def count(self) -> int:
-        (self.dir / "tracing_on").write_text("0")
-        return sum(1 for line in (self.dir / "trace").read_text().splitlines()
-                   if "function=tcp_pace_kick" in line)
-
-    def __exit__(self, *exc):
-        try:
-            (self.dir / "tracing_on").write_text("0")
-            os.rmdir(self.dir)
-        finally:
-            if self.mounted is not None:
-                subprocess.run(["umount", str(self.mounted)], check=False)
-                os.rmdir(self.mounted)
+    return kernel_missing(ping=False) or tracefs_missing()
 
 
 def _scenario(cc: str, pacing: bool) -> Scenario:
@@ -84,10 +38,12 @@ def _scenario(cc: str, pacing: bool) -> Scenario:
 
 def _kicks(cc: str, pacing: bool) -> tuple[int, float]:
     from ccbench.backends import kernel
+    from ccbench.kernel.tracefs import trace_events
 
-    with PaceKicks() as k:
+    # counted machine-wide (the hrtimer event has no socket to filter on)
+    with trace_events({EVENT: None}) as stop:
         res = kernel.run(_scenario(cc, pacing))
-        n = k.count()
+        n = sum(1 for line in stop().splitlines() if "function=tcp_pace_kick" in line)
     assert res.ok, res.error
     return n, float(res.flows.goodput_bps.iloc[0])
 
