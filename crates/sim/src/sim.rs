@@ -167,12 +167,16 @@ impl<'a> World<'a> {
                 let total_segs = f.size_bytes.map(|b| b.div_ceil(MSS as u64).max(1));
                 let algo = cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id)))
                     .expect("validated algorithm");
+                let mut receiver =
+                    Receiver::new(f.id, total_segs, f.timestamps).with_ecn(f.ecn).with_rwnd(f.rwnd_bytes);
+                receiver.set_rtt(handshake_rtt_ns(cfg));
                 FlowState {
                     sender: Sender::new(
                         SenderParams {
                             flow: f.id,
                             total_segs,
-                            rwnd_segs: f.rwnd_bytes / MSS as u64,
+                            // The SYN-ACK's window; the receiver's ACKs open it from there.
+                            rwnd_segs: receiver.initial_window_bytes() / MSS as u64,
                             pacing: f.pacing,
                             handshake_rtt_us: Some(handshake_rtt_ns(cfg) / 1000),
                             timestamps: f.timestamps,
@@ -180,11 +184,7 @@ impl<'a> World<'a> {
                         },
                         algo,
                     ),
-                    receiver: {
-                        let mut r = Receiver::new(f.id, total_segs, f.timestamps).with_ecn(f.ecn);
-                        r.set_rtt(handshake_rtt_ns(cfg));
-                        r
-                    },
+                    receiver,
                     start: f.start_ns,
                     started: false,
                     timer_at: None,
@@ -332,6 +332,7 @@ impl<'a> World<'a> {
                     seq: 0,
                     ts: self.now,
                     tsecr: 0,
+                    wnd: 0,
                     sack: [(0, 0); 3],
                     nsack: 0,
                     dsack: false,

@@ -312,7 +312,9 @@ class DiagSampler(threading.Thread):
                         fs.t.append(now - self.t0)
                         if fid in self.senders:
                             fs.rows.append(_sender_row(s))
-                            fs.cc = fs.cc or s.cc
+                            # the latest: iperf3 sets -C just after connecting, so a first
+                            # sample can still show the namespace default (reno)
+                            fs.cc = s.cc or fs.cc
                         else:
                             fs.rows.append((s.info["bytes_received"], s.info["data_segs_in"]))
                     nxt += self.fast_s

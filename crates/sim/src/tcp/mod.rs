@@ -5,6 +5,7 @@
 //! congestion-control arithmetic is the same.
 pub mod ecn;
 pub mod mib;
+pub mod rcv_window;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -48,8 +49,10 @@ pub struct Pkt {
     /// Data and Ack: the TSval of the timestamp option, in ticks of `ts_tick` (0 = no
     /// option: timestamps off). Ping: the send time in nanoseconds.
     pub ts: u64,
-    /// Ack: the TSecr (the receiver's TS.Recent echoed), 0 when there is nothing to echo.
+    /// The TSecr (the other end's TS.Recent echoed), 0 when there is nothing to echo.
     pub tsecr: u64,
+    /// Ack: the receive window offered, in bytes from `seq` (already unscaled).
+    pub wnd: u32,
     /// Ack: SACK blocks, most recent first; a D-SACK block, if any, comes first.
     pub sack: [SackBlock; 3],
     pub nsack: u8,
@@ -77,6 +80,7 @@ impl Pkt {
             seq,
             ts,
             tsecr: 0,
+            wnd: 0,
             sack: [(0, 0); 3],
             nsack: 0,
             dsack: false,

@@ -38,10 +38,13 @@
 //! ECN (RFC 3168, Linux 6.x; tcp/ecn.rs): a CE-marked data segment starts the ECE echo and two
 //! quick ACKs; every ACK carries ECE until a segment with CWR arrives, and a data segment with CWR
 //! is ACKed at once.
-//! Simplifications: no pingpong (interactive) mode, since the receiver sends no data; the
-//! window advertised is the configured `rwnd` throughout (no receive-buffer autotuning ramp).
+//!
+//! The window each ACK offers, and its autotuning from a 64 KB start, are in tcp/rcv_window.rs;
+//! while that window grows, every segment is ACKed at once (`tcp_grow_window`'s quick ACK).
+//! Simplifications: no pingpong (interactive) mode, since the receiver sends no data.
 use super::ecn::ReceiverEcn;
 use super::mib::Mib;
+use super::rcv_window::RcvWindow;
 use super::{ts_tick, Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
 use crate::time::{jiffies, Nanos, HZ, NS_PER_JIFFY, NS_PER_MS};
 
@@ -75,6 +78,10 @@ pub struct Receiver {
     rcv_wup: u64,
     /// Received ranges above rcv_nxt, sorted, disjoint, non-adjacent.
     ooo: Vec<SackBlock>,
+    /// Segments in `ooo`.
+    ooo_segs: u64,
+    /// The advertised window and its autotuning.
+    window: RcvWindow,
     /// Blocks reported in the last ACK, most recent first (RFC 2018 repeats them).
     last_sacks: Vec<SackBlock>,
     /// Timestamps negotiated on this connection (sysctl tcp_timestamps on both ends).
@@ -123,6 +130,8 @@ impl Receiver {
             rcv_nxt: 0,
             rcv_wup: 0,
             ooo: Vec::new(),
+            ooo_segs: 0,
+            window: RcvWindow::new(super::rcv_window::RMEM_MAX_DEFAULT),
             last_sacks: Vec::with_capacity(3),
             timestamps,
             ts_recent: 0,
@@ -148,6 +157,22 @@ impl Receiver {
         }
     }
 
+    /// The receive window may grow to `bytes` (the scenario's rwnd; Linux's tcp_rmem max).
+    pub fn with_rwnd(mut self, bytes: u64) -> Self {
+        self.window = RcvWindow::new(bytes);
+        self
+    }
+
+    /// The window the SYN-ACK offered, in bytes: the sender's first send window.
+    pub fn initial_window_bytes(&self) -> u64 {
+        self.window.initial_bytes()
+    }
+
+    /// The receive-window state (diagnostics and tests).
+    pub fn window(&self) -> &RcvWindow {
+        &self.window
+    }
+
     /// ECN (RFC 3168) negotiated on this connection.
     pub fn with_ecn(mut self, on: bool) -> Self {
         self.ecn = ReceiverEcn::new(on);
@@ -167,6 +192,7 @@ impl Receiver {
         self.comp_delay = COMP_SACK_DELAY_NS.min(rtt / 20);
         self.rto = rtt + (2 * rtt).max(RTO_MIN_NS);
         self.srtt = Some(rtt);
+        self.window.handshake_rtt(rtt);
     }
 
     /// The RTO in jiffies (`__tcp_set_rto` converts with usecs_to_jiffies, rounding up).
@@ -253,6 +279,8 @@ impl Receiver {
             if seq <= self.rcv_wup && pkt.ts >= self.ts_recent {
                 self.ts_recent = pkt.ts;
             }
+            // tcp_rcv_established → tcp_rcv_rtt_measure_ts, for every accepted full segment.
+            self.window.on_tsecr(now, pkt.tsecr);
         }
         // A CWR ends the ECE echo (tcp_ecn_accept_cwr); ACK such a data segment at once.
         let ack_now = self.ecn.accept_cwr(pkt);
@@ -282,25 +310,40 @@ impl Receiver {
             if let Some(&(s, e)) = self.ooo.first() {
                 if s == self.rcv_nxt {
                     self.rcv_nxt = e;
+                    self.ooo_segs -= e - s;
                     self.ooo.remove(0);
                 }
             }
             self.check_complete(now);
             self.unacked += 1;
-            // tcp_event_data_recv → tcp_ecn_check_ce, before the ACK decision.
+            // tcp_event_data_recv → tcp_ecn_check_ce, then tcp_grow_window, before the ACK
+            // decision.
             let quick = self.ecn.check_ce(pkt);
             self.enter_quickack(quick);
-            if had_holes || self.quick_left > 0 || self.unacked >= 2 || ack_now {
-                return Some(self.make_ack(now, None, false));
+            if self.window.grow(self.ooo_segs) {
+                self.enter_quickack(1);
             }
-            self.arm_delack(now);
-            return None;
+            let ack = if had_holes || self.quick_left > 0 || self.unacked >= 2 || ack_now {
+                Some(self.make_ack(now, None, false))
+            } else {
+                self.arm_delack(now);
+                None
+            };
+            // The application reads what arrived in order (tcp_recvmsg → tcp_rcv_space_adjust).
+            let ooo_end = self.ooo.last().map(|&(_, e)| e);
+            self.window.on_read(now, self.rcv_nxt, ooo_end);
+            return ack;
         }
         // Out of order: insert into the ranges and SACK it, now or compressed.
         let quick = self.ecn.check_ce(pkt); // tcp_data_queue_ofo → tcp_ecn_check_ce
         self.enter_quickack(quick);
         self.mib.ofo_queue += 1;
         self.insert_ooo(seq);
+        self.ooo_segs += 1;
+        // tcp_data_queue_ofo ends with tcp_grow_window for a queued segment (SACK flows).
+        if self.window.grow(self.ooo_segs) {
+            self.enter_quickack(1);
+        }
         self.ack_or_compress(now, ack_now)
     }
 
@@ -425,6 +468,11 @@ impl Receiver {
 
     fn make_ack(&mut self, now: Nanos, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
         self.mib.out_segs += 1;
+        // tcp_select_window (from tcp_transmit_skb): the window, from the old rcv_wup.
+        let (wnd, end_quick) = self.window.select(self.rcv_nxt, self.rcv_wup, self.ooo_segs);
+        if end_quick {
+            self.quick_left = 0;
+        }
         self.rcv_wup = self.rcv_nxt;
         self.unacked = 0;
         self.delack_deadline = None;
@@ -445,6 +493,7 @@ impl Receiver {
             seq: self.rcv_nxt,
             ts: if self.timestamps { ts_tick(now) } else { 0 },
             tsecr: if self.timestamps { self.ts_recent } else { 0 },
+            wnd,
             sack: [(0, 0); 3],
             nsack: 0,
             dsack: dsack.is_some(),
@@ -482,6 +531,13 @@ mod tests {
 
     fn seg_ts(seq: u64, ts: u64) -> Pkt {
         Pkt::data(0, seq, ts)
+    }
+
+    /// A receiver whose window cannot grow past the initial clamp (rwnd = 81 920 bytes): it is
+    /// fully open after the first six segments, so window growth asks for no quick ACKs and
+    /// the delayed-ACK machinery is seen alone.
+    fn open_window_receiver() -> Receiver {
+        Receiver::new(0, None, true).with_rwnd(81_920)
     }
 
     #[test]
@@ -530,7 +586,7 @@ mod tests {
     #[test]
     fn gap_longer_than_rto_restarts_quickack_mode() {
         let ms = NS_PER_MS;
-        let mut r = Receiver::new(0, None, true);
+        let mut r = open_window_receiver();
         r.set_rtt(50 * ms);
         for s in 0..QUICKACKS as u64 {
             r.on_data(0, &seg(s));
@@ -554,7 +610,7 @@ mod tests {
     #[test]
     fn delayed_ack_timeout_adapts_as_linux_ato() {
         let ms = NS_PER_MS;
-        let mut r = Receiver::new(0, None, true);
+        let mut r = open_window_receiver();
         r.set_rtt(50 * ms);
         for s in 0..=QUICKACKS as u64 {
             r.on_data(0, &seg(s));

@@ -9,7 +9,7 @@ use super::rate::RateAcc;
 use super::{Sender, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, MAX_REORDERING, NIL};
 use crate::cc::{AckSample, CaState, RateSample};
 use crate::tcp::receiver::PAWS_WINDOW;
-use crate::tcp::{ts_tick, Pkt, PktKind, SackBlock};
+use crate::tcp::{ts_tick, Pkt, PktKind, SackBlock, MSS};
 use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
 
 impl Sender {
@@ -76,6 +76,14 @@ impl Sender {
         // tcp_replace_ts_recent, once the ACK is known to be in window.
         if self.timestamps && ack.ts > self.ts_recent {
             self.ts_recent = ack.ts;
+        }
+        // tcp_ack_update_window: the receiver sends no data, so its sequence number never
+        // moves (ack_seq == snd_wl1) and tcp_may_update_window takes a window from an ACK that
+        // advances snd_una, or that offers more (or zero).
+        let nwin = ack.wnd as u64;
+        if cum > self.snd_una || nwin > self.snd_wnd || nwin == 0 {
+            self.snd_wnd = nwin;
+            self.rwnd_segs = nwin / MSS as u64;
         }
         self.sk.now_ns = now;
         let prior_snd_una = self.snd_una;

@@ -123,7 +123,7 @@ pub struct SenderParams {
     pub flow: u32,
     /// Segments to send; None = unlimited (bulk).
     pub total_segs: Option<u64>,
-    /// Receive window, in segments.
+    /// The receive window the SYN-ACK offered, in segments; ACKs update it.
     pub rwnd_segs: u64,
     /// Pace even if the algorithm does not (model a host with the fq qdisc).
     pub pacing: bool,
@@ -148,6 +148,9 @@ pub struct Sender {
     snd_una: u64,
     snd_nxt: u64,
     total_segs: Option<u64>,
+    /// `snd_wnd`: the receive window of the last window update, in bytes from snd_una, and
+    /// the same in whole segments (what `tcp_snd_wnd_test` lets out).
+    snd_wnd: u64,
     rwnd_segs: u64,
     force_pacing: bool,
     handshake_rtt_us: Option<u64>,
@@ -237,6 +240,7 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             total_segs: p.total_segs,
+            snd_wnd: p.rwnd_segs.max(2) * MSS as u64,
             rwnd_segs: p.rwnd_segs.max(2),
             force_pacing: p.pacing,
             handshake_rtt_us: p.handshake_rtt_us,

@@ -280,6 +280,9 @@ impl Sender {
         }
         let tsval = if self.timestamps { ts_tick(now) } else { 0 };
         let mut pkt = Pkt::data(self.flow, seq, tsval);
+        // The TSecr: the receiver's latest TSval (its receive-window autotuning samples RTT
+        // from it).
+        pkt.tsecr = if self.timestamps { self.ts_recent } else { 0 };
         self.ecn.stamp(&mut pkt, new_data);
         self.out.push(pkt);
     }

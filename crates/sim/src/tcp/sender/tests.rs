@@ -27,6 +27,8 @@ pub(super) fn ack(now: Nanos, cum: u64, sacks: &[(u64, u64)], tsecr: u64) -> Pkt
     let mut a = Pkt::data(0, cum, ts_tick(now));
     a.kind = PktKind::Ack;
     a.tsecr = tsecr;
+    a.wnd = 1 << 30; // a window that never limits
+
     for (i, &b) in sacks.iter().enumerate() {
         a.sack[i] = b;
     }
