@@ -280,8 +280,7 @@ def test_the_simulator_reports_exactly_the_counter_names():
         assert set(r) == {"side", *COUNTER_NAMES}, set(r) ^ {"side", *COUNTER_NAMES}
         assert all(v is None or (type(v) is int and v >= 0) for k, v in r.items() if k != "side")
         # the unmodelled ones are the ones docs/results.md names
-        assert {k for k, v in r.items() if v is None} == {"TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop",
-                                                          "TcpExtTCPLossProbeRecovery"}
+        assert {k for k, v in r.items() if v is None} == {"TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop"}
     res = ccbench.run(sc)
     snd = res.counters.iloc[0]
     assert snd["TcpRetransSegs"] == rep["counters"][0]["TcpRetransSegs"] > 0

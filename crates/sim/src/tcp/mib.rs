@@ -17,6 +17,8 @@ pub struct Mib {
     pub retrans_segs: u64,
     /// TCPLossProbes: tail loss probes sent (tcp_send_loss_probe).
     pub loss_probes: u64,
+    /// TCPLossProbeRecovery: losses repaired by a retransmitted probe (tcp_process_tlp_ack).
+    pub loss_probe_recovery: u64,
     /// TCPSACKReorder: reordering detected from SACK (tcp_check_sack_reordering).
     pub sack_reorder: u64,
     /// TCPDSACKRecv: D-SACK blocks received (tcp_check_dsack).
@@ -70,17 +72,17 @@ pub struct CounterRow {
 
 /// nstat names the simulator reports as null: events it does not model.
 /// TCPSpuriousRTOs needs F-RTO; TCPOFODrop needs a receive-memory limit.
-/// TCPLossProbeRecovery needs tcp_process_tlp_ack, which is not modelled either.
-pub const NOT_MODELLED: [&str; 3] = ["TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop", "TcpExtTCPLossProbeRecovery"];
+pub const NOT_MODELLED: [&str; 2] = ["TcpExtTCPSpuriousRTOs", "TcpExtTCPOFODrop"];
 
 impl Mib {
     /// The modelled counters, by nstat name.
-    pub fn named(&self) -> [(&'static str, u64); 25] {
+    pub fn named(&self) -> [(&'static str, u64); 26] {
         [
             ("TcpOutSegs", self.out_segs),
             ("TcpInSegs", self.in_segs),
             ("TcpRetransSegs", self.retrans_segs),
             ("TcpExtTCPLossProbes", self.loss_probes),
+            ("TcpExtTCPLossProbeRecovery", self.loss_probe_recovery),
             ("TcpExtTCPSACKReorder", self.sack_reorder),
             ("TcpExtTCPDSACKRecv", self.dsack_recv),
             ("TcpExtTCPDSACKOldSent", self.dsack_old_sent),
@@ -110,6 +112,7 @@ impl Mib {
         self.in_segs += o.in_segs;
         self.retrans_segs += o.retrans_segs;
         self.loss_probes += o.loss_probes;
+        self.loss_probe_recovery += o.loss_probe_recovery;
         self.sack_reorder += o.sack_reorder;
         self.dsack_recv += o.dsack_recv;
         self.dsack_old_sent += o.dsack_old_sent;

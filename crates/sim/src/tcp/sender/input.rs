@@ -95,6 +95,10 @@ impl Sender {
         let mut st = AckState::default();
 
         let blocks = ack.sacks();
+        // tcp_dsack_seen: FLAG_DSACK_TLP, a one-segment D-SACK ending at tlp_high_seq (the
+        // probe and the original both arrived).
+        let dsack_tlp = ack.dsack
+            && blocks.first().is_some_and(|&(s, e)| e - s <= 1 && self.tlp_high_seq == Some(e));
         let sack_start = self.check_dsack(ack, blocks);
         self.sacktag(now, cum, prior_fack, blocks, sack_start, &mut st, &mut rate);
         self.sack_reordering_check(&st);
@@ -109,11 +113,6 @@ impl Sender {
         let una_advanced = cum > prior_snd_una;
         if una_advanced {
             self.backoff = 0;
-            if let Some(t) = self.tlp_high_seq {
-                if cum >= t {
-                    self.tlp_high_seq = None;
-                }
-            }
         }
 
         let ca_rtt = self.ack_update_rtt(now, ack, una_advanced, &st);
@@ -125,6 +124,11 @@ impl Sender {
             &mut self.sk,
             &AckSample { pkts_acked: st.acked_segs, rtt_us: ca_rtt, in_flight: prior_in_flight },
         );
+
+        // tcp_ack: the TLP episode, before tcp_fastretrans_alert.
+        if self.tlp_high_seq.is_some() {
+            self.process_tlp_ack(cum, una_advanced, dsack_tlp, st.sacked_segs > 0);
+        }
 
         // Loss detection and the recovery state machine (tcp_fastretrans_alert).
         let newly_lost_before = self.sk.lost;
@@ -280,6 +284,7 @@ impl Sender {
                 }
                 self.seg_mut(seq).flags = (f | F_SACKED) & !(F_LOST | F_RETRANS);
                 self.sacked_out += 1;
+                st.sacked_segs += 1;
                 self.sk.delivered += 1;
                 let xmit = self.seg(seq).xmit;
                 if f & F_EVER_RETRANS == 0 {
@@ -435,6 +440,8 @@ struct AckState {
     ack_reord: u64,
     /// Segments the cumulative ACK removed from the queue.
     acked_segs: u32,
+    /// Segments newly SACKed by this ACK (Linux FLAG_DATA_SACKED when non-zero).
+    sacked_segs: u32,
 }
 
 impl Default for AckState {
@@ -448,6 +455,7 @@ impl Default for AckState {
             sack_reord: u64::MAX,
             ack_reord: u64::MAX,
             acked_segs: 0,
+            sacked_segs: 0,
         }
     }
 }

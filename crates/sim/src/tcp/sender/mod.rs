@@ -9,7 +9,9 @@
 //!   (dupthresh-like); otherwise min(min_rtt/4 × steps, srtt), where `steps` grows by one per
 //!   round in which D-SACKs arrive and falls back to 1 after 16 recoveries without them
 //!   (tcp_rack_update_reo_wnd). A reorder timer re-checks pending segments; a tail loss probe
-//!   fires after 2·srtt (+2 ms, or +200 ms with a single segment out) in Open state;
+//!   fires after 2·srtt (+2 ms, or +200 ms with a single segment out) in Open state; a probe
+//!   that retransmitted and was needed (the ACK goes past it without a D-SACK for it) ends in a
+//!   cwnd reduction (`tcp_process_tlp_ack`);
 //! * Recovery with Proportional Rate Reduction (RFC 6937, `tcp_cwnd_reduction`), cwnd set to
 //!   ssthresh when recovery ends;
 //! * RTO (rtt.rs) with exponential backoff, entering Loss state (cwnd 1, all un-SACKed
@@ -26,8 +28,8 @@
 //! in situations our scenarios do not create): TSO skbs shape when unpaced data leaves
 //! (`tcp_tso_autosize`, `tcp_tso_should_defer`: a skb's segments go together), but a paced flow
 //! sends single packets at the pacing rate instead of ~1 ms chunks; no F-RTO
-//! (sysctl tcp_frto); no SACK reneging; TLP does not trigger the TLP-specific cwnd reduction
-//! (tcp_process_tlp_ack); no congestion-window restart after idle (bulk senders never idle);
+//! (sysctl tcp_frto); no SACK reneging; no congestion-window restart after idle (bulk senders
+//! never idle);
 //! min RTT is the minimum over the run (Linux: 5-minute window).
 //!
 //! # Layout
@@ -204,6 +206,9 @@ pub struct Sender {
     pub timer: Option<(Nanos, TimerKind)>,
     backoff: u32,
     tlp_high_seq: Option<u64>,
+    /// The outstanding probe retransmitted the last segment (Linux `tp->tlp_retrans`); false
+    /// when it sent new data.
+    tlp_retrans: bool,
     /// `tp->dsack_dups`: segments reported by D-SACKs (tcp_dsack_seen).
     dsack_dups: u64,
     /// Earliest departure time of the next packet (Linux tcp_wstamp_ns).
@@ -280,6 +285,7 @@ impl Sender {
             timer: None,
             backoff: 0,
             tlp_high_seq: None,
+            tlp_retrans: false,
             dsack_dups: 0,
             wstamp: 0,
             max_packets_out: 0,

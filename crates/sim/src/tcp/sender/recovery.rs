@@ -267,6 +267,35 @@ impl Sender {
         self.ecn.queue_cwr();
     }
 
+    /// `tcp_process_tlp_ack` (RFC 8985 §7.4, Linux 6.x): an ACK during a TLP episode. A probe
+    /// of new data, or one the receiver D-SACKed (original and probe both arrived), ends the
+    /// episode; an ACK beyond the probed segment after a retransmitted probe means the probe
+    /// repaired a loss: one cwnd reduction (ssthresh from the algorithm, cwnd = ssthresh at
+    /// once, through CWR) and TCPLossProbeRecovery; a pure duplicate ACK ends it too. An ACK
+    /// that reaches exactly tlp_high_seq leaves the episode open.
+    /// `una_advanced`, `data_sacked`: FLAG_SND_UNA_ADVANCED and FLAG_DATA_SACKED of the ACK
+    /// (the simulator's ACKs carry no data and no window updates, the rest of FLAG_NOT_DUP).
+    pub(super) fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, dsack_tlp: bool, data_sacked: bool) {
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans || dsack_tlp {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            // tcp_init_cwnd_reduction also clears tlp_high_seq.
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+            self.mib.loss_probe_recovery += 1;
+        } else if !(una_advanced || data_sacked) {
+            self.tlp_high_seq = None;
+        }
+    }
+
     /// `tcp_enter_cwr` (RFC 3168 §6.1.2): an ECN-Echo in Open or Disorder starts a reduction
     /// without loss; in CWR, Recovery or Loss one is already under way (once per window). No
     /// undo: the receiver saw the congestion.

@@ -278,3 +278,59 @@ fn tso_autosize_follows_the_pacing_rate() {
     s.sk.pacing_rate = 0;
     assert_eq!(s.tso_segs(), 32_768 / MSS as u64);
 }
+
+/// A receive-window-limited sender whose whole first flight got no ACK: the tail loss probe
+/// fires and, with no new data allowed, retransmits the last segment (9). Returns the sender,
+/// the probe's time and the TSval of the original flight.
+fn tlp_retransmitted_probe() -> (Sender, Nanos, u64) {
+    let mut s = Sender::new(SenderParams { rwnd_segs: INIT_CWND as u64, ..test_params() }, cc::make("reno", 1).unwrap());
+    assert_eq!(s.start(0).len(), INIT_CWND as usize);
+    let (deadline, kind) = s.timer.expect("a timer is armed");
+    assert_eq!(kind, TimerKind::LossProbe);
+    let out: Vec<u64> = s.on_timer(deadline).iter().map(|p| p.seq).collect();
+    assert_eq!(out, vec![INIT_CWND as u64 - 1], "the probe retransmits the last segment");
+    assert!(s.tlp_retrans);
+    (s, deadline, ts_tick(0))
+}
+
+/// Linux `tcp_process_tlp_ack`: the original of segment 9 was lost and the probe repaired it.
+/// The ACK that reaches exactly tlp_high_seq leaves the episode open; the next ACK beyond it
+/// reduces cwnd once (ssthresh = Reno's half, cwnd = ssthresh, via CWR) and counts
+/// TCPLossProbeRecovery. (The kernel does this when a probe repairs the loss of iperf3's
+/// 37-byte cookie before any data: cwnd 10 -> 5 on the first data ACK.)
+#[test]
+fn tlp_that_repairs_a_loss_reduces_cwnd() {
+    let (mut s, t_probe, _) = tlp_retransmitted_probe();
+    let t1 = t_probe + 50 * NS_PER_MS;
+    // 0..9 delivered (9 by the probe): the ACK echoes the probe's TSval.
+    s.on_ack(t1, &ack(t1, 10, &[], ts_tick(t_probe)));
+    assert_eq!(s.tlp_high_seq, Some(10), "an ACK of exactly tlp_high_seq does not end the episode");
+    assert_eq!(s.mib.loss_probe_recovery, 0);
+    let sent_after = s.snd_nxt;
+    assert!(sent_after > 10, "the window opened for new data");
+    let cwnd_before = s.sk.cwnd;
+    let t2 = t1 + 50 * NS_PER_MS;
+    s.on_ack(t2, &ack(t2, 11, &[], ts_tick(t1)));
+    assert_eq!(s.mib.loss_probe_recovery, 1);
+    assert_eq!(s.tlp_high_seq, None);
+    assert_eq!(s.sk.ssthresh, cwnd_before / 2, "Reno's ssthresh from the cwnd at the reduction");
+    assert_eq!(s.sk.cwnd, s.sk.ssthresh, "cwnd set to ssthresh at once (tcp_end_cwnd_reduction)");
+    assert_eq!(s.sk.ca_state, CaState::Open);
+}
+
+/// Linux `tcp_process_tlp_ack` with FLAG_DSACK_TLP: the original and the probe both arrived,
+/// the receiver D-SACKs the probe; no loss, no reduction.
+#[test]
+fn tlp_dsacked_probe_does_not_reduce_cwnd() {
+    let (mut s, t_probe, ts0) = tlp_retransmitted_probe();
+    let t1 = t_probe + 50 * NS_PER_MS;
+    let mut a = ack(t1, 10, &[(9, 10)], ts0);
+    a.dsack = true;
+    s.on_ack(t1, &a);
+    assert_eq!(s.tlp_high_seq, None, "the D-SACK of the probe ends the episode");
+    let cwnd_before = s.sk.cwnd;
+    let t2 = t1 + 50 * NS_PER_MS;
+    s.on_ack(t2, &ack(t2, 11, &[], ts_tick(t1)));
+    assert_eq!(s.mib.loss_probe_recovery, 0);
+    assert!(s.sk.cwnd >= cwnd_before, "no reduction: cwnd {} -> {}", cwnd_before, s.sk.cwnd);
+}

@@ -99,12 +99,14 @@ impl Sender {
     fn on_loss_probe(&mut self, now: Nanos) {
         if self.packets_out() > 0 && self.tlp_high_seq.is_none() {
             self.mib.loss_probes += 1;
+            self.tlp_retrans = false;
             if self.can_send_new() {
                 self.send_new(now);
             } else {
                 let seq = self.snd_nxt - 1;
                 if self.seg(seq).flags & F_SACKED == 0 {
                     self.send_again(now, seq);
+                    self.tlp_retrans = true;
                 }
             }
             self.tlp_high_seq = Some(self.snd_nxt);
