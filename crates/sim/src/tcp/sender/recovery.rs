@@ -274,7 +274,8 @@ impl Sender {
     /// once, through CWR) and TCPLossProbeRecovery; a pure duplicate ACK ends it too. An ACK
     /// that reaches exactly tlp_high_seq leaves the episode open.
     /// `una_advanced`, `data_sacked`: FLAG_SND_UNA_ADVANCED and FLAG_DATA_SACKED of the ACK
-    /// (the simulator's ACKs carry no data and no window updates, the rest of FLAG_NOT_DUP).
+    /// (the simulator's ACKs carry no data; a window update, the rest of FLAG_NOT_DUP, is not
+    /// counted: in the scenarios a TLP episode ends long after the window stops growing).
     pub(super) fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, dsack_tlp: bool, data_sacked: bool) {
         let Some(high) = self.tlp_high_seq else {
             return;
