@@ -31,7 +31,9 @@
 //! are millisecond ticks. A segment whose TSval is more than TCP_PAWS_WINDOW = 1 tick older than
 //! `ts_recent` is discarded by PAWS (counted as PAWSEstab) and answered with a duplicate ACK
 //! (`tcp_send_dupack`); `ts_recent` advances only from segments at or left of rcv_wup and never
-//! backwards. Under reordering this matters: once a retransmission fills the hole at rcv_nxt,
+//! backwards; a segment wholly below rcv_wup (a duplicate of delivered data) is dropped by
+//! `tcp_sequence` before that and leaves ts_recent alone. Under reordering this matters: once a
+//! retransmission fills the hole at rcv_nxt,
 //! ts_recent jumps to its fresh TSval and originals still in flight that were sent more than a
 //! millisecond earlier are thrown away — real losses the sender must repair.
 //!
@@ -249,8 +251,13 @@ impl Receiver {
                 self.paws_dropped += 1;
                 return Some(self.send_dupack(now, seq));
             }
-            // tcp_replace_ts_recent: only from a segment at or left of rcv_wup, only forwards.
-            if seq <= self.rcv_wup && pkt.ts >= self.ts_recent {
+            // tcp_validate_incoming → tcp_sequence: a segment wholly left of rcv_wup (end_seq
+            // before rcv_wup) is dropped as old with a duplicate ACK (D-SACK) before tcp_ack, so
+            // it never reaches tcp_replace_ts_recent — a spurious retransmission of delivered
+            // data must not move ts_recent. tcp_replace_ts_recent (in tcp_ack): only from a
+            // segment at or left of rcv_wup, only forwards.
+            let old_seq = seq + 1 < self.rcv_wup;
+            if !old_seq && seq <= self.rcv_wup && pkt.ts >= self.ts_recent {
                 self.ts_recent = pkt.ts;
             }
         }
@@ -748,6 +755,36 @@ mod tests {
         assert!(r.on_data(0, &ecn_seg(20, false, false)).is_none());
         r.on_delack_timer(DELACK_NS);
         assert!(r.on_data(DELACK_NS, &seg(21)).is_some(), "Not-ECT after ECT: quick ACK");
+    }
+
+    /// A spurious retransmission that arrives after its original (the usual case under
+    /// reordering: RACK marked the original lost, it was only late) is a duplicate wholly below
+    /// rcv_wup. Linux drops it in tcp_validate_incoming (tcp_sequence: end_seq before rcv_wup)
+    /// with a D-SACK, before tcp_ack could update ts_recent; so originals still in flight that
+    /// were sent before the retransmission are not PAWS victims.
+    #[test]
+    fn old_duplicate_does_not_move_ts_recent() {
+        let mut r = Receiver::new(0, None, true);
+        for s in 0..20 {
+            r.on_data(0, &seg_ts(s, 100 + s));
+        }
+        // Everything ACKed (by the delayed-ACK timer or before): rcv_wup = 20.
+        r.on_delack_timer(DELACK_NS);
+        let echo = r.ts_recent;
+        assert!((118..=119).contains(&echo));
+        // The retransmission of 5, sent 30 ticks later: D-SACKed, ts_recent unchanged.
+        let a = r.on_data(DELACK_NS, &seg_ts(5, 150)).unwrap();
+        assert!(a.dsack);
+        assert_eq!(a.tsecr, echo);
+        // An original sent before the retransmission and delayed is accepted, not discarded.
+        let a = r.on_data(DELACK_NS, &seg_ts(20, 120)).unwrap();
+        assert_eq!(a.seq, 21);
+        assert_eq!(r.mib.paws_estab, 0);
+        // The segment just below rcv_wup (end_seq == rcv_wup) passes tcp_sequence and does
+        // update ts_recent, as in Linux.
+        let a = r.on_data(DELACK_NS, &seg_ts(20, 160)).unwrap();
+        assert!(a.dsack);
+        assert_eq!(a.tsecr, 160);
     }
 
     #[test]
