@@ -8,7 +8,12 @@
 //! * a segment that fills a hole and duplicates are ACKed at once; out-of-order data too, up
 //!   to three duplicate ACKs per rcv_nxt, after which SACK compression (Linux ≥ 4.18,
 //!   `__tcp_ack_snd_check`) sends at most one ACK per min(1 ms, RTT/20) or per 44 segments
-//!   (sysctl tcp_comp_sack_delay_ns, tcp_comp_sack_nr);
+//!   (sysctl tcp_comp_sack_delay_ns, tcp_comp_sack_nr), except that a change to a SACK block
+//!   beyond the first two sends the held-back ACK at once (`tcp_sack_compress_send_ack`);
+//! * SACK blocks are Linux's list (`tcp_sack_new_ofo_skb`, `tcp_sack_maybe_coalesce`,
+//!   `tcp_sack_remove`): at most four, the most recently changed first, three of them (after
+//!   a D-SACK block) in each ACK; a range that falls off the list is not reported again until
+//!   new data extends a listed block into it;
 //! * every ACK sent uses up one quick-ACK (`tcp_dec_quickack_mode`);
 //! * otherwise the delayed-ACK timer sends it, after `ato` (below);
 //! * a duplicate below rcv_nxt puts the receiver back in quick-ACK mode (tcp_data_queue's
@@ -31,7 +36,9 @@
 //! are millisecond ticks. A segment whose TSval is more than TCP_PAWS_WINDOW = 1 tick older than
 //! `ts_recent` is discarded by PAWS (counted as PAWSEstab) and answered with a duplicate ACK
 //! (`tcp_send_dupack`); `ts_recent` advances only from segments at or left of rcv_wup and never
-//! backwards. Under reordering this matters: once a retransmission fills the hole at rcv_nxt,
+//! backwards; a segment wholly below rcv_wup (a duplicate of delivered data) is dropped by
+//! `tcp_sequence` before that and leaves ts_recent alone. Under reordering this matters: once a
+//! retransmission fills the hole at rcv_nxt,
 //! ts_recent jumps to its fresh TSval and originals still in flight that were sent more than a
 //! millisecond earlier are thrown away — real losses the sender must repair.
 //!
@@ -60,6 +67,11 @@ const DELACK_MAX_J: u64 = HZ / 5;
 pub const COMP_SACK_NR: u32 = 44;
 /// sysctl tcp_comp_sack_delay_ns: the longest a compressed SACK waits.
 pub const COMP_SACK_DELAY_NS: Nanos = NS_PER_MS;
+/// TCP_NUM_SACKS: SACK blocks the receiver remembers.
+const NUM_SACKS: usize = 4;
+/// TCP_SACK_BLOCKS_EXPECTED (tcp_input.c): a change to a block beyond the first two sends the
+/// compressed SACKs held back first.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 /// TCP_FASTRETRANS_THRESH: duplicate ACKs per rcv_nxt sent before compression starts.
 const FASTRETRANS_THRESH: u32 = 3;
 /// TCP_PAWS_WINDOW: a data segment may be this many ticks older than ts_recent.
@@ -82,8 +94,12 @@ pub struct Receiver {
     ooo_segs: u64,
     /// The advertised window and its autotuning.
     window: RcvWindow,
-    /// Blocks reported in the last ACK, most recent first (RFC 2018 repeats them).
-    last_sacks: Vec<SackBlock>,
+    /// `tp->selective_acks`: the SACK blocks, most recently changed first (RFC 2018 §4), at
+    /// most TCP_NUM_SACKS; the first three go into an ACK (the timestamp option leaves room
+    /// for three). Older out-of-order ranges that fell off the end are not reported again
+    /// until new data extends a listed block into them.
+    sacks: [SackBlock; NUM_SACKS],
+    num_sacks: usize,
     /// Timestamps negotiated on this connection (sysctl tcp_timestamps on both ends).
     timestamps: bool,
     /// RFC 7323 TS.Recent, in ticks; 0 = none yet.
@@ -132,7 +148,8 @@ impl Receiver {
             ooo: Vec::new(),
             ooo_segs: 0,
             window: RcvWindow::new(super::rcv_window::RMEM_MAX_DEFAULT),
-            last_sacks: Vec::with_capacity(3),
+            sacks: [(0, 0); NUM_SACKS],
+            num_sacks: 0,
             timestamps,
             ts_recent: 0,
             quick_left: QUICKACKS,
@@ -275,8 +292,13 @@ impl Receiver {
                 self.paws_dropped += 1;
                 return Some(self.send_dupack(now, seq));
             }
-            // tcp_replace_ts_recent: only from a segment at or left of rcv_wup, only forwards.
-            if seq <= self.rcv_wup && pkt.ts >= self.ts_recent {
+            // tcp_validate_incoming → tcp_sequence: a segment wholly left of rcv_wup (end_seq
+            // before rcv_wup) is dropped as old with a duplicate ACK (D-SACK) before tcp_ack, so
+            // it never reaches tcp_replace_ts_recent — a spurious retransmission of delivered
+            // data must not move ts_recent. tcp_replace_ts_recent (in tcp_ack): only from a
+            // segment at or left of rcv_wup, only forwards.
+            let old_seq = seq + 1 < self.rcv_wup;
+            if !old_seq && seq <= self.rcv_wup && pkt.ts >= self.ts_recent {
                 self.ts_recent = pkt.ts;
             }
             // tcp_rcv_established → tcp_rcv_rtt_measure_ts, for every accepted full segment.
@@ -297,6 +319,10 @@ impl Receiver {
             self.enter_quickack(quick);
             self.mib.ofo_queue += 1;
             self.mib.dsack_ofo_sent += 1;
+            // tcp_data_queue_ofo → add_sack: the block holding it moves to the front (the
+            // compressed SACKs would be flushed first, but this D-SACK goes out at once anyway).
+            let found = self.sack_extend(seq);
+            self.sack_place(found, seq);
             return Some(self.make_ack(now, Some((seq, seq + 1)), false));
         }
         if seq == self.rcv_nxt {
@@ -314,6 +340,7 @@ impl Receiver {
                     self.ooo.remove(0);
                 }
             }
+            self.sack_remove();
             self.check_complete(now);
             self.unacked += 1;
             // tcp_event_data_recv → tcp_ecn_check_ce, then tcp_grow_window, before the ACK
@@ -340,11 +367,88 @@ impl Receiver {
         self.mib.ofo_queue += 1;
         self.insert_ooo(seq);
         self.ooo_segs += 1;
+        // tcp_sack_new_ofo_skb: the segment extends a listed block or starts a new one; when
+        // the block concerned lies beyond the first two, the SACKs held back by compression go
+        // out first (tcp_sack_compress_send_ack), with the list as it stands at that point.
+        let found = self.sack_extend(seq);
+        let flushed = (found.unwrap_or(self.num_sacks) >= SACK_BLOCKS_EXPECTED && self.compressed_ack > 0)
+            .then(|| self.make_ack(now, None, false));
+        self.sack_place(found, seq);
         // tcp_data_queue_ofo ends with tcp_grow_window for a queued segment (SACK flows).
         if self.window.grow(self.ooo_segs) {
             self.enter_quickack(1);
         }
-        self.ack_or_compress(now, ack_now)
+        // When the flushed ACK and this segment's own ACK would both leave now (quick-ACK
+        // mode), only the second, which carries more, is sent (and counted).
+        match (self.ack_or_compress(now, ack_now), flushed) {
+            (Some(own), Some(_)) => {
+                self.mib.out_segs -= 1;
+                Some(own)
+            }
+            (own, flushed) => own.or(flushed),
+        }
+    }
+
+    /// First half of `tcp_sack_new_ofo_skb`: the index of the listed block that `seq` touches
+    /// or overlaps, grown to cover it in place (`tcp_sack_extend`); None if there is none.
+    fn sack_extend(&mut self, seq: u64) -> Option<usize> {
+        let i = (0..self.num_sacks).find(|&i| {
+            let (s, e) = self.sacks[i];
+            s <= seq + 1 && seq <= e
+        })?;
+        let b = &mut self.sacks[i];
+        b.0 = b.0.min(seq);
+        b.1 = b.1.max(seq + 1);
+        Some(i)
+    }
+
+    /// Second half of `tcp_sack_new_ofo_skb`: an extended block moves to the front and absorbs
+    /// the listed blocks it now touches (`tcp_sack_maybe_coalesce`); otherwise a new block
+    /// [seq, seq+1) goes to the front and, in a full list, the last one is forgotten.
+    fn sack_place(&mut self, found: Option<usize>, seq: u64) {
+        match found {
+            Some(i) => {
+                self.sacks[..=i].rotate_right(1);
+                let mut j = 1;
+                while j < self.num_sacks {
+                    let (s, e) = self.sacks[j];
+                    let f = &mut self.sacks[0];
+                    if f.0 <= e && s <= f.1 {
+                        f.0 = f.0.min(s);
+                        f.1 = f.1.max(e);
+                        self.sacks.copy_within(j + 1..self.num_sacks, j);
+                        self.num_sacks -= 1;
+                    } else {
+                        j += 1;
+                    }
+                }
+            }
+            None => {
+                let keep = self.num_sacks.min(NUM_SACKS - 1);
+                self.sacks.copy_within(0..keep, 1);
+                self.sacks[0] = (seq, seq + 1);
+                self.num_sacks = keep + 1;
+            }
+        }
+    }
+
+    /// `tcp_sack_remove`: after rcv_nxt advanced, drop the blocks it now covers (all of them
+    /// once the out-of-order queue is empty).
+    fn sack_remove(&mut self) {
+        if self.ooo.is_empty() {
+            self.num_sacks = 0;
+            return;
+        }
+        let nxt = self.rcv_nxt;
+        let mut j = 0;
+        while j < self.num_sacks {
+            if self.sacks[j].0 <= nxt {
+                self.sacks.copy_within(j + 1..self.num_sacks, j);
+                self.num_sacks -= 1;
+            } else {
+                j += 1;
+            }
+        }
     }
 
     /// `__tcp_ack_snd_check` with out-of-order data queued: quick-ACK mode or a pending
@@ -439,31 +543,6 @@ impl Receiver {
             (false, true) => self.ooo[i].0 = seq,
             (false, false) => self.ooo.insert(i, (seq, seq + 1)),
         }
-        // The block now holding seq becomes the most recent one; then the blocks reported
-        // last time (RFC 2018 §4), then the highest others. At most 3, no allocation.
-        let blk = self.ooo[self.ooo_index(seq).expect("just inserted")];
-        let mut order: [SackBlock; 3] = [(0, 0); 3];
-        let mut n = 0;
-        let push = |b: SackBlock, order: &mut [SackBlock; 3], n: &mut usize| {
-            if *n < 3 && !order[..*n].contains(&b) {
-                order[*n] = b;
-                *n += 1;
-            }
-        };
-        push(blk, &mut order, &mut n);
-        for &(s, _) in &self.last_sacks {
-            if let Some(j) = self.ooo_index(s) {
-                push(self.ooo[j], &mut order, &mut n);
-            }
-        }
-        for &b in self.ooo.iter().rev() {
-            if n == 3 {
-                break;
-            }
-            push(b, &mut order, &mut n);
-        }
-        self.last_sacks.clear();
-        self.last_sacks.extend_from_slice(&order[..n]);
     }
 
     fn make_ack(&mut self, now: Nanos, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
@@ -480,12 +559,6 @@ impl Receiver {
         self.compressed_ack = 0;
         self.comp_deadline = None;
         self.quick_left = self.quick_left.saturating_sub(1);
-        // Drop blocks that are now below rcv_nxt.
-        let nxt = self.rcv_nxt;
-        self.last_sacks.retain(|&(s, _)| s >= nxt);
-        if self.last_sacks.is_empty() && !self.ooo.is_empty() {
-            self.last_sacks.extend(self.ooo.iter().rev().take(3));
-        }
         let mut pkt = Pkt {
             flow: self.flow,
             kind: PktKind::Ack,
@@ -509,7 +582,8 @@ impl Receiver {
             pkt.sack[0] = d;
             n = 1;
         }
-        for &b in &self.last_sacks {
+        // tcp_options_write: the D-SACK block first, then the list, as many as fit.
+        for &b in &self.sacks[..self.num_sacks] {
             if n == 3 {
                 break;
             }
@@ -804,6 +878,73 @@ mod tests {
         assert!(r.on_data(0, &ecn_seg(20, false, false)).is_none());
         r.on_delack_timer(DELACK_NS);
         assert!(r.on_data(DELACK_NS, &seg(21)).is_some(), "Not-ECT after ECT: quick ACK");
+    }
+
+    /// Linux keeps at most TCP_NUM_SACKS = 4 blocks, most recently changed first
+    /// (`tcp_sack_new_ofo_skb`), and with SACK compression under way it first sends the ACKs
+    /// held back whenever a block beyond the first two changes (`tcp_sack_compress_send_ack`,
+    /// TCP_SACK_BLOCKS_EXPECTED = 2), so that a block does not fall off the list unreported.
+    #[test]
+    fn sack_list_and_compressed_ack_flush() {
+        let mut r = Receiver::new(0, None, true);
+        for s in 0..20 {
+            r.on_data(0, &seg(s));
+        }
+        r.on_delack_timer(DELACK_NS); // past quick-ACK mode, everything ACKed
+        let t = DELACK_NS;
+        // A hole at 20: three duplicate ACKs go out at once, then compression starts.
+        for s in [22, 24, 26] {
+            assert!(r.on_data(t, &seg(s)).is_some());
+        }
+        assert!(r.on_data(t, &seg(28)).is_none(), "compressed");
+        // 30 starts a fifth block: the held-back ACK goes out first, with the list as it was
+        // (the first three of [28, 26, 24, 22]); 30 itself is held back again.
+        let a = r.on_data(t, &seg(30)).expect("flush of the compressed ACK");
+        assert_eq!((a.seq, a.sacks()), (20, &[(28, 29), (26, 27), (24, 25)][..]));
+        // 22 fell off the list: it is not reported again (the queue still holds it).
+        let a = r.on_delack_timer(t + COMP_SACK_DELAY_NS).expect("compressed-ACK timer");
+        assert_eq!(a.sacks(), &[(30, 31), (28, 29), (26, 27)][..]);
+        // Extending the first block (31 joins 30) flushes nothing.
+        assert!(r.on_data(t, &seg(31)).is_none());
+        // 25 extends the third block (26, found before 24), which is flushed as extended; it
+        // then moves to the front and absorbs 24, which it now touches.
+        let a = r.on_data(t, &seg(25)).expect("flush");
+        assert_eq!(a.sacks(), &[(30, 32), (28, 29), (25, 27)][..]);
+        let a = r.on_delack_timer(t + 2 * COMP_SACK_DELAY_NS).unwrap();
+        assert_eq!(a.sacks(), &[(24, 27), (30, 32), (28, 29)][..]);
+        // Filling the hole pulls in 22 only (23 is missing); the listed blocks all stay above.
+        let a = r.on_data(t, &seg(20)).unwrap();
+        assert_eq!((a.seq, a.sacks()), (21, &[(24, 27), (30, 32), (28, 29)][..]));
+    }
+
+    /// A spurious retransmission that arrives after its original (the usual case under
+    /// reordering: RACK marked the original lost, it was only late) is a duplicate wholly below
+    /// rcv_wup. Linux drops it in tcp_validate_incoming (tcp_sequence: end_seq before rcv_wup)
+    /// with a D-SACK, before tcp_ack could update ts_recent; so originals still in flight that
+    /// were sent before the retransmission are not PAWS victims.
+    #[test]
+    fn old_duplicate_does_not_move_ts_recent() {
+        let mut r = Receiver::new(0, None, true);
+        for s in 0..20 {
+            r.on_data(0, &seg_ts(s, 100 + s));
+        }
+        // Everything ACKed (by the delayed-ACK timer or before): rcv_wup = 20.
+        r.on_delack_timer(DELACK_NS);
+        let echo = r.ts_recent;
+        assert!((118..=119).contains(&echo));
+        // The retransmission of 5, sent 30 ticks later: D-SACKed, ts_recent unchanged.
+        let a = r.on_data(DELACK_NS, &seg_ts(5, 150)).unwrap();
+        assert!(a.dsack);
+        assert_eq!(a.tsecr, echo);
+        // An original sent before the retransmission and delayed is accepted, not discarded.
+        let a = r.on_data(DELACK_NS, &seg_ts(20, 120)).unwrap();
+        assert_eq!(a.seq, 21);
+        assert_eq!(r.mib.paws_estab, 0);
+        // The segment just below rcv_wup (end_seq == rcv_wup) passes tcp_sequence and does
+        // update ts_recent, as in Linux.
+        let a = r.on_data(DELACK_NS, &seg_ts(20, 160)).unwrap();
+        assert!(a.dsack);
+        assert_eq!(a.tsecr, 160);
     }
 
     #[test]

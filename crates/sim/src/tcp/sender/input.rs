@@ -200,8 +200,9 @@ impl Sender {
     /// at tcp_max_reordering) and remember that reordering was seen. `by_ts`: detected by the
     /// timestamp echo in tcp_try_undo_partial (TCPTSReorder, not counted here).
     pub(super) fn check_sack_reordering(&mut self, low_seq: u64, by_ts: bool) {
-        // tcp_highest_sack_seq: the start of the highest SACKed segment, or snd_una.
-        let fack = if self.sacked_out > 0 { self.fack - 1 } else { self.snd_una };
+        // tcp_highest_sack_seq (Linux 6.x): the start of the segment just after the highest
+        // SACKed one (snd_nxt if that is the last), i.e. its end; snd_una if nothing is SACKed.
+        let fack = if self.sacked_out > 0 { self.fack } else { self.snd_una };
         if low_seq >= fack {
             return;
         }

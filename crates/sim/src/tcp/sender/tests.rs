@@ -199,7 +199,9 @@ fn sack_reordering_raises_tp_reordering() {
     s.on_ack(t, &ack(t, 0, &[(8, 9)], ts_tick(0)));
     assert_eq!(s.reordering, 3);
     s.on_ack(t, &ack(t, 0, &[(1, 2), (8, 9)], ts_tick(0)));
-    assert_eq!(s.reordering, 7, "segment 1 delivered 7 below the highest SACKed (8)");
+    // tcp_highest_sack_seq is the start of the segment after the highest SACKed one (9):
+    // the distance is 8.
+    assert_eq!(s.reordering, 8, "segment 1 delivered 8 below the end of the highest SACKed (8)");
     assert_eq!(s.mib.sack_reorder, 1);
     let cwnd = s.sk.cwnd;
     s.on_ack(t, &ack(t, 0, &[(2, 3), (1, 2), (8, 9)], ts_tick(0)));
