@@ -23,6 +23,10 @@ pub struct LinkConfig {
     /// One-way delay of each access link (sender side and receiver side); the emulator adds
     /// 2 × this to each direction so that base RTT = rtt + 4 × access delay, as the simulator.
     pub access_delay_ns: u64,
+    /// The measured TCP connections' client ports (`measured_tcp_ports`, set by the kernel
+    /// backend): only their data segments and ACKs meet loss and jitter (measured.rs). Empty:
+    /// every packet does.
+    pub measured_tcp_ports: Vec<u16>,
 }
 
 /// One direction of the path, after `impair` has been resolved.
@@ -47,6 +51,8 @@ pub struct DirConfig {
     pub trace: Option<Arc<Trace>>,
     pub seed: u64,
     pub sample_interval_ns: u64,
+    /// See `LinkConfig::measured_tcp_ports`.
+    pub measured_tcp_ports: Vec<u16>,
 }
 
 impl DirConfig {
@@ -88,7 +94,12 @@ impl LinkConfig {
         let mut bottleneck: Bottleneck =
             serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
         bottleneck.wifi = wifi;
-        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay };
+        let measured_tcp_ports = match obj.get("measured_tcp_ports") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|e| format!("measured_tcp_ports: a list of TCP ports is expected: {e}"))?,
+        };
+        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay, measured_tcp_ports };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -127,6 +138,7 @@ impl LinkConfig {
             trace,
             seed: label_seed,
             sample_interval_ns: self.sample_interval_ns,
+            measured_tcp_ports: self.measured_tcp_ports.clone(),
         };
         let data = matches!(b.impair, Impair::Data | Impair::Both);
         let ack = matches!(b.impair, Impair::Ack | Impair::Both);

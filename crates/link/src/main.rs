@@ -16,6 +16,7 @@ mod ecn;
 mod flowkey;
 mod gso;
 mod idle;
+mod measured;
 mod path;
 mod propagation;
 mod served;
@@ -25,6 +26,7 @@ mod wifi;
 mod wifi_loop;
 
 use config::{DirConfig, LinkConfig};
+use measured::Measured;
 use path::{DelayLine, Outcome, PathModel, Verdict};
 use served::Arrival;
 use serde_json::json;
@@ -226,12 +228,20 @@ fn settle(
 /// Hand an arriving packet (already in `slot`) to the path model: the fast path needs only its
 /// length, the AQM arm also its flow and ECN capability. `true`: the slot is taken.
 #[inline]
-fn offer(model: &mut PathModel, now: u64, slot: u32, pkt: &[u8], line: &mut DelayLine) -> Result<bool, Verdict> {
+fn offer(
+    model: &mut PathModel,
+    measured: &mut Measured,
+    now: u64,
+    slot: u32,
+    pkt: &[u8],
+    line: &mut DelayLine,
+) -> Result<bool, Verdict> {
     let len = pkt.len() as u32;
+    let impaired = measured.impairs(pkt);
     let v = if model.is_served() {
-        model.offer(now, Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt) })
+        model.offer(now, Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired })
     } else {
-        model.arrive(now, len)
+        model.arrive_impaired(now, len, impaired)
     };
     match v {
         Verdict::Deliver(t) => {
@@ -279,6 +289,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
     let rt = set_rt(rt_prio);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let mut model = PathModel::new(&cfg);
+    let mut measured = Measured::new(&cfg.measured_tcp_ports);
     model.start_trace_at(t0);
     let mut line = DelayLine::new();
     let mut late = Lateness::new();
@@ -364,7 +375,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                     let slot = *free.last().unwrap();
                     let off = slot as usize * SLOT;
                     slab[off..off + seg.len()].copy_from_slice(seg);
-                    match offer(&mut model, now, slot, seg, &mut line) {
+                    match offer(&mut model, &mut measured, now, slot, seg, &mut line) {
                         Ok(_) => {
                             free.pop();
                         }
@@ -414,7 +425,7 @@ fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing) -> 
                 continue;
             }
             let now = now_ns();
-            match offer(&mut model, now, slot, &slab[off..off + len as usize], &mut line) {
+            match offer(&mut model, &mut measured, now, slot, &slab[off..off + len as usize], &mut line) {
                 Ok(_) => {
                     free.pop();
                 }

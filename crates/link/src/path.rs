@@ -70,6 +70,8 @@ pub struct PathModel {
     /// Scratch for the served queue's departures, and the outcomes not yet taken.
     left: Vec<Left>,
     outcomes: Vec<Outcome>,
+    /// Slots of held packets that meet no loss or jitter (setup packets, measured.rs): few.
+    unimpaired: Vec<u32>,
     pub counters: Counters,
 }
 
@@ -101,6 +103,7 @@ impl PathModel {
             queue,
             left: Vec::new(),
             outcomes: Vec::new(),
+            unimpaired: Vec::new(),
             counters: Counters::default(),
         }
     }
@@ -163,7 +166,13 @@ impl PathModel {
 
     /// A packet of `len` IP bytes arrives at `now` (CLOCK_MONOTONIC ns) at a drop-tail
     /// bottleneck (the fast path; see `offer` for both arms).
+    #[cfg(test)]
     pub fn arrive(&mut self, now: u64, len: u32) -> Verdict {
+        self.arrive_impaired(now, len, true)
+    }
+
+    /// `arrive` for a packet that meets the loss and jitter only if `impaired`.
+    pub fn arrive_impaired(&mut self, now: u64, len: u32, impaired: bool) -> Verdict {
         let Queue::Fast(q) = &mut self.queue else {
             panic!("arrive() is the drop-tail fast path; a served queue takes packets through offer()")
         };
@@ -172,7 +181,7 @@ impl PathModel {
         let Some(link_free_ns) = q.offer(now, len) else {
             return Verdict::Dropped;
         };
-        self.after_queue(link_free_ns)
+        self.after_queue(link_free_ns, impaired)
     }
 
     /// A packet arrives at `now`: through the fast path (`Deliver`/`Dropped`/`Lost`), or held
@@ -180,10 +189,13 @@ impl PathModel {
     /// dropped meanwhile, is in `take_outcomes`).
     pub fn offer(&mut self, now: u64, a: Arrival) -> Verdict {
         let Queue::Served(q) = &mut self.queue else {
-            return self.arrive(now, a.len);
+            return self.arrive_impaired(now, a.len, a.impaired);
         };
         self.counters.packets_in += 1;
         self.counters.bytes_in += a.len as u64;
+        if !a.impaired {
+            self.unimpaired.push(a.slot);
+        }
         q.enqueue(now, a, &mut self.left);
         self.settle_left();
         Verdict::Queued
@@ -217,10 +229,14 @@ impl PathModel {
         let mut left = std::mem::take(&mut self.left);
         for l in left.drain(..) {
             let o = match l {
-                Left::Dropped { slot, len } => Outcome { slot, len, verdict: Verdict::Dropped, ce: false },
+                Left::Dropped { slot, len } => {
+                    self.take_unimpaired(slot);
+                    Outcome { slot, len, verdict: Verdict::Dropped, ce: false }
+                }
                 Left::Sent { slot, len, tx_end, ce } => {
                     self.counters.ce_marked += ce as u64;
-                    Outcome { slot, len, verdict: self.after_queue(tx_end), ce }
+                    let impaired = !self.take_unimpaired(slot);
+                    Outcome { slot, len, verdict: self.after_queue(tx_end, impaired), ce }
                 }
             };
             self.outcomes.push(o);
@@ -228,10 +244,21 @@ impl PathModel {
         self.left = left;
     }
 
+    /// Whether the held packet in `slot` was an unimpaired one (forgetting it).
+    fn take_unimpaired(&mut self, slot: u32) -> bool {
+        match self.unimpaired.iter().position(|&s| s == slot) {
+            Some(i) => {
+                self.unimpaired.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Loss and the delay line for a packet whose transmission ends at `link_free_ns`.
     #[inline]
-    fn after_queue(&mut self, link_free_ns: u64) -> Verdict {
-        match self.propagation.after(link_free_ns) {
+    fn after_queue(&mut self, link_free_ns: u64, impaired: bool) -> Verdict {
+        match self.propagation.after(link_free_ns, impaired) {
             Some(t) => Verdict::Deliver(t),
             None => {
                 self.counters.lost += 1;
@@ -300,6 +327,7 @@ mod tests {
             trace: None,
             seed: 1,
             sample_interval_ns: 0,
+            measured_tcp_ports: Vec::new(),
         }
     }
 
@@ -316,7 +344,7 @@ mod tests {
     }
 
     fn arrival(slot: u32, len: u32, flow: u32, ect: bool) -> Arrival {
-        Arrival { slot, len, flow, ect }
+        Arrival { slot, len, flow, ect, impaired: true }
     }
 
     #[test]
@@ -511,6 +539,41 @@ mod tests {
             assert_eq!(fates[&slot].0.verdict, Verdict::Deliver(t + 25 * MS), "ACK {slot}");
         }
         assert_eq!(fates[&128].0.verdict, Verdict::Deliver(t + 25 * MS), "the second opportunity at 101 ms");
+    }
+
+    /// Setup packets (measured.rs) draw no loss or jitter, so the packets that do meet the same
+    /// draws as on a link that never saw the setup packets — on the fast path and through the
+    /// served queue (whose departures are settled later, by slot).
+    #[test]
+    fn unimpaired_packets_draw_nothing() {
+        for served in [false, true] {
+            let mut c = dir(LossConfig::Bernoulli { p: 0.3 }, 3 * MS, JitterDist::Uniform, BufferConfig::Packets(1000));
+            c.serve_droptail_at_dequeue = served;
+            let (mut with_setup, mut without) = (PathModel::new(&c), PathModel::new(&c));
+            let fate = |m: &mut PathModel, t: u64, slot: u32, impaired: bool| -> Verdict {
+                let v = m.offer(t, Arrival { slot, len: 1500, flow: 1, ect: false, impaired });
+                if v != Verdict::Queued {
+                    return v;
+                }
+                m.serve(t + 10 * MS);
+                let mut out = Vec::new();
+                m.take_outcomes(&mut out);
+                out.iter().find(|o| o.slot == slot).expect("served within 10 ms").verdict
+            };
+            let mut kept = 0;
+            for n in 0..400u32 {
+                let t = T0 + n as u64 * 20 * MS; // the link is idle at every arrival
+                // every third packet of `with_setup` is a setup packet: never lost, no jitter
+                if n % 3 == 0 {
+                    assert_eq!(fate(&mut with_setup, t, n, false), Verdict::Deliver(t + MS + 25 * MS));
+                    continue;
+                }
+                assert_eq!(fate(&mut with_setup, t, n, true), fate(&mut without, t, n, true), "packet {n}");
+                kept += 1;
+            }
+            assert_eq!(with_setup.counters.lost, without.counters.lost);
+            assert!(without.counters.lost > 50 && kept > 250, "the draws are exercised");
+        }
     }
 
     #[test]

@@ -34,15 +34,16 @@ impl Propagation {
     }
 
     /// The delivery time of a packet whose transmission ends at `tx_end_ns`, or None if the
-    /// loss model removes it.
+    /// loss model removes it. A packet that is not `impaired` (measured.rs) draws nothing: it
+    /// is neither lost nor jittered, and the streams stay aligned with the simulator's.
     #[inline]
-    pub fn after(&mut self, tx_end_ns: u64) -> Option<u64> {
-        if self.loss.lose(&mut self.loss_rng) {
+    pub fn after(&mut self, tx_end_ns: u64, impaired: bool) -> Option<u64> {
+        if impaired && self.loss.lose(&mut self.loss_rng) {
             return None;
         }
         let d = match &self.jitter {
-            Some(j) => j.sample(self.delay_ns, &mut self.jitter_rng),
-            None => self.delay_ns,
+            Some(j) if impaired => j.sample(self.delay_ns, &mut self.jitter_rng),
+            _ => self.delay_ns,
         };
         let mut t = tx_end_ns + d;
         if !self.reorder {
@@ -90,7 +91,7 @@ mod tests {
             for n in 0..10_000u64 {
                 // 2 ms apart: each 1 ms transmission finds the link idle
                 let now = n * 2_000_000;
-                let a = ours.after(now + 1_000_000);
+                let a = ours.after(now + 1_000_000, true);
                 let b = match sim.offer(now, 1500, i == 1) {
                     Fate::Deliver(t) => Some(t),
                     Fate::Lost => None,

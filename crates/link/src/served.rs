@@ -26,6 +26,8 @@ pub struct Arrival {
     pub flow: u32,
     /// ECN-capable transport (`ecn::is_ect`).
     pub ect: bool,
+    /// The scenario's loss and jitter apply to it (`measured::Measured::impairs`).
+    pub impaired: bool,
 }
 
 /// A packet that left the discipline.

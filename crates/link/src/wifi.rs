@@ -47,6 +47,8 @@ pub struct WifiPath {
     deliveries: Vec<Delivery>,
     dropped: Vec<(Dir, Pkt, DropReason)>,
     outcomes: Vec<(Dir, Outcome)>,
+    /// Slots of held packets that meet no loss or jitter (setup packets, measured.rs): few.
+    unimpaired: Vec<u32>,
 }
 
 impl WifiPath {
@@ -74,6 +76,7 @@ impl WifiPath {
             deliveries: Vec::new(),
             dropped: Vec::new(),
             outcomes: Vec::new(),
+            unimpaired: Vec::new(),
         }
     }
 
@@ -98,6 +101,9 @@ impl WifiPath {
             self.queue[d].drops_overlimit += 1;
             return Verdict::Dropped;
         }
+        if !a.impaired {
+            self.unimpaired.push(a.slot);
+        }
         let b = self.medium.backlog(dir);
         let q = &mut self.queue[d];
         q.max_backlog_bytes = q.max_backlog_bytes.max(b.bytes);
@@ -117,7 +123,14 @@ impl WifiPath {
             self.bytes_released[d] += len as u64;
             self.counters[d].ce_marked += ce as u64;
             self.queue[d].marks += ce as u64;
-            let verdict = match self.propagation[d].after(at) {
+            let impaired = match self.unimpaired.iter().position(|&s| s == slot) {
+                Some(i) => {
+                    self.unimpaired.swap_remove(i);
+                    false
+                }
+                None => true,
+            };
+            let verdict = match self.propagation[d].after(at, impaired) {
                 Some(t) => Verdict::Deliver(t),
                 None => {
                     self.counters[d].lost += 1;
@@ -143,6 +156,9 @@ impl WifiPath {
                     Verdict::Lost
                 }
             };
+            if let Some(i) = self.unimpaired.iter().position(|&s| s == p.id as u32) {
+                self.unimpaired.swap_remove(i);
+            }
             self.outcomes.push((dir, Outcome { slot: p.id as u32, len: p.len, verdict, ce: false }));
         }
     }
@@ -226,6 +242,7 @@ mod tests {
             trace: None,
             seed: 3,
             sample_interval_ns: 0,
+            measured_tcp_ports: Vec::new(),
         }
     }
 
@@ -250,7 +267,7 @@ mod tests {
     }
 
     fn arrival(slot: u32, len: u32) -> Arrival {
-        Arrival { slot, len, flow: slot % 7, ect: false }
+        Arrival { slot, len, flow: slot % 7, ect: false, impaired: true }
     }
 
     #[test]
@@ -418,7 +435,7 @@ mod tests {
         for i in 0..20_000u32 {
             t += 50_000; // 240 Mbit/s offered
             run_until(&mut p, t);
-            let a = Arrival { slot: i, len: 1500, flow: 1, ect: true };
+            let a = Arrival { slot: i, len: 1500, flow: 1, ect: true, impaired: true };
             assert!(matches!(p.offer(t, Dir::Fwd, a), Verdict::Queued | Verdict::Dropped));
             collect(&mut p, &mut fates);
         }

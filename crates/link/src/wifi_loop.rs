@@ -10,6 +10,7 @@
 //! as the wire's threads do, and resting after `max_busy_us` without sleep.
 use crate::config::{DirConfig, WifiConfig};
 use crate::path::{DelayLine, Outcome, Verdict};
+use crate::measured::Measured;
 use crate::served::Arrival;
 use crate::stats::Lateness;
 use crate::wifi::WifiPath;
@@ -105,6 +106,7 @@ pub fn forward_wifi(
     let rt = set_rt(rt_prio);
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     let mut path = WifiPath::new(&wifi, &cfgs, t0);
+    let mut measured = [Measured::new(&cfgs[0].measured_tcp_ports), Measured::new(&cfgs[1].measured_tcp_ports)];
     let mut io = [DirIo::new(), DirIo::new()];
     let mut slab = Slab::new();
     let mut outcomes: Vec<(Dir, Outcome)> = Vec::new();
@@ -168,7 +170,8 @@ pub fn forward_wifi(
                 }
                 let now = now_ns();
                 let pkt = &slab.bytes[off..off + len as usize];
-                let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt) };
+                let impaired = measured[d].impairs(pkt);
+                let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired };
                 match path.offer(now, dir, a) {
                     Verdict::Queued => {
                         slab.free.pop();

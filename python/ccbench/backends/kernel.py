@@ -180,6 +180,11 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     flows = scenario.expanded_flows()
     plan, rmem_cap = _rwnd_plan(flows)
     link_cfg = scenario.sim_config()
+    # Only the measured connections' data segments and ACKs meet the scenario's loss and jitter
+    # (crates/link/src/measured.rs): not iperf3's control connection, the handshakes or the
+    # cookie, which the simulator does not have, so that both backends' random streams stay
+    # aligned and a setup packet is never lost.
+    link_cfg["measured_tcp_ports"] = [tr.BASE_CPORT + f.id for f in flows]
     dur = scenario.duration_s
     timestamps = all(g.timestamps for g in scenario.flows)  # check() refused a mix
     ecn = all(g.ecn for g in scenario.flows)  # likewise
