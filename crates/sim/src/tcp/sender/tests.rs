@@ -336,3 +336,22 @@ fn tlp_dsacked_probe_does_not_reduce_cwnd() {
     assert_eq!(s.mib.loss_probe_recovery, 0);
     assert!(s.sk.cwnd >= cwnd_before, "no reduction: cwnd {} -> {}", cwnd_before, s.sk.cwnd);
 }
+
+/// Linux `tcp_rate_check_app_limited` (called from `tcp_sendmsg_locked`) marks the flow
+/// application-limited only when less than one segment is waiting unsent in the write queue:
+/// a bulk sender held back by the receive window is not application-limited (its rate samples
+/// stay valid for BBR's bandwidth filter and full-pipe check); a sized flow whose data has all
+/// been sent is.
+#[test]
+fn rwnd_limited_bulk_sender_is_not_app_limited() {
+    let p = SenderParams { rwnd_segs: 5, ..test_params() };
+    let mut s = Sender::new(p, cc::make("bbr", 1).unwrap());
+    assert_eq!(s.start(0).len(), 5, "the receive window allows 5 of the initial 10 segments");
+    assert!(s.in_flight() < s.sk.cwnd);
+    assert_eq!(s.sk.app_limited, 0, "unsent data waits for the window: not application-limited");
+
+    let p = SenderParams { total_segs: Some(3), ..test_params() };
+    let mut s = Sender::new(p, cc::make("bbr", 1).unwrap());
+    assert_eq!(s.start(0).len(), 3);
+    assert_ne!(s.sk.app_limited, 0, "everything written has been sent: application-limited");
+}
