@@ -81,7 +81,12 @@ impl Sender {
                 skb_left -= 1;
                 sent_new = true;
             } else {
-                self.check_app_limited();
+                // tcp_rate_check_app_limited (from tcp_sendmsg_locked) requires less than one
+                // segment unsent in the write queue: a sender held back by the receive window
+                // still has data queued and is not application-limited.
+                if !self.has_unsent_data() {
+                    self.check_app_limited();
+                }
                 break;
             }
         }
@@ -204,8 +209,13 @@ impl Sender {
     }
 
     pub(super) fn can_send_new(&self) -> bool {
-        let below_total = self.total_segs.is_none_or(|t| self.snd_nxt < t);
-        below_total && self.snd_nxt < self.snd_una + self.rwnd_segs
+        self.has_unsent_data() && self.snd_nxt < self.snd_una + self.rwnd_segs
+    }
+
+    /// The application has written data not sent yet (write_seq - snd_nxt >= one MSS in
+    /// Linux): a bulk flow always, a sized flow until its last segment is out.
+    fn has_unsent_data(&self) -> bool {
+        self.total_segs.is_none_or(|t| self.snd_nxt < t)
     }
 
     fn next_retransmit(&mut self) -> Option<u64> {
@@ -221,7 +231,8 @@ impl Sender {
         None
     }
 
-    /// `tcp_rate_check_app_limited`: nothing left to send although cwnd would allow it.
+    /// `tcp_rate_check_app_limited`: nothing left to send although cwnd would allow it (the
+    /// caller checks that the application has nothing unsent).
     fn check_app_limited(&mut self) {
         if self.in_flight() < self.sk.cwnd && self.lost_out <= self.retrans_out {
             let mark = self.sk.delivered + self.in_flight() as u64;

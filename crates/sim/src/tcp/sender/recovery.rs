@@ -199,18 +199,25 @@ impl Sender {
         (timeout > 0).then_some(timeout)
     }
 
+    /// `tcp_mark_skb_lost` (Linux 6.x): a retransmission of a segment already marked lost
+    /// is lost again (TCPLostRetransmit) and waits to be retransmitted once more; a segment
+    /// not marked lost before is marked, keeping a retransmission in flight if it has one (a
+    /// tail loss probe's: in flight and lost, not retransmitted again and not counted until
+    /// an RTO finds it lost again).
     fn mark_lost(&mut self, seq: u64) {
         let f = self.seg(seq).flags;
-        if f & F_RETRANS != 0 {
-            // A retransmission lost again (tcp_mark_skb_lost: TCPLostRetransmit).
-            self.retrans_out -= 1;
-            self.mib.lost_retransmit += 1;
-        }
-        if f & F_LOST == 0 {
+        if f & F_LOST != 0 {
+            if f & F_RETRANS != 0 {
+                self.retrans_out -= 1;
+                self.mib.lost_retransmit += 1;
+                self.seg_mut(seq).flags = f & !F_RETRANS;
+                self.sk.lost += 1;
+            }
+        } else {
             self.lost_out += 1;
+            self.seg_mut(seq).flags = f | F_LOST;
+            self.sk.lost += 1;
         }
-        self.seg_mut(seq).flags = (f | F_LOST) & !F_RETRANS;
-        self.sk.lost += 1;
         self.lost_queue.push_back(seq);
     }
 

@@ -336,3 +336,46 @@ fn tlp_dsacked_probe_does_not_reduce_cwnd() {
     assert_eq!(s.mib.loss_probe_recovery, 0);
     assert!(s.sk.cwnd >= cwnd_before, "no reduction: cwnd {} -> {}", cwnd_before, s.sk.cwnd);
 }
+
+/// Linux `tcp_rate_check_app_limited` (called from `tcp_sendmsg_locked`) marks the flow
+/// application-limited only when less than one segment is waiting unsent in the write queue:
+/// a bulk sender held back by the receive window is not application-limited (its rate samples
+/// stay valid for BBR's bandwidth filter and full-pipe check); a sized flow whose data has all
+/// been sent is.
+#[test]
+fn rwnd_limited_bulk_sender_is_not_app_limited() {
+    let p = SenderParams { rwnd_segs: 5, ..test_params() };
+    let mut s = Sender::new(p, cc::make("bbr", 1).unwrap());
+    assert_eq!(s.start(0).len(), 5, "the receive window allows 5 of the initial 10 segments");
+    assert!(s.in_flight() < s.sk.cwnd);
+    assert_eq!(s.sk.app_limited, 0, "unsent data waits for the window: not application-limited");
+
+    let p = SenderParams { total_segs: Some(3), ..test_params() };
+    let mut s = Sender::new(p, cc::make("bbr", 1).unwrap());
+    assert_eq!(s.start(0).len(), 3);
+    assert_ne!(s.sk.app_limited, 0, "everything written has been sent: application-limited");
+}
+
+/// Linux 6.x `tcp_mark_skb_lost`: TCPLostRetransmit counts a retransmission of a segment
+/// already marked lost. A tail loss probe retransmits a segment that was never marked lost;
+/// when RACK then finds it lost, the segment is marked lost with its probe still counted in
+/// flight — no TCPLostRetransmit, retrans_out unchanged, nothing retransmitted again.
+#[test]
+fn rack_marking_a_tlp_retransmission_lost_is_not_a_lost_retransmit() {
+    let (mut s, t_probe, ts0) = tlp_retransmitted_probe();
+    let last = INIT_CWND as u64 - 1;
+    // 0..8 arrive (9's original was lost): the window opens and new data leaves.
+    let t1 = t_probe + 30 * NS_PER_MS;
+    s.on_ack(t1, &ack(t1, last, &[], ts0));
+    assert!(s.snd_nxt > last + 1, "new data sent");
+    assert_eq!(s.retrans_out, 1, "the probe is in flight");
+    // The first new segment is SACKed 60 ms later; the probe, sent 30 ms before it, has not
+    // been acknowledged within RACK.rtt (60 ms) + reo_wnd (min_rtt / 4): RACK marks 9 lost.
+    let t2 = t1 + 60 * NS_PER_MS;
+    let out: Vec<u64> = s.on_ack(t2, &ack(t2, last, &[(last + 1, last + 2)], ts_tick(t1))).iter().map(|p| p.seq).collect();
+    assert_ne!(s.seg(last).flags & F_LOST, 0, "RACK marked the probed segment lost");
+    assert_eq!(s.lost_out, 1);
+    assert_eq!(s.mib.lost_retransmit, 0, "the probe was not a retransmission of a lost segment");
+    assert_eq!(s.retrans_out, 1, "the probe stays counted in flight");
+    assert!(!out.contains(&last), "not retransmitted again");
+}
