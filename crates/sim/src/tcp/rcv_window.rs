@@ -203,13 +203,28 @@ impl RcvWindow {
         }
     }
 
+    /// `__tcp_select_window`: the window the free space allows now (bytes, before the
+    /// never-shrink rule), and whether quick-ACK mode must end (free space below half the clamp).
+    fn offer(&self, ooo_segs: u64) -> (u64, bool) {
+        let free = self.free(ooo_segs) / WSCALE_UNIT * WSCALE_UNIT;
+        let end_quick = free < self.clamp / 2;
+        (free.min(self.ssthresh).div_ceil(WSCALE_UNIT) * WSCALE_UNIT, end_quick)
+    }
+
+    /// `__tcp_ack_snd_check`'s "right edge of window advances far enough":
+    /// `__tcp_select_window() >= rcv_wnd`, and whether quick-ACK mode must end (the same call
+    /// clears `icsk_ack.quick`). With the ssthresh at the clamp, any out-of-order data queued
+    /// makes the free space, so the offer, smaller than the last window: false.
+    pub fn advances(&self, ooo_segs: u64) -> (bool, bool) {
+        let (win, end_quick) = self.offer(ooo_segs);
+        (win >= self.rcv_wnd, end_quick)
+    }
+
     /// `tcp_select_window` for an ACK carrying `rcv_nxt`, the previous ACK having carried
     /// `rcv_wup`: the window in bytes, and whether quick-ACK mode must end (free space below
     /// half the clamp, `__tcp_select_window`).
     pub fn select(&mut self, rcv_nxt: u64, rcv_wup: u64, ooo_segs: u64) -> (u32, bool) {
-        let free = self.free(ooo_segs) / WSCALE_UNIT * WSCALE_UNIT;
-        let end_quick = free < self.clamp / 2;
-        let mut win = free.min(self.ssthresh).div_ceil(WSCALE_UNIT) * WSCALE_UNIT;
+        let (mut win, end_quick) = self.offer(ooo_segs);
         // Never shrink the offered window (RFC 7323 §2.4; tcp_select_window).
         let cur = (rcv_wup * MSS_B + self.rcv_wnd).saturating_sub(rcv_nxt * MSS_B);
         if win < cur {
