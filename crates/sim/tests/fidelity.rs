@@ -98,7 +98,7 @@ fn counters_agree_with_conservation() {
 /// only the 16 initial quick ACKs, the simulator sent 0.471.
 #[test]
 fn receiver_acks_every_segment_while_its_window_opens() {
-    let mut b = BottleneckConfig::droptail(50_000_000, 100_000_000, 1.0);
+    let b = BottleneckConfig::droptail(50_000_000, 100_000_000, 1.0);
     let c = SimConfig::new("rcv-window", 3_000_000_000, b, vec![FlowConfig::bulk(0, "cubic", 6 << 20)]);
     let r = run(&c).unwrap();
     let acks = counter(&r, "receiver", "TcpOutSegs") as f64;
