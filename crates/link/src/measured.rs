@@ -84,6 +84,31 @@ impl Measured {
     }
 }
 
+/// The buffer slots of held packets that are not impaired (few: setup packets), for a queue
+/// that decides their fate later (the served arm of path.rs, the Wi-Fi hop).
+#[derive(Default)]
+pub struct UnimpairedSlots(Vec<u32>);
+
+impl UnimpairedSlots {
+    /// A packet entering the queue in `slot`.
+    pub fn hold(&mut self, slot: u32, impaired: bool) {
+        if !impaired {
+            self.0.push(slot);
+        }
+    }
+
+    /// The packet in `slot` left the queue (sent or dropped): whether it is impaired.
+    pub fn release(&mut self, slot: u32) -> bool {
+        match self.0.iter().position(|&s| s == slot) {
+            Some(i) => {
+                self.0.swap_remove(i);
+                false
+            }
+            None => true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@
 use crate::config::{BufferConfig, DirConfig};
 use crate::served::{Arrival, Left, ServedQueue};
 pub use crate::stats::Counters;
+use crate::measured::UnimpairedSlots;
 use crate::propagation::Propagation;
 use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
 // The loss and jitter models (propagation.rs), the RNG and the disciplines' construction are the
@@ -70,8 +71,8 @@ pub struct PathModel {
     /// Scratch for the served queue's departures, and the outcomes not yet taken.
     left: Vec<Left>,
     outcomes: Vec<Outcome>,
-    /// Slots of held packets that meet no loss or jitter (setup packets, measured.rs): few.
-    unimpaired: Vec<u32>,
+    /// Held packets that meet no loss or jitter (setup packets, measured.rs).
+    unimpaired: UnimpairedSlots,
     pub counters: Counters,
 }
 
@@ -103,7 +104,7 @@ impl PathModel {
             queue,
             left: Vec::new(),
             outcomes: Vec::new(),
-            unimpaired: Vec::new(),
+            unimpaired: UnimpairedSlots::default(),
             counters: Counters::default(),
         }
     }
@@ -193,9 +194,7 @@ impl PathModel {
         };
         self.counters.packets_in += 1;
         self.counters.bytes_in += a.len as u64;
-        if !a.impaired {
-            self.unimpaired.push(a.slot);
-        }
+        self.unimpaired.hold(a.slot, a.impaired);
         q.enqueue(now, a, &mut self.left);
         self.settle_left();
         Verdict::Queued
@@ -230,29 +229,18 @@ impl PathModel {
         for l in left.drain(..) {
             let o = match l {
                 Left::Dropped { slot, len } => {
-                    self.take_unimpaired(slot);
+                    self.unimpaired.release(slot);
                     Outcome { slot, len, verdict: Verdict::Dropped, ce: false }
                 }
                 Left::Sent { slot, len, tx_end, ce } => {
                     self.counters.ce_marked += ce as u64;
-                    let impaired = !self.take_unimpaired(slot);
+                    let impaired = self.unimpaired.release(slot);
                     Outcome { slot, len, verdict: self.after_queue(tx_end, impaired), ce }
                 }
             };
             self.outcomes.push(o);
         }
         self.left = left;
-    }
-
-    /// Whether the held packet in `slot` was an unimpaired one (forgetting it).
-    fn take_unimpaired(&mut self, slot: u32) -> bool {
-        match self.unimpaired.iter().position(|&s| s == slot) {
-            Some(i) => {
-                self.unimpaired.swap_remove(i);
-                true
-            }
-            None => false,
-        }
     }
 
     /// Loss and the delay line for a packet whose transmission ends at `link_free_ns`.

@@ -18,6 +18,7 @@
 //! times since then.
 use crate::config::{DirConfig, WifiConfig};
 use crate::path::{Outcome, Verdict};
+use crate::measured::UnimpairedSlots;
 use crate::propagation::Propagation;
 use crate::served::Arrival;
 use crate::stats::Counters;
@@ -47,8 +48,8 @@ pub struct WifiPath {
     deliveries: Vec<Delivery>,
     dropped: Vec<(Dir, Pkt, DropReason)>,
     outcomes: Vec<(Dir, Outcome)>,
-    /// Slots of held packets that meet no loss or jitter (setup packets, measured.rs): few.
-    unimpaired: Vec<u32>,
+    /// Held packets that meet no loss or jitter (setup packets, measured.rs).
+    unimpaired: UnimpairedSlots,
 }
 
 impl WifiPath {
@@ -76,7 +77,7 @@ impl WifiPath {
             deliveries: Vec::new(),
             dropped: Vec::new(),
             outcomes: Vec::new(),
-            unimpaired: Vec::new(),
+            unimpaired: UnimpairedSlots::default(),
         }
     }
 
@@ -101,9 +102,7 @@ impl WifiPath {
             self.queue[d].drops_overlimit += 1;
             return Verdict::Dropped;
         }
-        if !a.impaired {
-            self.unimpaired.push(a.slot);
-        }
+        self.unimpaired.hold(a.slot, a.impaired);
         let b = self.medium.backlog(dir);
         let q = &mut self.queue[d];
         q.max_backlog_bytes = q.max_backlog_bytes.max(b.bytes);
@@ -123,13 +122,7 @@ impl WifiPath {
             self.bytes_released[d] += len as u64;
             self.counters[d].ce_marked += ce as u64;
             self.queue[d].marks += ce as u64;
-            let impaired = match self.unimpaired.iter().position(|&s| s == slot) {
-                Some(i) => {
-                    self.unimpaired.swap_remove(i);
-                    false
-                }
-                None => true,
-            };
+            let impaired = self.unimpaired.release(slot);
             let verdict = match self.propagation[d].after(at, impaired) {
                 Some(t) => Verdict::Deliver(t),
                 None => {
@@ -156,9 +149,7 @@ impl WifiPath {
                     Verdict::Lost
                 }
             };
-            if let Some(i) = self.unimpaired.iter().position(|&s| s == p.id as u32) {
-                self.unimpaired.swap_remove(i);
-            }
+            self.unimpaired.release(p.id as u32);
             self.outcomes.push((dir, Outcome { slot: p.id as u32, len: p.len, verdict, ce: false }));
         }
     }

@@ -189,11 +189,6 @@ impl Receiver {
         self.window.initial_bytes()
     }
 
-    /// The receive-window state (diagnostics and tests).
-    pub fn window(&self) -> &RcvWindow {
-        &self.window
-    }
-
     /// ECN (RFC 3168) negotiated on this connection.
     pub fn with_ecn(mut self, on: bool) -> Self {
         self.ecn = ReceiverEcn::new(on);
