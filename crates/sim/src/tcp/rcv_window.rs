@@ -13,15 +13,19 @@
 //!   each growth asks for an immediate ACK (`icsk_ack.quick |= 1`), so while the window opens
 //!   every segment is acknowledged on its own.
 //! * Once per receiver RTT the application's reads resize the buffer (dynamic right-sizing,
-//!   `tcp_rcv_space_adjust` → `tcp_rcvbuf_grow`): if more was read in the last RTT than in the
-//!   last growth, the clamp becomes 2·copied, plus twice the relative growth of that (so the
-//!   sender can double again in slow start), plus the span of the out-of-order queue — never
+//!   `tcp_rcv_space_adjust` → `tcp_rcvbuf_grow`): if what was read in the last RTT, less what
+//!   is still queued when the reader has copied its first segment, exceeds the last measure,
+//!   the clamp becomes 2·copied, plus twice the relative growth of that (so the sender can
+//!   double again in slow start), plus the span of the out-of-order queue — never
 //!   less than before, never more than the scenario's `rwnd` (the kernel backend's tcp_rmem max).
 //! * The receiver's RTT (`rcv_rtt_est`) comes from timestamp echoes (1 ms ticks, EWMA 1/8,
 //!   `tcp_rcv_rtt_measure_ts`) and from the time one window takes to arrive (a minimum,
 //!   `tcp_rcv_rtt_measure`); its first sample is the handshake's.
 //! * The advertised right edge never moves left (`tcp_select_window`), and the window is
 //!   rounded up to the window-scale unit (2^7 bytes for a 6 MiB buffer).
+//!
+//! * Every segment the out-of-order queue takes also runs `tcp_rcvbuf_grow` with the last
+//!   measure (`tcp_data_queue_ofo`): the clamp covers 2·space plus the queue's span.
 //!
 //! Simplifications: the application reads everything at once, so only out-of-order data
 //! occupies the buffer; no memory pressure; window-update ACKs sent from `tcp_cleanup_rbuf`
@@ -152,10 +156,19 @@ impl RcvWindow {
         true
     }
 
-    /// In-order data arrived and the application read it (`tcp_event_data_recv`'s
-    /// `tcp_rcv_rtt_measure`, then `tcp_rcv_space_adjust` from the read). `rcv_nxt` is the
-    /// new next expected segment; `ooo_end` the end of the out-of-order queue, if any.
-    pub fn on_read(&mut self, now: Nanos, rcv_nxt: u64, ooo_end: Option<u64>) {
+    /// In-order data arrived and the application reads it (`tcp_event_data_recv`'s
+    /// `tcp_rcv_rtt_measure`, then `tcp_rcv_space_adjust`). `rcv_nxt` is the new next expected
+    /// segment; `first_end` the end of the first segment the reader copies — the one that just
+    /// arrived (the kernel backend's TUN delivers one segment per skb, and such skbs do not
+    /// coalesce); `ooo_end` the end of the out-of-order queue, if any.
+    ///
+    /// `tcp_recvmsg` calls `tcp_rcv_space_adjust` after each skb it copies, so once an RTT has
+    /// passed the measure is taken right after the first one, with the rest still queued: Linux
+    /// 6.18 counts what was read since the last measure *less* what is still in the receive
+    /// queue ("tcp: add receive queue awareness in tcp_rcv_space_adjust()"). When a
+    /// retransmission fills a hole and releases many segments at once, that difference is small
+    /// or negative and the buffer does not grow; the new measure starts at the reader's position.
+    pub fn on_read(&mut self, now: Nanos, first_end: u64, rcv_nxt: u64, ooo_end: Option<u64>) {
         // Window-based RTT: the time for one advertised window to arrive.
         match self.rtt_time {
             None => {
@@ -178,21 +191,31 @@ impl RcvWindow {
         if self.rtt_us8 == 0 || now - start < rtt_ns {
             return;
         }
-        let copied = (rcv_nxt - self.space_seq) * MSS_B;
-        if copied > self.space {
-            self.rcvbuf_grow(copied, rcv_nxt, ooo_end);
+        let read = first_end - self.space_seq;
+        let inq = rcv_nxt - first_end;
+        if read > inq && (read - inq) * MSS_B > self.space {
+            self.rcvbuf_grow((read - inq) * MSS_B, rcv_nxt, ooo_end);
         }
-        self.space_seq = rcv_nxt;
+        self.space_seq = first_end;
         self.space_time = Some(now);
     }
 
-    /// `tcp_rcvbuf_grow`: "DRS is always one RTT late", so offer twice what was read, and in
-    /// slow start twice more its relative growth; plus the out-of-order span.
-    fn rcvbuf_grow(&mut self, copied: u64, rcv_nxt: u64, ooo_end: Option<u64>) {
+    /// `tcp_data_queue_ofo` ends with `tcp_rcvbuf_grow(sk, rcvq_space.space)` for every
+    /// segment it handles (queued or a duplicate): with the measure unchanged there is no
+    /// slow-start growth, but the clamp must cover twice the last RTT's reads plus the span of
+    /// the out-of-order queue, so holes do not shut the window while in-order reads stall.
+    pub fn on_ofo(&mut self, rcv_nxt: u64, ooo_end: u64) {
+        self.rcvbuf_grow(self.space, rcv_nxt, Some(ooo_end));
+    }
+
+    /// `tcp_rcvbuf_grow(sk, newval)` (Linux 6.18): "DRS is always one RTT late", so offer
+    /// twice `newval`, and in slow start twice more its growth relative to the last measure;
+    /// plus the out-of-order span. The clamp never goes down.
+    fn rcvbuf_grow(&mut self, newval: u64, rcv_nxt: u64, ooo_end: Option<u64>) {
         let old = self.space;
-        self.space = copied;
-        let mut rcvwin = copied << 1;
-        let grow = rcvwin * (copied - old) / old;
+        self.space = newval;
+        let mut rcvwin = newval << 1;
+        let grow = rcvwin * (newval - old) / old;
         rcvwin += grow << 1;
         if let Some(end) = ooo_end {
             rcvwin += (end - rcv_nxt) * MSS_B;
@@ -284,26 +307,72 @@ mod tests {
         w.handshake_rtt(100 * NS_PER_MS);
         assert_eq!(w.rtt_us(), 100_000);
         w.space = 12 * MSS_B;
-        w.on_read(0, 0, None);
+        w.on_read(0, 0, 0, None);
         // Within the RTT nothing changes.
-        w.on_read(99 * NS_PER_MS, 18, None);
+        w.on_read(99 * NS_PER_MS, 18, 18, None);
         assert_eq!(w.clamp_bytes(), 81_920);
-        w.on_read(100 * NS_PER_MS, 18, None);
+        w.on_read(100 * NS_PER_MS, 18, 18, None);
         assert_eq!(w.clamp_bytes(), 72 * MSS_B);
         assert!((72 * MSS_B).abs_diff(104_255) <= 2);
-        w.on_read(200 * NS_PER_MS, 58, None);
+        w.on_read(200 * NS_PER_MS, 58, 58, None);
         let expect = 80 * MSS_B + 2 * (80 * MSS_B * 22 / 18);
         assert_eq!(w.clamp_bytes(), expect);
         assert!(expect.abs_diff(399_003) <= 2, "the kernel's clamp, to its byte rounding");
         // Reading no more than last time leaves the clamp alone; an out-of-order span adds.
-        w.on_read(300 * NS_PER_MS, 98, None);
+        w.on_read(300 * NS_PER_MS, 98, 98, None);
         assert_eq!(w.clamp_bytes(), expect);
         // Capped at rwnd.
         let mut w = RcvWindow::new(100 * MSS_B);
         w.handshake_rtt(100 * NS_PER_MS);
-        w.on_read(0, 0, None);
-        w.on_read(100 * NS_PER_MS, 400, Some(500));
+        w.on_read(0, 0, 0, None);
+        w.on_read(100 * NS_PER_MS, 400, 400, Some(500));
         assert_eq!(w.clamp_bytes(), 100 * MSS_B);
+    }
+
+    /// Linux 6.18's measure counts what was read less what is still queued, taken after the
+    /// reader copies the first readable segment. A hole filled by a retransmission releases a
+    /// burst: the kernel's trace (BBR, 50 ms, 5 % loss) shows copied 204 168 with inq 8 688
+    /// giving space 195 480; a burst as large as what was read does not grow the buffer at all,
+    /// and the next measure starts at the reader, so the burst counts once it has been read.
+    #[test]
+    fn drs_does_not_count_what_is_still_queued() {
+        let mut w = RcvWindow::new(6 << 20);
+        w.handshake_rtt(50 * NS_PER_MS);
+        w.space = 20 * MSS_B;
+        w.on_read(0, 0, 0, None);
+        let clamp0 = w.clamp_bytes();
+        // One RTT later a retransmission fills segment 30: segments 31..90 come with it.
+        w.on_read(50 * NS_PER_MS, 31, 90, None);
+        assert_eq!(w.clamp_bytes(), clamp0, "31 read, 59 queued: no growth");
+        assert_eq!((w.space, w.space_seq), (20 * MSS_B, 31));
+        // The next RTT, one segment at a time: 90 - 31 + 20 = 79 read since the last measure.
+        w.on_read(100 * NS_PER_MS, 110, 110, None);
+        assert_eq!(w.space, 79 * MSS_B);
+        // The arithmetic of the kernel's trace, in bytes: 204 168 copied less 8 688 queued.
+        let (copied, inq, space) = (204_168u64, 8_688u64, 83_408u64);
+        assert_eq!(copied - inq, 195_480);
+        let rcvwin = 2 * (copied - inq);
+        let grown = rcvwin + 2 * (rcvwin * (copied - inq - space) / space) + 159_280;
+        assert!(grown.abs_diff(1_600_873) <= 16, "the kernel's next window_clamp, to rounding");
+    }
+
+    /// Every segment queued out of order runs `tcp_rcvbuf_grow` with the last measure: the clamp
+    /// covers twice that measure plus the out-of-order span, and never goes down.
+    #[test]
+    fn out_of_order_data_grows_the_clamp_by_its_span() {
+        let mut w = RcvWindow::new(6 << 20);
+        w.space = 100 * MSS_B;
+        let before = w.clamp_bytes();
+        w.on_ofo(1_000, 1_030);
+        assert_eq!(before, 81_920);
+        assert_eq!(w.clamp_bytes(), 230 * MSS_B);
+        assert_eq!(w.space, 100 * MSS_B, "the measure is unchanged");
+        w.on_ofo(1_000, 1_010);
+        assert_eq!(w.clamp_bytes(), 230 * MSS_B, "never less than before");
+        let mut small = RcvWindow::new(150 * MSS_B);
+        small.space = 100 * MSS_B;
+        small.on_ofo(0, 400);
+        assert_eq!(small.clamp_bytes(), 150 * MSS_B, "capped at rwnd");
     }
 
     /// Timestamp samples are an EWMA of 1/8 in 1 ms ticks; a TSecr is sampled once.

@@ -322,6 +322,7 @@ impl Receiver {
             // compressed SACKs would be flushed first, but this D-SACK goes out at once anyway).
             let found = self.sack_extend(seq);
             self.sack_place(found, seq);
+            self.rcvbuf_grow_ofo();
             return Some(self.make_ack(now, Some((seq, seq + 1)), false));
         }
         if seq == self.rcv_nxt {
@@ -382,7 +383,7 @@ impl Receiver {
             };
             // The application reads what arrived in order (tcp_recvmsg → tcp_rcv_space_adjust).
             let ooo_end = self.ooo.last().map(|&(_, e)| e);
-            self.window.on_read(now, self.rcv_nxt, ooo_end);
+            self.window.on_read(now, old_nxt + 1, self.rcv_nxt, ooo_end);
             return ack;
         }
         // Out of order: insert into the ranges and SACK it, now or compressed.
@@ -402,6 +403,7 @@ impl Receiver {
         if self.window.grow(self.ooo_segs) {
             self.enter_quickack(1);
         }
+        self.rcvbuf_grow_ofo();
         // The flushed ACK clears the pending-ACK state (tcp_event_ack_sent →
         // inet_csk_clear_xmit_timer(ICSK_TIME_DACK)), so tcp_ack_snd_check does nothing more
         // for this segment: it is neither ACKed nor counted as compressed; the next ACK reports
@@ -410,6 +412,13 @@ impl Receiver {
             return flushed;
         }
         self.ack_or_compress(now, ack_now)
+    }
+
+    /// The last step of `tcp_data_queue_ofo`: `tcp_rcvbuf_grow` with the out-of-order span.
+    fn rcvbuf_grow_ofo(&mut self) {
+        if let Some(&(_, end)) = self.ooo.last() {
+            self.window.on_ofo(self.rcv_nxt, end);
+        }
     }
 
     /// First half of `tcp_sack_new_ofo_skb`: the index of the listed block that `seq` touches
