@@ -87,6 +87,25 @@ class Capture:
             th.join(timeout=2)
 
 
+def capture_run(scenario: Scenario):
+    """Run ``scenario`` on the kernel backend, capturing both TUN devices from the moment the
+    topology is configured until the run ends: (the run's result, the capture's records)."""
+    cap = Capture()
+    configure = topology.Topology._configure
+
+    def configure_and_capture(self: topology.Topology) -> None:
+        configure(self)
+        cap.start(self)
+
+    topology.Topology._configure = configure_and_capture
+    try:
+        res = kernel.run(scenario)
+    finally:
+        topology.Topology._configure = configure
+        cap.finish()
+    return res, cap.records
+
+
 def parse_tcp(p: bytes):
     """(sport, dport, seq, ack, flags, payload, tsval, tsecr, sacks) of an IPv4 TCP packet."""
     if len(p) < 40 or p[0] >> 4 != 4 or p[9] != 6:
@@ -154,27 +173,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--duration", default="15s")
     a = ap.parse_args()
-    cap = Capture()
-    configure = topology.Topology._configure
-
-    def configure_and_capture(self: topology.Topology) -> None:
-        configure(self)
-        cap.start(self)
-
-    topology.Topology._configure = configure_and_capture
-    try:
-        d = {"duration": a.duration, "seed": a.seed, "flows": [{"cc": a.cc}],
-             "bottleneck": {"rate": "50Mbit", "rtt": a.rtt, "loss": a.loss, "buffer": "1bdp"}}
-        res = kernel.run(Scenario.from_dict(d, source="kernel_pkt_capture"))
-    finally:
-        topology.Topology._configure = configure
-        cap.finish()
+    d = {"duration": a.duration, "seed": a.seed, "flows": [{"cc": a.cc}],
+         "bottleneck": {"rate": "50Mbit", "rtt": a.rtt, "loss": a.loss, "buffer": "1bdp"}}
+    res, records = capture_run(Scenario.from_dict(d, source="kernel_pkt_capture"))
     if not res.ok:
         raise SystemExit(f"kernel run failed: {res.error}")
-    write_logs(cap.records, a.out)
+    write_logs(records, a.out)
     f = res.flows.iloc[0]
     print(f"{a.cc} {a.rtt} {a.loss} seed {a.seed}: kernel goodput {f.goodput_bps / 1e6:.4f} Mbit/s, "
-          f"{len(cap.records)} packets captured -> {a.out}, {a.out}.fwd")
+          f"{len(records)} packets captured -> {a.out}, {a.out}.fwd")
 
 
 if __name__ == "__main__":

@@ -38,3 +38,39 @@ def test_receiver_acks_per_segment_in_slow_start_match_the_kernel():
     assert k > 0.53 and s > 0.53
     # ... and within 5 % of each other
     assert abs(s / k - 1) < 0.05
+
+
+def _tracing_missing() -> str | None:
+    from ccbench.kernel.tracefs import tracefs_missing
+
+    return kernel_missing(ping=False) or tracefs_missing()
+
+
+@pytest.mark.skipif(_tracing_missing() is not None, reason=_tracing_missing() or "")
+def test_kernel_measure_counts_reads_less_what_is_queued():
+    """The rule the simulator's autotuning follows (rcv_window.rs `on_read`, sitting 10), on the
+    kernel this machine runs: each `tcp:tcp_rcvbuf_grow` event reports what was read since the
+    last measure (copied) and what is still queued (inq), and the next event's measure (space) is
+    copied - inq. Under 5 % loss holes release bursts, so inq is often large: counting the burst,
+    as the simulator did before, let BBR's window run 3x ahead of the kernel's in STARTUP."""
+    import re
+
+    from ccbench.backends import kernel
+    from ccbench.kernel.tracefs import trace_events
+
+    sc = Scenario.from_dict({
+        "duration": "3s", "seed": 3,
+        "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp", "loss": "5%"},
+        "flows": [{"cc": "bbr"}]}, source="test")
+    with trace_events({"tcp/tcp_rcvbuf_grow": None}) as stop:
+        res = kernel.run(sc)
+        text = stop()
+    assert res.ok, res.error
+    ev = [{k: int(v) for k, v in re.findall(r"\b(copied|inq|space)=(\d+)", line)}
+          for line in text.splitlines() if "tcp_rcvbuf_grow:" in line and "sport=5201" in line]
+    print(ev)
+    assert len(ev) >= 3
+    assert any(e["inq"] > 0 for e in ev), "no measure found data still queued"
+    for a, b in zip(ev, ev[1:]):
+        # the event fires only when the measure grows, so the next one starts from copied - inq
+        assert b["space"] == a["copied"] - a["inq"], (a, b)

@@ -25,29 +25,15 @@ pytestmark = pytest.mark.kernel
 
 @pytest.mark.skipif(kernel_missing(ping=False) is not None, reason=kernel_missing(ping=False) or "")
 def test_heavy_loss_falls_on_data_segments_only():
-    from ccbench.backends import kernel
-    from ccbench.kernel import topology
     from ccbench.kernel.traffic import BASE_CPORT
-    from kernel_pkt_capture import Capture, parse_tcp
+    from kernel_pkt_capture import capture_run, parse_tcp
 
-    cap = Capture()
-    configure = topology.Topology._configure
-
-    def configure_and_capture(self):
-        configure(self)
-        cap.start(self)
-
-    topology.Topology._configure = configure_and_capture
-    try:
-        sc = Scenario.from_dict({"duration": "5s", "seed": 3, "flows": [{"cc": "reno"}],
-                                 "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "loss": "20%",
-                                                "buffer": "1bdp"}}, source="test")
-        res = kernel.run(sc)
-    finally:
-        topology.Topology._configure = configure
-        cap.finish()
+    sc = Scenario.from_dict({"duration": "5s", "seed": 3, "flows": [{"cc": "reno"}],
+                             "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "loss": "20%",
+                                            "buffer": "1bdp"}}, source="test")
+    res, records = capture_run(sc)
     assert res.ok, res.error
-    recs = sorted(cap.records, key=lambda r: r[0])
+    recs = sorted(records, key=lambda r: r[0])
     key = lambda d: bytes(d[9:10]) + bytes(d[12:])  # noqa: E731 (what the link leaves alone)
     arrived = {key(d) for _, side, out, d in recs if side == "r" and not out}
     sent = [(t, d) for t, side, out, d in recs if side == "s" and out]
