@@ -44,6 +44,9 @@ from ccbench.scenario import Scenario  # noqa: E402
 
 ETH_P_ALL = 3
 SO_TIMESTAMPNS = 35
+SO_RCVBUFFORCE = 33
+SOL_PACKET = 263
+PACKET_STATISTICS = 6
 PACKET_OUTGOING = 4
 MSS = 1448
 
@@ -55,18 +58,32 @@ class Capture:
         self.records: list[tuple[float, str, bool, bytes]] = []
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.drops: dict[str, int] = {}
 
     def start(self, topo: topology.Topology) -> None:
         for ns, dev, side in ((topo.ns_s, topology.TUN_S, "s"), (topo.ns_r, topology.TUN_R, "r")):
             s = netns_socket(ns, socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))
             s.bind((dev, ETH_P_ALL))
             s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            # a large socket buffer, so a stall of this Python thread does not lose packets
+            # (SO_RCVBUFFORCE: root may exceed rmem_max)
+            s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
             s.settimeout(0.2)
             th = threading.Thread(target=self._loop, args=(s, side), daemon=True)
             th.start()
             self.threads.append(th)
 
     def _loop(self, s: socket.socket, side: str) -> None:
+        try:
+            self._read(s, side)
+        finally:
+            # PACKET_STATISTICS (tp_packets, tp_drops): what the socket itself had to drop
+            try:
+                self.drops[side] = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))[1]
+            except OSError:
+                pass
+
+    def _read(self, s: socket.socket, side: str) -> None:
         while not self.stop.is_set():
             try:
                 data, anc, _, addr = s.recvmsg(256, 1024)
@@ -103,6 +120,8 @@ def capture_run(scenario: Scenario):
     finally:
         topology.Topology._configure = configure
         cap.finish()
+    if any(cap.drops.values()):
+        print(f"kernel_pkt_capture: the capture sockets dropped packets {cap.drops}", file=sys.stderr)
     return res, cap.records
 
 
@@ -127,6 +146,38 @@ def parse_tcp(p: bytes):
             sacks = [struct.unpack("!II", opts[j:j + 8]) for j in range(i + 2, i + n, 8)]
         i += max(n, 2)
     return sport, dport, seq, ack, t[13], total - ihl - doff, tsval, tsecr, sacks
+
+
+def receiver_arrivals(records) -> tuple[list[tuple[int, int, int]], int]:
+    """The measured connection's data segments as they reached the receiving TUN, in arrival
+    order: (ns since the first, segment number from the first data segment, TSval in ticks
+    from the first, plus 1); and the highest segment number the receiver's ACKs covered
+    (everything below it reached the receiver). The 37-byte iperf3 cookie that opens the
+    stream is left out."""
+    arrivals, base, ts0, t0, acked = [], None, None, None, 0
+    for t, side, out, d in sorted(records, key=lambda r: r[0]):
+        p = parse_tcp(d) if side == "r" else None
+        if p is None:
+            continue
+        if out:
+            if base is not None and p[1] == BASE_CPORT:
+                off = (p[3] - base) % (1 << 32)
+                if off < 1 << 31:
+                    acked = max(acked, off // MSS)
+            continue
+        if p[0] != BASE_CPORT or p[5] == 0:
+            continue
+        seq, plen, tsval = p[2], p[5], p[6]
+        if base is None:
+            if plen >= MSS:
+                raise ValueError("capture: the first data segment is not the iperf3 cookie")
+            base, ts0, t0 = (seq + plen) % (1 << 32), tsval, t
+            continue
+        off = (seq - base) % (1 << 32)
+        if off >= 1 << 31:  # a retransmitted cookie
+            continue
+        arrivals.append((round((t - t0) * 1e9), off // MSS, (tsval - ts0) % (1 << 32) + 1))
+    return arrivals, acked
 
 
 def write_logs(records, out: Path) -> None:
