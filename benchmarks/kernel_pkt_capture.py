@@ -160,7 +160,8 @@ def receiver_arrivals(records) -> tuple[list[tuple[int, int, int]], int]:
         if p is None:
             continue
         if out:
-            if base is not None and p[1] == BASE_CPORT:
+            # the receiver's ACKs (a RST at the teardown carries no meaningful ACK number)
+            if base is not None and p[1] == BASE_CPORT and p[4] & 0x10 and not p[4] & 0x04:
                 off = (p[3] - base) % (1 << 32)
                 if off < 1 << 31:
                     acked = max(acked, off // MSS)
@@ -177,7 +178,8 @@ def receiver_arrivals(records) -> tuple[list[tuple[int, int, int]], int]:
         if off >= 1 << 31:  # a retransmitted cookie
             continue
         arrivals.append((round((t - t0) * 1e9), off // MSS, (tsval - ts0) % (1 << 32) + 1))
-    return arrivals, acked
+    # never beyond what arrived (guards against a stray ACK number)
+    return arrivals, min(acked, max((a[1] for a in arrivals), default=-1) + 1)
 
 
 def write_logs(records, out: Path) -> None:
