@@ -100,6 +100,13 @@ fn handshake_rtt_ns(cfg: &SimConfig) -> Nanos {
     base + ser
 }
 
+/// Whether a packet of a new connection waits behind the bottleneck's whole backlog: true for
+/// single-queue disciplines, false for the fair-queueing ones (a new flow's first packet is served
+/// in its own queue at once).
+fn fifo_backlog(aqm: &str) -> bool {
+    !matches!(aqm, "fq" | "fq_codel")
+}
+
 /// The 50th and 95th percentiles (ms, nearest rank as `Histogram::quantile`) of the ping RTTs
 /// (µs) received in one sample interval, which are cleared; None without a reply.
 fn interval_percentiles_ms(rtts_us: &mut Vec<u64>) -> (Option<f64>, Option<f64>) {
@@ -299,6 +306,7 @@ impl<'a> World<'a> {
                 }
             }
             Ev::Start(f) => {
+                self.handshake_at_start(f as usize);
                 self.flows[f as usize].started = true;
                 self.drive_sender(f as usize, SenderCall::Start);
             }
@@ -629,6 +637,35 @@ impl<'a> World<'a> {
                 self.q.push(d, Ev::DelackTimer(fi as u32));
             }
         }
+    }
+
+    /// The handshake's RTT sample as Linux takes it just before the flow's data: the base path
+    /// (`handshake_rtt_ns`) plus the wait of the SYN, and of the handshake's last ACK, behind the
+    /// data already queued at the bottleneck in the data's direction, and of the SYN-ACK behind
+    /// the other direction's backlog. The sender's srtt and min RTT (BBR's first min_rtt) and the
+    /// receiver's RTT estimate start from it: a flow that joins a standing queue takes it for
+    /// path delay, as a Linux flow does (seen on the kernel backend with 10 BBR flows:
+    /// docs/fidelity.md). Wire links only; the Wi-Fi hop and trace links keep the base value.
+    fn handshake_at_start(&mut self, fi: usize) {
+        let now = self.now;
+        let cfg = self.cfg;
+        if self.net.wifi.is_some() || cfg.bottleneck.trace.is_some() || !fifo_backlog(&cfg.bottleneck.aqm) {
+            return;
+        }
+        let (data_link, ack_link) = if self.flows[fi].reverse { (BN_REV, BN_FWD) } else { (BN_FWD, BN_REV) };
+        let rate = cfg.bottleneck.rate_bps;
+        let wait = |links: &mut Vec<crate::link::Link>, l: u32| {
+            let bytes = links[l as usize].queued_bytes(now);
+            tx_time(bytes.min(u32::MAX as u64) as u32, rate)
+        };
+        let queued = wait(&mut self.net.links, data_link) + wait(&mut self.net.links, ack_link);
+        if queued == 0 {
+            return;
+        }
+        let rtt = handshake_rtt_ns(cfg) + queued;
+        let f = &mut self.flows[fi];
+        f.receiver.set_rtt(rtt);
+        f.sender.set_handshake_rtt_us(rtt / 1000);
     }
 
     fn sample(&mut self) {

@@ -316,6 +316,12 @@ impl Sender {
     }
 
     #[inline]
+    /// The handshake's RTT sample, when it is known only at the flow's start (the sender takes
+    /// it in `start`).
+    pub fn set_handshake_rtt_us(&mut self, rtt_us: u64) {
+        self.handshake_rtt_us = Some(rtt_us);
+    }
+
     fn seg(&self, seq: u64) -> &Seg {
         &self.segs[(seq - self.snd_una) as usize]
     }
