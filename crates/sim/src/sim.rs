@@ -653,12 +653,12 @@ impl<'a> World<'a> {
             return;
         }
         let (data_link, ack_link) = if self.flows[fi].reverse { (BN_REV, BN_FWD) } else { (BN_FWD, BN_REV) };
-        let rate = cfg.bottleneck.rate_bps;
-        let wait = |links: &mut Vec<crate::link::Link>, l: u32| {
+        let links = &mut self.net.links;
+        let mut wait = |l: u32| {
             let bytes = links[l as usize].queued_bytes(now);
-            tx_time(bytes.min(u32::MAX as u64) as u32, rate)
+            tx_time(bytes.min(u32::MAX as u64) as u32, cfg.bottleneck.rate_bps)
         };
-        let queued = wait(&mut self.net.links, data_link) + wait(&mut self.net.links, ack_link);
+        let queued = wait(data_link) + wait(ack_link);
         if queued == 0 {
             return;
         }
