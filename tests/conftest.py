@@ -157,3 +157,11 @@ def kernel_missing(ping: bool = False) -> str | None:
     if env.link_binary() is None:
         return "ccbench-link not built (make build)"
     return None
+
+
+def tracing_missing() -> str | None:
+    """Why the kernel tests that trace kernel events cannot run here (None: they can): those of
+    kernel_missing, and tracefs."""
+    from ccbench.kernel.tracefs import tracefs_missing
+
+    return kernel_missing(ping=False) or tracefs_missing()

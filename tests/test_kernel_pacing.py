@@ -14,17 +14,12 @@ from __future__ import annotations
 import pytest
 
 from ccbench.scenario import Scenario
-from conftest import kernel_missing
+from conftest import tracing_missing
 
 pytestmark = pytest.mark.kernel
 
 EVENT = "timer/hrtimer_expire_entry"
 
-
-def _tracing_missing() -> str | None:
-    from ccbench.kernel.tracefs import tracefs_missing
-
-    return kernel_missing(ping=False) or tracefs_missing()
 
 
 def _scenario(cc: str, pacing: bool) -> Scenario:
@@ -48,7 +43,7 @@ def _kicks(cc: str, pacing: bool) -> tuple[int, float]:
     return n, float(res.flows.goodput_bps.iloc[0])
 
 
-@pytest.mark.skipif(_tracing_missing() is not None, reason=_tracing_missing() or "")
+@pytest.mark.skipif(tracing_missing() is not None, reason=tracing_missing() or "")
 @pytest.mark.parametrize("cc", ["reno", "cubic"])
 def test_unpaced_flows_never_use_the_pacing_timer_and_paced_ones_do(cc):
     unpaced, g0 = _kicks(cc, pacing=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ccbench.scenario import Scenario
-from conftest import kernel_missing
+from conftest import kernel_missing, tracing_missing
 
 pytestmark = pytest.mark.kernel
 
@@ -40,13 +40,8 @@ def test_receiver_acks_per_segment_in_slow_start_match_the_kernel():
     assert abs(s / k - 1) < 0.05
 
 
-def _tracing_missing() -> str | None:
-    from ccbench.kernel.tracefs import tracefs_missing
 
-    return kernel_missing(ping=False) or tracefs_missing()
-
-
-@pytest.mark.skipif(_tracing_missing() is not None, reason=_tracing_missing() or "")
+@pytest.mark.skipif(tracing_missing() is not None, reason=tracing_missing() or "")
 def test_kernel_measure_counts_reads_less_what_is_queued():
     """The rule the simulator's autotuning follows (rcv_window.rs `on_read`, sitting 10), on the
     kernel this machine runs: each `tcp:tcp_rcvbuf_grow` event reports what was read since the
@@ -56,6 +51,7 @@ def test_kernel_measure_counts_reads_less_what_is_queued():
     import re
 
     from ccbench.backends import kernel
+    from ccbench.kernel.traffic import BASE_PORT
     from ccbench.kernel.tracefs import trace_events
 
     sc = Scenario.from_dict({
@@ -67,7 +63,7 @@ def test_kernel_measure_counts_reads_less_what_is_queued():
         text = stop()
     assert res.ok, res.error
     ev = [{k: int(v) for k, v in re.findall(r"\b(copied|inq|space)=(\d+)", line)}
-          for line in text.splitlines() if "tcp_rcvbuf_grow:" in line and "sport=5201" in line]
+          for line in text.splitlines() if "tcp_rcvbuf_grow:" in line and f"sport={BASE_PORT} " in line]
     print(ev)
     assert len(ev) >= 3
     assert any(e["inq"] > 0 for e in ev), "no measure found data still queued"
