@@ -118,6 +118,16 @@ def check(scenario: Scenario) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+def _min_rtt_ms(row, ix) -> Optional[float]:
+    """The algorithm's own min-RTT estimate, as the simulator reports it: for BBR its 10 s
+    windowed min_rtt from INET_DIAG_BBRINFO (it expires and ProbeRTT renews it), for the others
+    tcpi_min_rtt (the stack's minimum over a 300 s window, which only falls)."""
+    us = row[ix["bbr_min_rtt_us"]]
+    if us is None:
+        us = row[ix["min_rtt"]]
+    return us / 1000.0 if us else None
+
+
 def _pct(xs: list[float], q: float) -> Optional[float]:
     if not xs:
         return None
@@ -429,14 +439,14 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
                     gp = (b - prev_b) * 8.0 / (tk - prev_t)
                     prev_b, prev_t = b, tk
                 pg = r[ix["bbr_pacing_gain"]]
-                state = bbr_mode(pg, r[ix["snd_cwnd"]]) if pg is not None else CA_STATES.get(r[ix["ca_state"]])
+                state = bbr_mode(pg, r[ix["bbr_cwnd_gain"]]) if pg is not None else CA_STATES.get(r[ix["ca_state"]])
                 pr = r[ix["pacing_rate"]]
                 series.append({
                     "flow_id": fp.id, "t_s": tk, "goodput_bps": gp, "cwnd_pkts": r[ix["snd_cwnd"]],
                     "rtt_ms": r[ix["rtt"]] / 1000.0, "pacing_bps": pr * 8.0 if pr < (1 << 62) else None,
                     "inflight_pkts": r[ix["inflight"]], "cc_state": state,
                     "bw_est_bps": float(r[ix["bbr_bw_bps"]]) if r[ix["bbr_bw_bps"]] is not None else None,
-                    "min_rtt_ms": (r[ix["min_rtt"]] / 1000.0) if r[ix["min_rtt"]] else None,
+                    "min_rtt_ms": _min_rtt_ms(r, ix),
                     "delivery_rate_bps": (r[ix["delivery_rate"]] * 8.0) if r[ix["delivery_rate"]] else None,
                     "retransmits": r[ix["total_retrans"]],
                 })

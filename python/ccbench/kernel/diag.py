@@ -67,14 +67,16 @@ def _parse_tcp_info(b: bytes) -> dict:
     return dict(zip(_TCPI_NAMES, _TCPI.unpack_from(b)))
 
 
-def bbr_mode(pacing_gain: float, cwnd: int | None = None) -> str:
-    """BBR's mode from its pacing gain (tcp_bbr.c: startup 2/ln2, drain its inverse, ProbeBW
-    cycles 1.25/0.75/1, ProbeRTT 1 with cwnd 4)."""
+def bbr_mode(pacing_gain: float, cwnd_gain: float | None = None) -> str:
+    """BBR's mode from its gains (tcp_bbr.c, bbr_update_gains: startup 2/ln2 for both, drain
+    pacing at its inverse, ProbeBW cwnd gain 2 with pacing cycling 1.25/0.75/1, ProbeRTT both 1).
+    The cwnd gain tells ProbeRTT from ProbeBW's cruise phase; a cwnd of 4 does not (a loss can
+    leave a ProbeBW flow there)."""
     if pacing_gain > 2.0:
         return "startup"
     if pacing_gain < 0.5:
         return "drain"
-    if cwnd is not None and cwnd <= 4 and abs(pacing_gain - 1.0) < 0.01:
+    if cwnd_gain is not None and abs(cwnd_gain - 1.0) < 0.01:
         return "probe_rtt"
     return "probe_bw"
 

@@ -255,7 +255,8 @@ def _sized_send(topo: Topology, f: FlowProc, stop: threading.Event) -> None:
 
 #: What is kept of each sender-side sample (compact: a 120 s run of 20 flows at 100 Hz is 240 k samples).
 SENDER_FIELDS = ("ca_state", "rtt", "snd_cwnd", "min_rtt", "bytes_acked", "pacing_rate", "delivery_rate",
-                 "total_retrans", "data_segs_out", "inflight", "bbr_bw_bps", "bbr_min_rtt_us", "bbr_pacing_gain")
+                 "total_retrans", "data_segs_out", "inflight", "bbr_bw_bps", "bbr_min_rtt_us", "bbr_pacing_gain",
+                 "bbr_cwnd_gain")
 RECEIVER_FIELDS = ("bytes_received", "data_segs_in")
 _TCP_STATES_OF_A_CONNECTION = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 11)
 
@@ -275,7 +276,8 @@ def _sender_row(s: SockInfo) -> tuple:
     i, b = s.info, s.bbr
     return (i["ca_state"], i["rtt"], i["snd_cwnd"], i["min_rtt"], i["bytes_acked"], i["pacing_rate"],
             i["delivery_rate"], i["total_retrans"], i["data_segs_out"], s.inflight,
-            b["bw_bps"] if b else None, b["min_rtt_us"] if b else None, b["pacing_gain"] if b else None)
+            b["bw_bps"] if b else None, b["min_rtt_us"] if b else None, b["pacing_gain"] if b else None,
+            b["cwnd_gain"] if b else None)
 
 
 class DiagSampler(threading.Thread):

@@ -1,0 +1,57 @@
+"""BBR's own state as both backends report it in `series`: its min-RTT estimate and its mode.
+
+BBR v1 (tcp_bbr.c, bbr_update_min_rtt) keeps min_rtt over a 10 s window: when no lower sample
+came for 10 s the estimate expires, the next sample replaces it whatever its size, and the flow
+enters ProbeRTT (cwnd 4, pacing and cwnd gains 1) for at least 200 ms. Beside a CUBIC flow that
+keeps a standing queue, ProbeRTT cannot find the empty path again, so the estimate after 10 s
+is base RTT plus CUBIC's queue — larger than the handshake's. The stack's tcpi_min_rtt (a 300 s
+window) could never rise, so this also checks the kernel backend reads BBR's own estimate, as the
+simulator reports it (sitting 11: the kernel column had been tcpi_min_rtt, which made 10 BBR flows
+look as if their ProbeRTT had found 2.7 ms when BBR itself had taken 9 ms).
+
+Why the numbers: 200 Mbit/s and 1 ms give a 17-packet BDP; CUBIC fills the 200-packet buffer and
+backs off by 30 % of ~217 packets on a loss, so its queue stays above ~130 packets (about 8 ms)
+between losses. Before 10 s BBR's estimate is from the handshake on the empty path (~1 ms); after,
+it must exceed 3 ms (base plus a third of the queue CUBIC keeps at its lowest).
+"""
+from __future__ import annotations
+
+import pytest
+
+import ccbench
+from ccbench.scenario import Scenario
+from conftest import kernel_missing
+
+SCENARIO = {
+    "name": "bbr-beside-cubic", "duration": "13s", "seed": 1, "sample_interval": "100ms",
+    "bottleneck": {"rate": "200Mbit", "rtt": "1ms", "buffer": "200pkt"},
+    "flows": [{"cc": "cubic"}, {"cc": "bbr"}],
+}
+
+
+def _check(backend: str) -> None:
+    res = ccbench.run(Scenario.from_dict(SCENARIO, source="test"), backend=backend)
+    assert res.ok, res.error
+    s = res.series[res.series["cc"] == "bbr"].set_index("t_s").sort_index()
+    early = s.loc[(s.index > 1.0) & (s.index < 9.0), "min_rtt_ms"].dropna()
+    late = s.loc[s.index > 11.0, "min_rtt_ms"].dropna()
+    assert len(early) > 50 and len(late) > 10, (len(early), len(late))
+    print(f"{backend}: BBR min_rtt before 10 s {early.max():.2f} ms, after {late.min():.2f} ms; "
+          f"modes {sorted(set(s['cc_state'].dropna()))}")
+    assert early.max() < 2.0, early.max()  # the handshake's sample on the empty path
+    assert late.min() > 3.0, late.min()  # re-taken behind CUBIC's queue
+    # the mode column shows ProbeRTT around the expiry, and only there: a flow cut to a few
+    # packets by a loss in ProbeBW must not read as ProbeRTT
+    rtt_modes = s.index[s["cc_state"] == "probe_rtt"]
+    assert len(rtt_modes) > 0
+    assert rtt_modes.min() > 9.5 and rtt_modes.max() < 11.0, list(rtt_modes)
+
+
+def test_simulator_bbr_min_rtt_expires_and_is_retaken_behind_the_queue():
+    _check("sim")
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(kernel_missing(ping=False) is not None, reason=kernel_missing(ping=False) or "")
+def test_kernel_bbr_min_rtt_expires_and_is_retaken_behind_the_queue():
+    _check("kernel")
