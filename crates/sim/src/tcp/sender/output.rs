@@ -56,8 +56,11 @@ impl Sender {
         // Segments left in the TSO skb being sent (tcp_write_xmit sends whole skbs).
         let mut skb_left = 0u64;
         loop {
+            // tcp_write_xmit and tcp_xmit_retransmit_queue check pacing once per skb: the
+            // segments of a TSO skb leave back to back, and tcp_update_skb_after_send then
+            // moves the next departure on by the whole skb's length at the pacing rate.
             let paced = self.sk.pacing_enabled || self.force_pacing;
-            if paced && self.wstamp > now {
+            if paced && skb_left == 0 && self.wstamp > now {
                 break;
             }
             if self.in_flight() >= self.sk.cwnd {
