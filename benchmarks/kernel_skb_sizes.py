@@ -4,11 +4,12 @@ always builds GSO skbs (sk_setup_caps) of `tcp_tso_autosize` segments and the st
 them in software just before the device. The tracepoint `net:net_dev_queue` sees each skb as
 TCP built it (before that segmentation), so its `len` gives the segments per skb.
 
-Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP on the kernel backend while tracing the
+Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP (or --rate, --rtt, --buffer) on the kernel backend while tracing the
 sender TUN, and writes the distribution of segments per data skb to benchmarks/kernel_skb_sizes.md.
 Needs root and tracefs (ccbench.kernel.tracefs: its own instance, a private mount if none is mounted).
 
     sudo .venv/bin/python benchmarks/kernel_skb_sizes.py [--duration 8s] [--algorithms cubic,bbr,reno]
+        [--rate 50Mbit --rtt 50ms --buffer 1bdp] [--out FILE]
 """
 from __future__ import annotations
 
@@ -51,12 +52,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", default="8s")
     ap.add_argument("--algorithms", default="cubic,bbr,reno")
+    ap.add_argument("--rate", default="50Mbit")
+    ap.add_argument("--rtt", default="50ms")
+    ap.add_argument("--buffer", default="1bdp")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/kernel_skb_sizes.md"))
     a = ap.parse_args()
     rows = []
     for cc in a.algorithms.split(","):
         sc = Scenario.from_dict({"name": "skb-sizes", "duration": a.duration, "seed": 1,
-                                 "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp"},
+                                 "bottleneck": {"rate": a.rate, "rtt": a.rtt, "buffer": a.buffer},
                                  "flows": [{"cc": cc}]}, source="kernel_skb_sizes.py")
         segs = trace_run(sc)
         skbs = sum(segs.values())
@@ -69,9 +73,9 @@ def main() -> None:
     commit, cpu = git_commit(), cpu_model()
     text = f"""# Segments per skb the kernel's TCP sender builds (kernel backend)
 
-Command: `sudo .venv/bin/python benchmarks/kernel_skb_sizes.py --duration {a.duration} --algorithms {a.algorithms}`
+Command: `sudo .venv/bin/python benchmarks/kernel_skb_sizes.py --duration {a.duration} --algorithms {a.algorithms} --rate {a.rate} --rtt {a.rtt} --buffer {a.buffer}`
 Commit {commit}; Linux {platform.release()}; {os.cpu_count()} CPUs ({cpu}).
-One flow, 50 Mbit/s, 50 ms RTT, 1 BDP drop-tail buffer, {a.duration}; tracepoint `net:net_dev_queue`
+One flow, {a.rate}, {a.rtt} RTT, {a.buffer} drop-tail buffer, {a.duration}; tracepoint `net:net_dev_queue`
 on the sender TUN `{TUN_S}` (GSO/TSO off on the device), data skbs only.
 
 | cc | data skbs | segments | segments per skb | largest | segments sent in multi-segment skbs | skbs by size (segments: count) |
@@ -79,7 +83,9 @@ on the sender TUN `{TUN_S}` (GSO/TSO off on the device), data skbs only.
 {chr(10).join(rows)}
 
 A multi-segment skb is segmented in software right before the TUN, so its segments reach the
-emulated bottleneck back to back (a burst), where the simulator sends single packets.
+emulated bottleneck back to back (a burst). The simulator builds the same skbs
+(`tcp_tso_autosize`, `tcp_tso_should_defer`) and, since sitting 11, sends a paced flow's skb as one
+burst too (crates/sim/src/tcp/sender/output.rs).
 """
     Path(a.out).write_text(text)
     print(f"wrote {a.out}")
