@@ -285,8 +285,9 @@ fn tso_autosize_follows_the_pacing_rate() {
 /// (`tcp_tso_autosize` segments) on the wire at once, and `tcp_update_skb_after_send` moves the
 /// next departure on by the skb's length at the pacing rate. Sending one segment per pacing
 /// slot instead made BBR far smoother than Linux: beside CUBIC on a 200-packet FIFO at
-/// 200 Mbit/s its 37-segment skbs meet the full queue together, and the kernel counts 900-1 200
-/// retransmissions where one-per-slot pacing gave 170 (tests/test_kernel_bbr_state.py).
+/// 200 Mbit/s (1 ms) its skbs of 20-30 segments meet the full queue together, and on the kernel
+/// BBR retransmits 15-25 times as much as CUBIC where one-per-slot pacing gave 1.4 times
+/// (tests/test_kernel_bbr_state.py).
 #[test]
 fn a_paced_sender_sends_one_tso_skb_per_pacing_slot() {
     let mut s = sender("reno", true);
