@@ -21,7 +21,6 @@ pytestmark = pytest.mark.kernel
 EVENT = "timer/hrtimer_expire_entry"
 
 
-
 def _scenario(cc: str, pacing: bool) -> Scenario:
     # 2 % random loss keeps the window small, where a paced sender spreads each window's
     # segments over the RTT (one hrtimer per gap) instead of sending them on the ACK

@@ -40,7 +40,6 @@ def test_receiver_acks_per_segment_in_slow_start_match_the_kernel():
     assert abs(s / k - 1) < 0.05
 
 
-
 @pytest.mark.skipif(tracing_missing() is not None, reason=tracing_missing() or "")
 def test_kernel_measure_counts_reads_less_what_is_queued():
     """The rule the simulator's autotuning follows (rcv_window.rs `on_read`, sitting 10), on the

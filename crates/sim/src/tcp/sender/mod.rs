@@ -315,13 +315,13 @@ impl Sender {
         self.packets_out() - (self.sacked_out + self.lost_out) + self.retrans_out
     }
 
-    #[inline]
     /// The handshake's RTT sample, when it is known only at the flow's start (the sender takes
     /// it in `start`).
     pub fn set_handshake_rtt_us(&mut self, rtt_us: u64) {
         self.handshake_rtt_us = Some(rtt_us);
     }
 
+    #[inline]
     fn seg(&self, seq: u64) -> &Seg {
         &self.segs[(seq - self.snd_una) as usize]
     }
