@@ -381,8 +381,10 @@ def test_paws_drops_reordered_segments_only_with_timestamps(reorder_runs):
 @needs_kernel
 def test_sender_retrans_segs_match_the_flows_retransmits(reorder_runs):
     """TcpRetransSegs and tcpi_total_retrans count the same retransmissions (tcp_retransmit_skb
-    adds to both); they differ only by the last sock_diag interval (10 ms) before the end and
-    the control connection."""
+    adds to both). The sender sampler takes its final sample and the closing MIB reading back to
+    back (backends/kernel.py, FINAL_SAMPLE_LEAD_S), so they differ only by what is retransmitted
+    in between (well under a millisecond) and by the control connection. Before that, the last
+    10 ms sample and a later MIB reading differed by up to 9 (177 against 168)."""
     for ts, res in reorder_runs.items():
         mib = _counters(res)["sender"]["TcpRetransSegs"]
         flows = int(res.flows.retransmits.sum())

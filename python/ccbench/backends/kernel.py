@@ -31,6 +31,9 @@ LEAD_S = 0.3
 #: Internal sock_diag sampling period (congestion events, RTT statistics); the series table is
 #: taken from these samples at the scenario's sample interval.
 FAST_SAMPLE_S = 0.01
+#: The sender sampler takes its last sample this long before the end (a dump of a few dozen
+#: sockets takes well under it), so that the sample still falls inside the run's window.
+FINAL_SAMPLE_LEAD_S = 0.002
 
 
 def available_algorithms() -> list[str]:
@@ -233,9 +236,15 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
                 time.sleep(0.005)
             ping = tr.start_ping(topo, scenario.probe.ping_s, dur) if scenario.probe.ping_s > 0 else None
             end = t0 + dur
-            while time.monotonic() < end:
-                time.sleep(min(0.1, max(0.0, end - time.monotonic())))
-            mib["after"] = _read_mibs(topo)  # the end of the window the flows table measures
+            # The end of the window the flows table measures: the sender sampler's last sample
+            # and the closing MIB reading are taken back to back, just before the end, so that
+            # the flows' totals (tcpi_total_retrans, ...) and the counters cover the same window.
+            sampler.on_stop = lambda: _read_mibs(topo)
+            while time.monotonic() < end - FINAL_SAMPLE_LEAD_S:
+                time.sleep(min(0.1, max(0.0, end - FINAL_SAMPLE_LEAD_S - time.monotonic())))
+            sampler.stop.set()
+            sampler.join(timeout=5)
+            mib["after"] = sampler.on_stop_result if sampler.on_stop_result is not None else _read_mibs(topo)
             launcher.stop.set()
             launcher.join(timeout=5)
             launcher.collect(deadline=end + 5.0)

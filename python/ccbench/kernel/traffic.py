@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from .diag import DiagSocket, SockInfo
 from .nsutil import netns_socket
@@ -298,35 +298,46 @@ class DiagSampler(threading.Thread):
         self.samples: dict[int, FlowSamples] = {fid: FlowSamples() for fid in cports.values()}
         self.stop = threading.Event()
         self.error: Optional[str] = None
+        #: Called in this thread right after a final sample when stopped; its value is kept.
+        self.on_stop: Optional[Callable[[], object]] = None
+        self.on_stop_result: object = None
 
     def run(self) -> None:
-        by_sport = self.side == "sender"
         try:
             with DiagSocket(self.ns) as d:
                 nxt = time.monotonic()
                 while not self.stop.is_set():
-                    now = time.monotonic()
-                    for s in d.dump(states=_TCP_STATES_OF_A_CONNECTION):
-                        fid = self.cports.get(s.sport if by_sport else s.dport)
-                        if fid is None or not s.info:
-                            continue
-                        fs = self.samples[fid]
-                        fs.t.append(now - self.t0)
-                        if fid in self.senders:
-                            fs.rows.append(_sender_row(s))
-                            # the latest: iperf3 sets -C just after connecting, so a first
-                            # sample can still show the namespace default (reno)
-                            fs.cc = s.cc or fs.cc
-                        else:
-                            fs.rows.append((s.info["bytes_received"], s.info["data_segs_in"]))
+                    self._sample(d)
                     nxt += self.fast_s
                     wait = nxt - time.monotonic()
                     if wait < 0:
                         nxt = time.monotonic()
                         wait = 0
                     self.stop.wait(wait)
+                if self.on_stop is not None:
+                    # a last sample the moment we are stopped, and what must be read at the
+                    # same instant (the run's closing MIB counters) right after it
+                    self._sample(d)
+                    self.on_stop_result = self.on_stop()
         except Exception as e:  # pragma: no cover
             self.error = f"sock_diag sampler ({self.side}): {e}"
+
+    def _sample(self, d: DiagSocket) -> None:
+        by_sport = self.side == "sender"
+        now = time.monotonic()
+        for s in d.dump(states=_TCP_STATES_OF_A_CONNECTION):
+            fid = self.cports.get(s.sport if by_sport else s.dport)
+            if fid is None or not s.info:
+                continue
+            fs = self.samples[fid]
+            fs.t.append(now - self.t0)
+            if fid in self.senders:
+                fs.rows.append(_sender_row(s))
+                # the latest: iperf3 sets -C just after connecting, so a first
+                # sample can still show the namespace default (reno)
+                fs.cc = s.cc or fs.cc
+            else:
+                fs.rows.append((s.info["bytes_received"], s.info["data_segs_in"]))
 
 
 @dataclass
