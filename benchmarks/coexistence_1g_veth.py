@@ -179,25 +179,8 @@ def kernel_series(run: dict, duration_s: float, step: float = 0.1):
         if cc == "bbr":
             modes = [bbr_mode(pg, cg) if pg is not None else None
                      for pg, cg in zip(fs.col("bbr_pacing_gain"), fs.col("bbr_cwnd_gain"))]
-            entries.append(probe_rtt_entries(t, modes, duration_s))
+            entries.append([e for e in analysis.entries_into(t, modes, "probe_rtt") if 0 < e <= duration_s])
     return grid[1:], groups, starts, entries
-
-
-def probe_rtt_entries(t, modes, duration_s: float) -> list[float]:
-    return [float(t[i]) for i in range(1, len(modes))
-            if modes[i] == "probe_rtt" and modes[i - 1] != "probe_rtt" and 0 < t[i] <= duration_s]
-
-
-def probe_rtt_rounds(entries: list[list[float]], window_s: float = 1.0) -> tuple[int, float]:
-    """ProbeRTT entries of all BBR flows grouped into rounds (an entry within window_s of a
-    round's first joins it): the number of rounds and the mean flows per round."""
-    rounds: list[list[float]] = []
-    for x in sorted(e for es in entries for e in es):
-        if rounds and x - rounds[-1][0] <= window_s:
-            rounds[-1].append(x)
-        else:
-            rounds.append([x])
-    return len(rounds), (float(np.mean([len(r) for r in rounds])) if rounds else 0.0)
 
 
 def takeovers(t: np.ndarray, groups: dict) -> tuple[int, float, float]:
@@ -233,9 +216,14 @@ def describe(label: str, t: np.ndarray, groups: dict, retrans: int, drops, entri
                     for b in np.unique(blocks)[:40])
     d = "" if drops is None else str(drops)
     n_to, len_to, gap_to = takeovers(t, groups)
-    n_rounds, per_round = probe_rtt_rounds(entries)
+    rounds = analysis.event_rounds(entries, window_s=1.0, min_events=3)
+    n_rounds = len(rounds)
+    per_round = float(np.mean([r.n for r in rounds])) if rounds else 0.0
+    step = analysis.level_change_at(t, cubic, [r.start_s for r in rounds])
+    steps = (f"{np.exp(step.at_events):.2f} / {np.exp(step.midway):.2f}"
+             if step.at_events is not None and step.midway is not None else "")
     return (f"| {label} | {cubic.mean() / 1e6:.0f} | {groups['bbr'].mean() / 1e6:.0f} | {period} "
-            f"| {n_to} × {len_to:.0f} s, every {gap_to:.0f} s | {n_rounds} × {per_round:.1f} | {retrans} | {d} "
+            f"| {n_to} × {len_to:.0f} s, every {gap_to:.0f} s | {n_rounds} × {per_round:.1f} | {steps} | {retrans} | {d} "
             f"| {five} |")
 
 
@@ -250,6 +238,14 @@ def sim_scenario(duration: str, seed: int, rtt_ms: float, starts: list[float]) -
         "flows": flows}, source="coexistence_1g_veth.py")
 
 
+def study_scenario(duration: str, seed: int) -> Scenario:
+    """The coexistence-1g study's own mapping of seed 003 (python/ccbench/studies/coexistence-1g.toml)."""
+    return Scenario.from_dict({
+        "name": "coexistence-1g", "duration": duration, "seed": seed, "sample_interval": "100ms",
+        "bottleneck": {"rate": "1Gbit", "rtt": "200us", "buffer": f"{LIMIT_PKTS}pkt"},
+        "flows": [{"cc": cc, "count": n, "rwnd": "32MB"} for cc, n in GROUPS]}, source="coexistence_1g_veth.py")
+
+
 def sim_row(label: str, sc: Scenario) -> str:
     res = ccbench.run(sc)
     s = res.series
@@ -261,7 +257,7 @@ def sim_row(label: str, sc: Scenario) -> str:
     entries = []
     for _, f in s[s["cc"] == "bbr"].groupby("flow_id"):
         f = f.sort_values("t_s")
-        entries.append(probe_rtt_entries(f["t_s"].to_numpy(float), list(f["cc_state"]), sc.duration_s))
+        entries.append(analysis.entries_into(f["t_s"].to_numpy(float), list(f["cc_state"]), "probe_rtt"))
     return describe(label, t, groups, retrans, drops, entries)
 
 
@@ -270,6 +266,8 @@ def main() -> None:
     ap.add_argument("--duration", default="200s")
     ap.add_argument("--runs", type=int, default=3, help="kernel runs")
     ap.add_argument("--sim-seeds", default="1,2,3", help="simulator seeds per kernel run")
+    ap.add_argument("--study-seeds", default="1,2,3",
+                    help="simulator seeds of the study's own scenario (200 us, all flows at t = 0)")
     ap.add_argument("--keep", help="pickle each kernel run's series to KEEP-<run>.pkl")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/coexistence_1g_veth.md"))
     a = ap.parse_args()
@@ -290,18 +288,30 @@ def main() -> None:
             rows.append(sim_row(f"simulator, seed {seed}, run {k}'s RTT and starts",
                                 sim_scenario(a.duration, seed, run["rtt_ms"], starts)))
             print(rows[-1], flush=True)
+    for seed in (int(x) for x in a.study_seeds.split(",") if x):
+        rows.append(sim_row(f"simulator, seed {seed}, the study's scenario (200 µs, 1 Gbit/s, all at t = 0)",
+                            study_scenario(a.duration, seed)))
+        print(rows[-1], flush=True)
     text = f"""# Seed 003 at 1 Gbit/s: 10 CUBIC + 10 BBR through veth and tbf, kernel and simulator
 
-Command: `sudo .venv/bin/python benchmarks/coexistence_1g_veth.py --duration {a.duration} --runs {a.runs} --sim-seeds {a.sim_seeds}`
+Command: `sudo .venv/bin/python benchmarks/coexistence_1g_veth.py --duration {a.duration} --runs {a.runs} --sim-seeds {a.sim_seeds} --study-seeds {a.study_seeds}`
 Commit {git_commit()}; Linux {platform.release()}; {os.cpu_count()} CPUs ({cpu_model()}).
 1 Gbit/s tbf, {LIMIT_PKTS} × {WIRE_BYTES}-byte drop-tail limit, no added delay (RTT as measured by
 ping: {", ".join(f"{r * 1000:.0f}" for r in rtts)} µs), {a.duration}, 32 MB windows. The simulator
 runs each kernel run's RTT and flow start times, at {SIM_RATE_BPS / 1e6:.2f} Mbit/s of IP packets (tbf's
 1 Gbit/s counts the Ethernet header: the same packet rate).
 
-| run | CUBIC Mbit/s | BBR Mbit/s | CUBIC's dominant period | CUBIC takeovers | ProbeRTT rounds × flows | retransmissions | bottleneck drops | 5 s means, CUBIC/BBR Mbit/s |
-|---|---|---|---|---|---|---|---|---|
+| run | CUBIC Mbit/s | BBR Mbit/s | CUBIC's dominant period | CUBIC takeovers | ProbeRTT rounds × flows | CUBIC's step at a round / midway | retransmissions | bottleneck drops | 5 s means, CUBIC/BBR Mbit/s |
+|---|---|---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
+
+Columns: CUBIC takeovers are episodes in which the CUBIC group holds more than half of the
+goodput (1 s means): how many, their median length, the median interval between their starts.
+ProbeRTT rounds are entries of at least 3 BBR flows into ProbeRTT within 1 s (from BBR's gains on
+the kernel, `cc_state` in the simulator), with the mean number of flows per round. CUBIC's step is
+the factor by which its group's 4 s mean changes across a round (median over rounds,
+analysis.level_change_at), against the same measure midway between rounds: 1.00 would be no
+change. The 5 s means cover the first 200 s.
 
 What the runs show is discussed in docs/studies.md (coexistence-1g) and docs/fidelity.md.
 """

@@ -317,6 +317,39 @@ def test_periodogram_peak_and_parseval():
     assert fine.size > 3 * periods.size
 
 
+# ---- steps at events --------------------------------------------------------------------------
+
+
+def test_entries_into_a_state_are_its_first_samples_only():
+    t = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    st = ["probe_rtt", "probe_bw", "probe_rtt", "probe_rtt", "probe_bw", "probe_rtt", "probe_bw"]
+    assert analysis.entries_into(t, st, "probe_rtt") == [0.2, 0.5]  # t = 0 was not an entry
+
+
+def test_event_rounds_group_events_of_many_flows():
+    flows = [[10.0, 20.1], [10.3, 20.0], [10.9, 35.0], [11.2]]
+    rounds = analysis.event_rounds(flows, window_s=1.0)
+    assert [(r.start_s, r.n) for r in rounds] == [(10.0, 3), (11.2, 1), (20.0, 2), (35.0, 1)]
+    assert [r.start_s for r in analysis.event_rounds(flows, min_events=2)] == [10.0, 20.0]
+
+
+def test_level_change_at_events_that_set_the_rhythm_against_midway():
+    # a level that doubles or halves at every event, 10 s apart, plus noise: ln 2 at the events,
+    # only noise midway; a level that moves midway instead gives the reverse
+    events = np.arange(15.0, 190.0, 10.0)
+    level = np.where(((T10HZ - 15.0) // 10.0) % 2 == 0, 200.0, 100.0)
+    x = level * np.exp(normal(3, T10HZ.size, 0, 0.05))
+    ch = analysis.level_change_at(T10HZ, x, events)
+    assert ch.at_events == pytest.approx(math.log(2), abs=0.05)
+    assert ch.midway < 0.05
+    assert ch.n_events == len(events) and ch.n_midway == len(events) - 1
+    late = analysis.level_change_at(T10HZ, x, [*events, 197.0])  # its after-window leaves the series
+    assert late.n_events == len(events)
+    off = analysis.level_change_at(T10HZ, x, events + 5.0)
+    assert off.at_events < 0.05 and off.midway == pytest.approx(math.log(2), abs=0.05)
+    assert analysis.level_change_at([], [], events).at_events is None
+
+
 # ---- steady state -----------------------------------------------------------------------------
 
 T100 = np.arange(1000) * 0.1  # 100 s at 10 Hz

@@ -17,6 +17,9 @@ Methods and references:
   compared by BIC (Schwarz 1978), plus Ashman's D > 2 (Ashman, Bird & Zepf 1994).
 - periodicity of a time series: periodogram peak, Fisher's g test (Fisher 1929), confirmed by
   the autocorrelation at that lag (``dominant_period``).
+- steps at events: the level change of a series across given instants (``level_change_at``)
+  against the change midway between them, and the grouping of many flows' events into rounds
+  (``event_rounds``): e.g. whether CUBIC's throughput moves when BBR's flows enter ProbeRTT.
 - start-up removal: MSER-5 (White 1997; White, Cobb & Spratt 2000) in ``steady_state_start``.
 - reference model: Mathis et al. 1997 Reno throughput.
 """
@@ -67,6 +70,11 @@ __all__ = [
     "Periodicity",
     "periodogram",
     "dominant_period",
+    "EventRound",
+    "event_rounds",
+    "entries_into",
+    "LevelChange",
+    "level_change_at",
     "SteadyState",
     "steady_state_start",
     "steady_state",
@@ -746,6 +754,79 @@ def steady_state_table(series: "pd.DataFrame", value: str = "goodput_bps",
         rows.append(dict(zip(keys, key), start_s=ss.start_s, steady_mean=ss.mean,
                          n_kept=ss.n_kept, at_limit=ss.at_limit))
     return pd.DataFrame(rows, columns=keys + ["start_s", "steady_mean", "n_kept", "at_limit"])
+
+
+# ---- steps at events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventRound:
+    start_s: float  # the round's first event
+    n: int  # events in the round (one per flow that took part)
+
+
+def entries_into(t_s, states, state: str) -> list[float]:
+    """The sample times at which a state series enters ``state`` (a sample in it after one that
+    was not); a series that starts in the state is not an entry."""
+    t = list(t_s)
+    st = list(states)
+    return [float(t[i]) for i in range(1, len(st)) if st[i] == state and st[i - 1] != state]
+
+
+def event_rounds(events_per_flow: Iterable[Iterable[float]], window_s: float = 1.0,
+                 min_events: int = 1) -> list[EventRound]:
+    """Events of many flows (e.g. each BBR flow's entries into ProbeRTT) grouped into rounds: an
+    event within ``window_s`` of a round's first event joins that round. Rounds with fewer than
+    ``min_events`` events are left out."""
+    rounds: list[list[float]] = []
+    for x in sorted(float(e) for es in events_per_flow for e in es):
+        if rounds and x - rounds[-1][0] <= window_s:
+            rounds[-1].append(x)
+        else:
+            rounds.append([x])
+    return [EventRound(r[0], len(r)) for r in rounds if len(r) >= min_events]
+
+
+@dataclass(frozen=True)
+class LevelChange:
+    at_events: Optional[float]  # median |ln(after / before)| across the events
+    midway: Optional[float]  # the same, midway between consecutive events (the baseline)
+    n_events: int
+    n_midway: int
+
+
+def level_change_at(t_s, values, events_s: Sequence[float], half_s: float = 4.0,
+                    gap_s: float = 0.5) -> LevelChange:
+    """How much a series' level moves across given instants, against how much it moves midway
+    between them. For each instant x, the mean over [x - gap - half, x - gap] is compared with
+    the mean over [x + gap, x + gap + half] as |ln(after / before)| (0.69: halved or doubled);
+    ``gap_s`` skips the transition itself. Instants whose windows leave the series are
+    skipped, as are midpoints of events closer than 2 (half + gap). If the events set the
+    series' rhythm, the change at them is several times the change midway."""
+    t = np.asarray(t_s, dtype=float)
+    x = np.asarray(values, dtype=float)
+    ev = sorted(float(e) for e in events_s)
+    if t.size == 0:
+        return LevelChange(None, None, 0, 0)
+    lo, hi = float(t[0]), float(t[-1])
+
+    def change(at: float) -> Optional[float]:
+        if at - gap_s - half_s < lo or at + gap_s + half_s > hi:
+            return None
+        before = x[(t > at - gap_s - half_s) & (t <= at - gap_s)]
+        after = x[(t >= at + gap_s) & (t < at + gap_s + half_s)]
+        if before.size == 0 or after.size == 0:
+            return None
+        b, a = float(np.nanmean(before)), float(np.nanmean(after))
+        if not (a > 0 and b > 0):
+            return None
+        return abs(math.log(a / b))
+
+    at = [c for c in (change(e) for e in ev) if c is not None]
+    mid = [c for c in (change((p + q) / 2) for p, q in zip(ev, ev[1:]) if q - p >= 2 * (half_s + gap_s))
+           if c is not None]
+    return LevelChange(float(np.median(at)) if at else None, float(np.median(mid)) if mid else None,
+                       len(at), len(mid))
 
 
 # ---- reference models -------------------------------------------------------------------------
