@@ -210,7 +210,7 @@ def describe(label: str, t: np.ndarray, groups: dict, retrans: int, drops, entri
     keep = t >= (start if start is not None else t[0])
     per = analysis.dominant_period(t[keep], cubic[keep])
     period = (f"{per.period_s:.1f} s" if per.significant
-              else f"none (strongest {per.candidate_period_s:.1f} s)")
+              else f"none (strongest {per.candidate_period_s:.1f} s)" if per.candidate_period_s else "none")
     blocks = (t // 5).astype(int)
     five = " ".join(f"{groups['cubic'][blocks == b].mean() / 1e6:.0f}/{groups['bbr'][blocks == b].mean() / 1e6:.0f}"
                     for b in np.unique(blocks)[:40])
@@ -223,7 +223,7 @@ def describe(label: str, t: np.ndarray, groups: dict, retrans: int, drops, entri
     steps = (f"{np.exp(step.at_events):.2f} / {np.exp(step.midway):.2f}"
              if step.at_events is not None and step.midway is not None else "")
     return (f"| {label} | {cubic.mean() / 1e6:.0f} | {groups['bbr'].mean() / 1e6:.0f} | {period} "
-            f"| {n_to} × {len_to:.0f} s, every {gap_to:.0f} s | {n_rounds} × {per_round:.1f} | {steps} | {retrans} | {d} "
+            f"| {n_to} × {len_to:.0f} s{'' if np.isnan(gap_to) else f', every {gap_to:.0f} s'} | {n_rounds} × {per_round:.1f} | {steps} | {retrans} | {d} "
             f"| {five} |")
 
 

@@ -60,19 +60,27 @@ def test_cubic_fills_a_deep_buffer_and_bbr_does_not():
     assert bbr < 2.5, bbr
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (issue 10): with Linux's RTO re-arm and TSO bursts for paced flows the 20 s period of "
-    "this run is significant in 3 of 10 seeds (19.9-20.5 s; seed 1's strongest peak is 23.9 s, "
-    "unconfirmed); the scaled kernel referee shows only BBR's 10 s rhythm. docs/studies.md"))
-def test_ten_plus_ten_flows_on_1gbe_oscillate_with_a_period_near_20s():
-    """Seed 003: 10 CUBIC + 10 BBR on 1 GbE fluctuate with a ~20 s period.
+def test_ten_plus_ten_flows_on_1gbe_change_level_at_bbr_probe_rtt_rounds():
+    """Seed 003: 10 CUBIC + 10 BBR on 1 GbE fluctuate, in steps set by BBR's ProbeRTT.
 
-    Why: every BBR flow enters ProbeRTT when its min-RTT estimate is 10 s old (bbr_min_rtt_win_sec)
-    and drains its inflight; CUBIC grows into the freed capacity and fills the queue, which keeps
-    BBR's bandwidth and RTT estimates low until the next ProbeRTT lets it take the link back. The
-    groups trade the link on a cycle of two min-RTT windows, about 20 s, set by BBR's timer and
-    not by the link. 200 s gives ten cycles: the periodogram peak must be significant and the
-    autocorrelation at that lag must confirm it (analysis.dominant_period).
+    Why: every BBR flow enters ProbeRTT when its min-RTT estimate is 10 s old
+    (bbr_min_rtt_win_sec) and drains to 4 packets for at least 200 ms. Flows that share the
+    queue take their min-RTT samples together, so they enter ProbeRTT together, once per
+    window: about 200 s / 10.2 s, i.e. 17-20 rounds in a 200 s run. Each round empties the
+    queue and resets the state the two groups share: whether CUBIC grows into the freed
+    capacity and how large a min-RTT (and so cwnd) BBR keeps for the next window. So CUBIC's
+    level moves across a round and hardly moves between rounds: its 4 s mean must change by at
+    least x1.15 (median over rounds; a step one sees in the figure) and at least twice as much
+    (in log terms) as midway between rounds, where only noise moves it. BBR, whose cwnd is
+    twice a BDP estimate inflated by the queue CUBIC keeps, takes most of the link: CUBIC gets
+    less than a third.
+
+    The seed reports a 20 s period. Linux 6.18 at 1 Gbit/s (benchmarks/coexistence_1g_veth.md,
+    veth and tbf as the bottleneck; every run there passes these checks, the weakest with
+    x1.18 across a round against x1.08 midway) shows the steps, 18-20 rounds and CUBIC at
+    13-26 % of the goodput, but no significant 20 s period in any of its runs; the simulator
+    finds one in about a third of its seeds. The period is therefore not asserted
+    (docs/studies.md, coexistence-1g).
     """
     sc = Scenario.from_dict({
         "name": "coexistence", "duration": "200s", "seed": 1, "sample_interval": "100ms",
@@ -80,10 +88,14 @@ def test_ten_plus_ten_flows_on_1gbe_oscillate_with_a_period_near_20s():
         "flows": [{"cc": "cubic", "count": 10, "rwnd": "32MB"},
                   {"cc": "bbr", "count": 10, "rwnd": "32MB"}]})
     s = ccbench.run(sc).series
-    agg = s[s["cc"] == "cubic"].groupby("t_s")["goodput_bps"].sum().sort_index()
-    t, v = agg.index.to_numpy(float), agg.to_numpy(float)
-    start = analysis.steady_state_start(t, v)
-    keep = t >= (start if start is not None else t[0])
-    per = analysis.dominant_period(t[keep], v[keep])
-    assert per.significant, per
-    assert per.period_s == pytest.approx(20.0, abs=2.0), per
+    bbr = s[s["cc"] == "bbr"].sort_values("t_s")
+    entries = [analysis.entries_into(f["t_s"], f["cc_state"], "probe_rtt") for _, f in bbr.groupby("flow_id")]
+    rounds = analysis.event_rounds(entries, window_s=1.0, min_events=3)
+    assert 17 <= len(rounds) <= 20, rounds
+    agg = s.groupby(["t_s", "cc"])["goodput_bps"].sum().unstack().sort_index().fillna(0.0)
+    step = analysis.level_change_at(agg.index.to_numpy(float), agg["cubic"].to_numpy(float),
+                                    [r.start_s for r in rounds])
+    assert step.n_events >= 15 and step.n_midway >= 14, step
+    assert step.at_events >= np.log(1.15), step
+    assert step.at_events >= 2 * step.midway, step
+    assert agg["cubic"].sum() < agg.sum(axis=1).sum() / 3
