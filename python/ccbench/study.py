@@ -1218,6 +1218,23 @@ def analysis_goodput_delay(study: Study, datas: list[PartData]):
         "number of flows.", *problems], figures=figures)
 
 
+def probe_rtt_rounds(data: PartData, run_id: str) -> list:
+    """The BBR flows' entries into ProbeRTT in one run, grouped into rounds
+    (analysis.event_rounds: within 1 s of a round's first entry; at least 3 flows, or all of
+    them when there are fewer). Empty without BBR flows or a cc_state series."""
+    from . import analysis
+
+    s = data.series
+    if s.empty or "cc_state" not in s.columns:
+        return []
+    s = s[(s["run_id"] == run_id) & (s["cc"].astype(str).str.lower() == "bbr")].sort_values("t_s")
+    if s.empty:
+        return []
+    entries = [analysis.entries_into(f["t_s"].to_numpy(dtype=float), list(f["cc_state"]), "probe_rtt")
+               for _, f in s.groupby("flow_id")]
+    return analysis.event_rounds(entries, window_s=1.0, min_events=min(3, len(entries)))
+
+
 def analysis_oscillation(study: Study, datas: list[PartData]):
     from . import analysis
 
@@ -1229,9 +1246,12 @@ def analysis_oscillation(study: Study, datas: list[PartData]):
         for rid in ordered["run_id"]:
             run_flows = d.flows[d.flows["run_id"] == rid]
             rrow = d.runs[d.runs["run_id"] == rid].iloc[0]
+            rounds = probe_rtt_rounds(d, rid)
             for cc in _ccs(d):
                 start, per = group_periodicity(d, rid, cc)
                 gf = run_flows[run_flows["cc"] == cc]["goodput_bps"].to_numpy(dtype=float)
+                step = analysis.level_change_at(*_group_aggregate(d.series, rid, cc),
+                                                [r.start_s for r in rounds]) if rounds else None
                 rows.append({"run": rid[:10], "repeat": rrow.get("repeat"), "group": cc,
                              f"group goodput {study.unit}": _fmt(gf.sum() * scale, 4),
                              "steady from s": _fmt(start, 3),
@@ -1239,8 +1259,12 @@ def analysis_oscillation(study: Study, datas: list[PartData]):
                              "strength": _fmt(getattr(per, "strength", None), 2),
                              "ACF at period": _fmt(getattr(per, "acf_at_period", None), 2),
                              "significant": getattr(per, "significant", None),
+                             "step at ProbeRTT rounds ×": _exp_fmt(getattr(step, "at_events", None)),
+                             "step midway ×": _exp_fmt(getattr(step, "midway", None)),
                              "Jain within group": _fmt(analysis.jain_index(gf), 3)})
             summary.append({"run": rid[:10], "repeat": rrow.get("repeat"),
+                            "BBR ProbeRTT rounds": len(rounds) if rounds else None,
+                            "flows per round": _fmt(np.mean([r.n for r in rounds]), 2) if rounds else None,
                             "Jain all flows": _fmt(rrow.get("jain_index"), 3),
                             "Jain between groups": _fmt(rrow.get("jain_index_groups"), 3),
                             f"aggregate {study.unit}": _fmt(float(rrow.get("aggregate_goodput_bps") or 0) * scale, 4)})
@@ -1252,7 +1276,17 @@ def analysis_oscillation(study: Study, datas: list[PartData]):
     paragraphs.append("strength is the share of the periodogram's power in the peak; a period is "
                       "reported only when it is significant (Fisher's g test) and the autocorrelation "
                       "at that lag supports it.")
+    paragraphs.append("BBR ProbeRTT rounds: the BBR flows' entries into ProbeRTT grouped into rounds "
+                      "(within 1 s, at least 3 flows). Step at ProbeRTT rounds: the factor by which "
+                      "the group's 4 s mean throughput changes across a round (median over rounds, "
+                      "analysis.level_change_at); step midway: the same midway between rounds, where "
+                      "only noise moves it. A step well above the midway one means BBR's 10 s "
+                      "ProbeRTT sets the group's rhythm, whether or not a period is significant.")
     return _section("Oscillation and fairness", paragraphs, tables)
+
+
+def _exp_fmt(log_change):
+    return None if log_change is None else _fmt(float(np.exp(log_change)), 3)
 
 
 def analysis_throughput_time(study: Study, datas: list[PartData]):
