@@ -271,6 +271,8 @@ def main() -> None:
     ap.add_argument("--keep", help="pickle each kernel run's series to KEEP-<run>.pkl")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/coexistence_1g_veth.md"))
     a = ap.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so VethPath.close removes the namespaces and the processes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     dur = parse_time(a.duration)
     rows, rtts = [], []
     for k in range(1, a.runs + 1):
