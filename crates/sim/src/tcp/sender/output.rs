@@ -68,7 +68,11 @@ impl Sender {
                 break;
             }
             if let Some(seq) = self.next_retransmit() {
-                self.retransmit(now, seq);
+                // tcp_xmit_retransmit_queue: one pacing check per skb, and tcp_retransmit_skb
+                // sends the whole lost skb (up to the cwnd room and tcp_tso_segs).
+                for s in seq..seq + self.rtx_skb_segs(seq) {
+                    self.retransmit(now, s);
+                }
             } else if self.can_send_new() {
                 // tcp_write_xmit → tcp_tso_should_defer: hold a small send back for the ACK
                 // that is about to arrive, so that fewer, larger TSO bursts leave.
@@ -221,6 +225,27 @@ impl Sender {
         self.total_segs.is_none_or(|t| self.snd_nxt < t)
     }
 
+    /// Segments in the retransmission that starts at lost segment `seq`. Linux retransmits a
+    /// lost skb whole: `tcp_xmit_retransmit_queue` passes segs = min(cwnd - in flight,
+    /// `tcp_tso_segs`) and `tcp_retransmit_skb` fragments the skb only beyond that. A lost skb
+    /// is what is left unSACKed of one transmitted skb (SACK processing splits skbs at the
+    /// SACKed edges), so here it is the run of consecutive segments from `seq` that are lost,
+    /// neither retransmitted nor SACKed, and left in the same burst (same departure time).
+    fn rtx_skb_segs(&self, seq: u64) -> u64 {
+        let room = (self.sk.cwnd.saturating_sub(self.in_flight())) as u64;
+        let max = room.min(self.tso_segs()).max(1);
+        let xmit = self.seg(seq).xmit;
+        let mut n = 1;
+        while n < max && seq + n < self.snd_nxt {
+            let s = self.seg(seq + n);
+            if s.xmit != xmit || s.flags & F_LOST == 0 || s.flags & (F_RETRANS | F_SACKED) != 0 {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
     fn next_retransmit(&mut self) -> Option<u64> {
         while let Some(&seq) = self.lost_queue.front() {
             if seq >= self.snd_una && seq < self.snd_nxt {
@@ -324,9 +349,12 @@ impl Sender {
         self.on_xmit(now, seq, true);
     }
 
-    /// Retransmit the segment at the head of the lost queue (counts toward undo).
+    /// Retransmit a lost segment (counts toward undo); the head of the lost queue, or a later
+    /// segment of the same skb, whose queue entry `next_retransmit` then skips.
     fn retransmit(&mut self, now: Nanos, seq: u64) {
-        self.lost_queue.pop_front();
+        if self.lost_queue.front() == Some(&seq) {
+            self.lost_queue.pop_front();
+        }
         // tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO (unless the
         // RACK reorder timer is pending).
         if seq == self.snd_una && !matches!(self.timer, Some((_, TimerKind::ReorderTimeout))) {

@@ -204,7 +204,7 @@ impl Sender {
     /// not marked lost before is marked, keeping a retransmission in flight if it has one (a
     /// tail loss probe's: in flight and lost, not retransmitted again and not counted until
     /// an RTO finds it lost again).
-    fn mark_lost(&mut self, seq: u64) {
+    pub(super) fn mark_lost(&mut self, seq: u64) {
         let f = self.seg(seq).flags;
         if f & F_LOST != 0 {
             if f & F_RETRANS != 0 {
