@@ -40,7 +40,7 @@ import ccbench  # noqa: E402
 from ccbench import analysis  # noqa: E402
 from ccbench.kernel.diag import bbr_mode
 from ccbench.kernel.mib import read_mib  # noqa: E402
-from ccbench.kernel.traffic import DiagSampler  # noqa: E402
+from ccbench.kernel.traffic import SENDER_FIELDS, DiagSampler  # noqa: E402
 from ccbench.scenario import Scenario  # noqa: E402
 from ccbench.units import parse_time  # noqa: E402
 from bench_machine import cpu_model, git_commit  # noqa: E402
@@ -282,7 +282,9 @@ def main() -> None:
         if a.keep:
             with open(f"{a.keep}-{k}.pkl", "wb") as fh:
                 pickle.dump({"t": t, "groups": groups, "starts": starts, "entries": entries,
-                             "rtt_ms": run["rtt_ms"], "mib": run["mib"], "tbf": run["tbf"]}, fh)
+                             "rtt_ms": run["rtt_ms"], "mib": run["mib"], "tbf": run["tbf"],
+                             "flows": run["flows"], "sample_fields": SENDER_FIELDS,
+                             "samples": {fid: (fs.t, fs.rows) for fid, fs in run["samples"].items()}}, fh)
         rows.append(describe(f"kernel, run {k} (RTT {run['rtt_ms'] * 1000:.0f} µs)", t, groups,
                              run["mib"].get("TcpRetransSegs", 0), run["tbf"]["drops"], entries))
         print(rows[-1], flush=True)
