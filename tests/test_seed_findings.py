@@ -69,18 +69,17 @@ def test_ten_plus_ten_flows_on_1gbe_change_level_at_bbr_probe_rtt_rounds():
     window: about 200 s / 10.2 s, i.e. 17-20 rounds in a 200 s run. Each round empties the
     queue and resets the state the two groups share: whether CUBIC grows into the freed
     capacity and how large a min-RTT (and so cwnd) BBR keeps for the next window. So CUBIC's
-    level moves across a round and hardly moves between rounds: its 4 s mean must change by at
-    least x1.15 (median over rounds; a step one sees in the figure) and at least twice as much
-    (in log terms) as midway between rounds, where only noise moves it. BBR, whose cwnd is
-    twice a BDP estimate inflated by the queue CUBIC keeps, takes most of the link: CUBIC gets
-    less than a third.
+    level moves across a round more than between rounds: the change of its 4 s mean across a
+    round (median over rounds, in log terms) must be at least 1.5 times the change midway
+    between rounds, where only noise moves it. BBR, whose cwnd is twice a BDP estimate inflated
+    by the queue CUBIC keeps, takes most of the link: CUBIC gets less than a third.
 
     The seed reports a 20 s period. Linux 6.18 at 1 Gbit/s (benchmarks/coexistence_1g_veth.md,
-    veth and tbf as the bottleneck; every run there passes these checks, the weakest with
-    x1.18 across a round against x1.08 midway) shows the steps, 18-20 rounds and CUBIC at
-    13-26 % of the goodput, but no significant 20 s period in any of its runs; the simulator
-    finds one in about a third of its seeds. The period is therefore not asserted
-    (docs/studies.md, coexistence-1g).
+    veth and tbf as the bottleneck) shows in ten runs 17-20 rounds, CUBIC at 10-27 % of the
+    goodput, and CUBIC's level changing by x1.09-8.8 across a round against x1.05-1.10 midway
+    (1.8 to 23 times as much in log terms: every run passes these checks), but no significant
+    20 s period in any of its 18 runs; the simulator finds one in about a quarter of its runs. The
+    period is therefore not asserted (docs/studies.md, coexistence-1g).
     """
     sc = Scenario.from_dict({
         "name": "coexistence", "duration": "200s", "seed": 1, "sample_interval": "100ms",
@@ -96,6 +95,5 @@ def test_ten_plus_ten_flows_on_1gbe_change_level_at_bbr_probe_rtt_rounds():
     step = analysis.level_change_at(agg.index.to_numpy(float), agg["cubic"].to_numpy(float),
                                     [r.start_s for r in rounds])
     assert step.n_events >= 15 and step.n_midway >= 14, step
-    assert step.at_events >= np.log(1.15), step
-    assert step.at_events >= 2 * step.midway, step
+    assert step.at_events >= 1.5 * step.midway, step
     assert agg["cubic"].sum() < agg.sum(axis=1).sum() / 3
