@@ -54,13 +54,15 @@ def test_simulator_receiver_discards_what_linux_discards():
     kernel, acks = int(rcv.TcpExtPAWSEstab), int(rcv.TcpOutSegs)
     print(f"{len(arrivals)} arrivals; PAWSEstab: kernel {kernel}, simulator's receiver "
           f"{sim['TcpExtPAWSEstab']}; ACKs: kernel {acks}, simulator's receiver {sim['TcpOutSegs']}")
-    # BBR at ±4 ms discards a hundred or more per 8 s run (benchmarks/fidelity.md). Which segment
+    # BBR at ±4 ms usually discards a hundred or more per 8 s run (benchmarks/fidelity.md), once
+    # only 43 (CI, sitting 12: the simulator's receiver 51); the guard only keeps the comparison
+    # from being vacuous, at 20 (validate calls a counter non-trivial from 10). Which segment
     # may move ts_recent depends on when the receiver last ACKed (rcv_wup), so the receivers'
     # ACK timing shows in the count: in 11 runs the simulator's receiver discarded 0-18 % more
     # than the kernel's, never fewer (its ACKs agree with the kernel's on 93 % of arrivals). The
     # bound is the issue's 25 % for counters. Without sitting 9's fix (a duplicate below rcv_wup
     # moved ts_recent) the replay of the 15 s capture above gives 24 against the kernel's 294.
-    assert kernel >= 50
+    assert kernel >= 20
     assert abs(sim["TcpExtPAWSEstab"] - kernel) <= 0.25 * kernel
     # ACKs: 1.4-3.8 % more than the kernel's in the same runs
     assert abs(sim["TcpOutSegs"] - acks) <= 0.10 * acks
