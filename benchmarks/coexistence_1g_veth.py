@@ -254,11 +254,7 @@ def sim_row(label: str, sc: Scenario) -> str:
     groups = {cc: agg[cc].to_numpy(float) for cc, _ in GROUPS}
     retrans = int(res.flows["retransmits"].sum())
     drops = int(res.runs["drops"].iloc[0])
-    entries = []
-    for _, f in s[s["cc"] == "bbr"].groupby("flow_id"):
-        f = f.sort_values("t_s")
-        entries.append(analysis.entries_into(f["t_s"].to_numpy(float), list(f["cc_state"]), "probe_rtt"))
-    return describe(label, t, groups, retrans, drops, entries)
+    return describe(label, t, groups, retrans, drops, analysis.probe_rtt_entries(s))
 
 
 def main() -> None:

@@ -87,9 +87,7 @@ def test_ten_plus_ten_flows_on_1gbe_change_level_at_bbr_probe_rtt_rounds():
         "flows": [{"cc": "cubic", "count": 10, "rwnd": "32MB"},
                   {"cc": "bbr", "count": 10, "rwnd": "32MB"}]})
     s = ccbench.run(sc).series
-    bbr = s[s["cc"] == "bbr"].sort_values("t_s")
-    entries = [analysis.entries_into(f["t_s"], f["cc_state"], "probe_rtt") for _, f in bbr.groupby("flow_id")]
-    rounds = analysis.event_rounds(entries, window_s=1.0, min_events=3)
+    rounds = analysis.probe_rtt_rounds(s)  # of at least 3 of the 10 flows
     assert 17 <= len(rounds) <= 20, rounds
     agg = s.groupby(["t_s", "cc"])["goodput_bps"].sum().unstack().sort_index().fillna(0.0)
     step = analysis.level_change_at(agg.index.to_numpy(float), agg["cubic"].to_numpy(float),

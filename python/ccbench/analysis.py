@@ -73,6 +73,8 @@ __all__ = [
     "EventRound",
     "event_rounds",
     "entries_into",
+    "probe_rtt_entries",
+    "probe_rtt_rounds",
     "LevelChange",
     "level_change_at",
     "SteadyState",
@@ -785,6 +787,26 @@ def event_rounds(events_per_flow: Iterable[Iterable[float]], window_s: float = 1
         else:
             rounds.append([x])
     return [EventRound(r[0], len(r)) for r in rounds if len(r) >= min_events]
+
+
+def probe_rtt_entries(series: "pd.DataFrame") -> list[list[float]]:
+    """Each BBR flow's entries into ProbeRTT (``entries_into`` on its ``cc_state``), from one
+    run's series table (columns t_s, flow_id, cc, cc_state); empty without BBR flows or
+    cc_state."""
+    if series.empty or "cc_state" not in series.columns:
+        return []
+    bbr = series[series["cc"].astype(str).str.lower() == "bbr"].sort_values("t_s")
+    return [entries_into(f["t_s"].to_numpy(dtype=float), list(f["cc_state"]), "probe_rtt")
+            for _, f in bbr.groupby("flow_id")]
+
+
+def probe_rtt_rounds(series: "pd.DataFrame", window_s: float = 1.0) -> list[EventRound]:
+    """The rounds in which one run's BBR flows enter ProbeRTT together (``event_rounds`` of
+    ``probe_rtt_entries``): at least 3 flows per round, or all of them when there are fewer."""
+    entries = probe_rtt_entries(series)
+    if not entries:
+        return []
+    return event_rounds(entries, window_s=window_s, min_events=min(3, len(entries)))
 
 
 @dataclass(frozen=True)

@@ -1219,20 +1219,13 @@ def analysis_goodput_delay(study: Study, datas: list[PartData]):
 
 
 def probe_rtt_rounds(data: PartData, run_id: str) -> list:
-    """The BBR flows' entries into ProbeRTT in one run, grouped into rounds
-    (analysis.event_rounds: within 1 s of a round's first entry; at least 3 flows, or all of
-    them when there are fewer). Empty without BBR flows or a cc_state series."""
+    """analysis.probe_rtt_rounds of one run of the part."""
     from . import analysis
 
     s = data.series
-    if s.empty or "cc_state" not in s.columns:
-        return []
-    s = s[(s["run_id"] == run_id) & (s["cc"].astype(str).str.lower() == "bbr")].sort_values("t_s")
     if s.empty:
         return []
-    entries = [analysis.entries_into(f["t_s"].to_numpy(dtype=float), list(f["cc_state"]), "probe_rtt")
-               for _, f in s.groupby("flow_id")]
-    return analysis.event_rounds(entries, window_s=1.0, min_events=min(3, len(entries)))
+    return analysis.probe_rtt_rounds(s[s["run_id"] == run_id])
 
 
 def analysis_oscillation(study: Study, datas: list[PartData]):
