@@ -400,3 +400,42 @@ def test_run_out_does_not_import_pandas(minimal_toml, tmp_path):
     assert "PANDAS=False" in p.stderr, p.stderr
     assert pq.read_table(next((out / "flows").glob("*.parquet"))).num_rows == 40
     assert pq.read_table(next((out / "series").glob("*.parquet"))).num_rows > 0
+
+
+# ---- run --duration ---------------------------------------------------------------------------
+
+def _invoke(*args):
+    from typer.testing import CliRunner
+
+    from ccbench.cli import app
+
+    return CliRunner().invoke(app, [*map(str, args)], env={"COLUMNS": "200", "NO_COLOR": "1"})
+
+
+def test_run_duration_overrides_the_scenario_as_set_does(minimal_toml):
+    """--duration TIME is --set duration=TIME: the same run (scenario hash) for the minutes form."""
+    res = _invoke("run", minimal_toml, "--duration", "0.02min", "--json")
+    assert res.exit_code == 0, res.output
+    run = json.loads(res.stdout)["runs"][0]
+    if run["status"] == "failed":
+        skip_if_core_missing(run["error"])
+    assert run["status"] == "ok" and run["duration_s"] == 1.2  # the file says 2s
+    same = _invoke("run", minimal_toml, "--set", "duration=1.2s", "--json")
+    assert json.loads(same.stdout)["runs"][0]["scenario_hash"] == run["scenario_hash"]
+    # agreeing with a --set of duration is fine
+    res = _invoke("run", minimal_toml, "--duration", "1.2s", "--set", "duration=1.2s", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["runs"][0]["scenario_hash"] == run["scenario_hash"]
+
+
+@pytest.mark.parametrize("value", ["2m", "1hr", "25h", "0s", "soon"])
+def test_run_bad_duration_is_the_set_error(minimal_toml, value):
+    """A bad --duration exits 2 with exactly the message of --set duration=VALUE (the key named)."""
+    res = _invoke("run", minimal_toml, "--duration", value)
+    assert res.exit_code == 2 and "Traceback" not in res.stderr
+    assert f"{minimal_toml}: duration: " in res.stderr
+    assert res.stderr == _invoke("run", minimal_toml, "--set", f"duration={value}").stderr
+
+
+def test_run_duration_and_a_different_set_duration_are_refused(minimal_toml):
+    res = _invoke("run", minimal_toml, "--duration", "1s", "--set", "duration=2s")
+    assert res.exit_code == 2 and "--duration '1s' and --set duration=2s disagree" in res.stderr

@@ -97,6 +97,21 @@ def test_defaults():
     assert sc.probe.ping_s == 0 and sc.sweep is None
 
 
+@pytest.mark.parametrize("text, seconds", [("2min", 120.0), ("1h", 3600.0), ("1.5min", 90.0)])
+def test_duration_in_minutes_and_hours(text, seconds):
+    sc = Scenario.from_dict(minimal_dict(duration=text))
+    assert sc.duration_s == seconds
+    assert sc.sim_config()["duration_ns"] == int(seconds) * 10**9  # exact integers of ns
+
+
+@pytest.mark.parametrize("text, problem", [("2m", "minutes or milliseconds"), ("1hr", "unknown unit 'hr'"),
+                                           ("25h", "above the maximum 86400s (1 day)")])
+def test_bad_duration_units_name_the_key(text, problem):
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(minimal_dict(duration=text))
+    assert e.value.key == "duration" and problem in str(e.value)
+
+
 def test_name_defaults_to_file_stem(write_toml):
     p = write_toml('[bottleneck]\nrate="1Mbit"\nrtt="1ms"\n[[flows]]\ncc="reno"\n', name="my-study.toml")
     assert load_scenario(p).name == "my-study"

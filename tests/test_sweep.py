@@ -577,11 +577,23 @@ def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch, si
 
 
 @pytest.mark.parametrize("text,seconds", [("600", 600.0), ("90s", 90.0), ("30min", 1800.0),
-                                          ("2h", 7200.0), ("none", None), ("0", None)])
+                                          ("2h", 7200.0), ("none", None), ("0", None), (1, 1.0),
+                                          ("1.5min", 90.0), ("500ms", 0.5), ("off", None)])
 def test_parse_run_timeout(text, seconds):
     from ccbench.sweep import parse_run_timeout
 
     assert parse_run_timeout(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["soon", "1m", "-5s", "2 hours"])
+def test_run_timeout_uses_the_scenario_time_grammar(text):
+    from ccbench.sweep import SweepError, parse_run_timeout
+    from ccbench.units import UnitError, parse_time_ns
+
+    with pytest.raises(UnitError):
+        parse_time_ns(text)
+    with pytest.raises(SweepError, match=r"^--run-timeout .*: expected a duration"):
+        parse_run_timeout(text)
 
 
 def test_bad_run_timeout_is_one_line(tmp_path):

@@ -44,6 +44,8 @@ def test_rate_errors(text, fragment):
         ("30s", 30 * 10**9), ("50ms", 50 * 10**6), ("100us", 100_000), ("100µs", 100_000),
         ("250ns", 250), ("0.1s", 100_000_000), ("1.5ms", 1_500_000), (30, 30 * 10**9),
         (0.05, 50_000_000), ("0", 0), ("0s", 0),
+        ("2min", 120 * 10**9), ("1.5min", 90 * 10**9), ("1h", 3600 * 10**9), ("0.25h", 900 * 10**9),
+        ("1e-9min", 60),
     ],
 )
 def test_times(text, ns):
@@ -56,11 +58,16 @@ def test_time_seconds_exact_to_the_nanosecond():
         assert round(s * 1e9) == parse_time_ns(text)
 
 
-@pytest.mark.parametrize("text", ["1m", "5min", "-1s", "ms", "1h", "10 seconds", "s5", float("inf")])
+@pytest.mark.parametrize("text", ["1m", "5mins", "-1s", "ms", "1hr", "2H", "10 seconds", "s5", "1e-12min", float("inf")])
 def test_time_errors(text):
     with pytest.raises(UnitError) as e:
         parse_time(text)
     assert "30s" in e.value.expected
+
+
+def test_m_alone_is_refused_with_a_hint():
+    with pytest.raises(UnitError, match="minutes or milliseconds"):
+        parse_time_ns("1m")
 
 
 @pytest.mark.parametrize(

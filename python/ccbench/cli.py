@@ -229,6 +229,11 @@ def run(
         [], "--set", metavar="KEY=VALUE",
         help="Override a field: --set bottleneck.loss=1% --set flows.0.cc=bbr (repeatable).",
     ),
+    duration: Optional[str] = typer.Option(
+        None, "--duration", metavar="TIME",
+        help="Run for TIME instead of the scenario's duration (30s, 2min, 1h; a bare number is "
+             "seconds): the same as --set duration=TIME.",
+    ),
     backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
     out: Optional[Path] = typer.Option(
         None, "--out", "-o", metavar="DIR",
@@ -250,7 +255,19 @@ def run(
     A \\[sweep] table in the file is not expanded: run runs the base scenario once (ccbench sweep runs the grid).
     """
     with _arrow_memory_from_malloc():
-        _run(scenario, set_, backend, out, interval, as_json, series)
+        _run(scenario, _with_duration(set_, duration), backend, out, interval, as_json, series)
+
+
+def _with_duration(set_: List[str], duration: Optional[str]) -> List[str]:
+    """--duration TIME as the override --set duration=TIME (the same parsing, validation and
+    messages); given together with a --set of duration, it must say the same."""
+    if duration is None:
+        return list(set_)
+    given = [s.partition("=")[2].strip() for s in set_ if s.partition("=")[0].strip() == "duration"]
+    if any(g != duration.strip() for g in given):
+        raise error(f"--duration {duration!r} and --set duration={given[-1]} disagree: give one of them",
+                    EXIT_BAD_INPUT)
+    return [*set_, f"duration={duration}"]
 
 
 def _run(scenario: Path, set_: List[str], backend: str, out: Optional[Path], interval: Optional[str],

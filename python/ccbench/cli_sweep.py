@@ -41,8 +41,9 @@ def sweep_command(
     retry_failed: bool = typer.Option(False, "--retry-failed",
                                       help="Run again the runs stored as failed."),
     run_timeout: str = typer.Option("1h", "--run-timeout", metavar="TIME",
-                                    help="Stop a run after TIME (600, 90s, 30min, 2h; none = no "
-                                         "limit) and store it as failed; the sweep goes on."),
+                                    help="Stop a run after TIME (600, 90s, 30min, 2h: a scenario time, a bare "
+                                         "number is seconds; none = no limit) and store it as failed; "
+                                         "the sweep goes on."),
     set_: List[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
                                    help="Override a scenario value before expanding. A swept key (in "
                                         "\\[sweep] or --grid) is pinned to this one value, as "

@@ -437,26 +437,21 @@ def _fmt_seconds(seconds: float) -> str:
 
 
 def parse_run_timeout(value: Any) -> float | None:
-    """``--run-timeout``: seconds as a number, or a number with s, min or h ("90s", "30min",
-    "2h"); 0, "none" or "off" = no timeout. Raises SweepError otherwise."""
+    """``--run-timeout``: a duration in seconds, in the one duration grammar of scenario files
+    (units.parse_time_ns: ns, us, ms, s, min, h; a bare number is seconds): "600", "90s",
+    "30min", "2h"; 0, "none" or "off" = no timeout. Raises SweepError otherwise."""
+    from ccbench import units
+
     if value is None:
         return None
-    text = str(value).strip().lower()
-    if text in ("none", "off", "inf", "0", "0s"):
+    if isinstance(value, str) and value.strip().lower() in ("none", "off", "inf"):
         return None
-    mult = 1.0
-    for suffix, m in (("min", 60.0), ("h", 3600.0), ("s", 1.0)):
-        if text.endswith(suffix):
-            text, mult = text[: -len(suffix)].strip(), m
-            break
     try:
-        seconds = float(text) * mult
-    except ValueError:
-        seconds = float("nan")
-    if not math.isfinite(seconds) or seconds < 0:
-        raise SweepError(f"--run-timeout {value!r}: expected a duration such as 600, 90s, 30min "
-                         f"or 2h (or none)")
-    return seconds or None
+        ns = units.parse_time_ns(value)
+    except units.UnitError as e:
+        raise SweepError(f"--run-timeout {units.quote(value)}: expected a duration such as 600 (seconds), "
+                         f"90s, 30min or 2h, or none ({e.problem})") from None
+    return ns / 1e9 or None
 
 
 def _check_private_dir(directory: Path) -> None:

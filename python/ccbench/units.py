@@ -11,7 +11,9 @@ Accepted spellings (see docs/scenario.md):
   with ``bit``, ``bps`` or ``bit/s`` (``kbit``, ``Kbit``, ``Mbps``, ``Gbit/s``), and the bare prefix
   (``"50M"`` = 50 Mbit/s). Prefixes are powers of 1000 and case-insensitive (``mbit`` = ``Mbit``,
   as in tc). Note: unlike tc, ``Mbps`` here means megabits, not megabytes, per second.
-* times: ``ns``, ``us`` (or ``µs``), ``ms``, ``s``; a bare number means seconds.
+* times: ``ns``, ``us`` (or ``µs``), ``ms``, ``s``, ``min``, ``h``; a bare number means seconds.
+  ``m`` alone is refused (minutes or milliseconds?). The one duration grammar of ccbench: scenario
+  files, ``--set``, ``--duration`` and ``--run-timeout`` all parse times here.
 * sizes: ``B``; ``KB``/``kB``, ``MB``, ``GB`` (1000-based) and ``KiB``, ``MiB``, ``GiB``
   (1024-based); a bare integer means bytes.
 * percentages: ``"0.1%"`` (0-100 %); a bare number is refused unless it is 0, because
@@ -50,7 +52,7 @@ __all__ = [
 Number = Union[int, float, str, Decimal]
 
 RATE_FORM = 'a rate in bits per second, e.g. "50Mbit", "1Gbit", "500kbit" or "10Mbps"'
-TIME_FORM = 'a duration, e.g. "30s", "50ms" or "100us"'
+TIME_FORM = 'a duration, e.g. "30s", "50ms", "100us", "2min" or "1h"'
 SIZE_FORM = 'a size in bytes, e.g. "1500B", "256KB" (1000-based) or "256KiB" (1024-based)'
 PERCENT_FORM = 'a percentage 0-100%, e.g. "1%" or "0.1%"'
 BUFFER_FORM = 'a buffer size: "1bdp", "0.25bdp", "100pkt" or a size such as "256KB"'
@@ -84,7 +86,8 @@ _NUM_UNIT = re.compile(r"^\s*" + _NUM + r"\s*([A-Za-zµ/%]*)\s*$")
 
 _RATE_UNIT = re.compile(r"^([kKmMgGtT]?)(bit|bits|bit/s|bits/s|bps|)$")
 _RATE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "": 10**9}
+_TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "": 10**9,
+               "min": 60 * 10**9, "h": 3600 * 10**9}
 _SIZE_UNITS = {
     "": 1,
     "B": 1,
@@ -195,10 +198,13 @@ def parse_rate(value: Number) -> int:
 
 
 def parse_time_ns(value: Number) -> int:
-    """A duration in integer nanoseconds, e.g. ``"50ms"`` → 50_000_000; a bare number is seconds."""
+    """A duration in integer nanoseconds, e.g. ``"50ms"`` → 50_000_000, ``"1.5min"`` →
+    90_000_000_000; a bare number is seconds. Exact: the Decimal value times the unit's
+    nanoseconds, rounded half-even to the nanosecond (only a value below 1 ns is refused)."""
     number, unit = _split(value, TIME_FORM)
     if unit not in _TIME_UNITS:
-        raise UnitError(f"{_show(value)} has an unknown unit '{unit}'", TIME_FORM)
+        hint = " (minutes or milliseconds? write min or ms)" if unit in ("m", "M") else ""
+        raise UnitError(f"{_show(value)} has an unknown unit '{unit}'{hint}", TIME_FORM)
     ns = number * _TIME_UNITS[unit]
     if ns != ns.to_integral_value() and ns < 1:
         raise UnitError(f"{_show(value)} is below the 1 ns resolution", TIME_FORM)
