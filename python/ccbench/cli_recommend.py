@@ -12,34 +12,55 @@ import typer
 __all__ = ["register", "recommend_command", "print_recommendation"]
 
 
+def _round(x: float, digits: int = 4) -> float:
+    """``digits`` significant digits: what a repeated measurement supports (a p-value or a
+    rate keeps its magnitude; 43.61803 -> 43.62)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return float(f"{x:.{digits}g}")
+
+
 def _clean(x):
-    """JSON-safe: NaN/inf -> None, numpy scalars -> Python."""
+    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, floats to 4 significant digits
+    (whole floats such as a rate in bit/s stay exact)."""
     if isinstance(x, dict):
         return {str(k): _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v) for v in x]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
         x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            return None
+        return x if x.is_integer() else _round(x)
     return x
+
+
+def _num(x: float, spec: str) -> str:
+    """``spec``, but a ``g`` format keeps whole digits from 1000 up (1170, not 1.17e+03)."""
+    if spec.endswith("g") and abs(x) >= 1000:
+        return f"{x:.0f}"
+    return format(x, spec)
 
 
 def _ci(c, spec=".1f", scale=1.0) -> str:
     if not c or c.get("mean") is None:
         return "–"
-    m = format(c["mean"] * scale, spec)
+    m = _num(c["mean"] * scale, spec)
     if c.get("lo") is None or c.get("hi") is None:
         return m
-    return f"{m} ±{format((c['hi'] - c['lo']) / 2 * scale, spec)}"   # t interval: symmetric
+    return f"{m} ±{_num((c['hi'] - c['lo']) / 2 * scale, spec)}"   # t interval: symmetric
 
 
 def print_recommendation(rec, console) -> None:
     from rich.table import Table
 
     from .recommend import GOAL_TEXT, cc_name
+    from .recommend.verdict import ratio_text
 
     doc = rec.to_json()
+    us = rec.link.rtt_s < 1e-3        # a data-centre RTT: delays in µs
+    dunit, dscale = ("µs", 1e3) if us else ("ms", 1.0)
     console.print(f"[bold]link[/]: {rec.link.describe()}; backend {rec.backend}", highlight=False, soft_wrap=True)
     console.print(f"[bold]goal[/]: {GOAL_TEXT[rec.goal]}", highlight=False, soft_wrap=True)
     for n in rec.notes:
@@ -52,20 +73,20 @@ def print_recommendation(rec, console) -> None:
                     f"{rec.repeats} repeats (CV: goodput across repeats at the stated link)",
               title_justify="left")
     has_comp = bool(rec.link.competing)
-    cols = ["cc", "goodput Mbit/s", "p95 RTT ms", "p95/base", "CV %"]
+    cols = ["cc", "goodput Mbit/s", f"p95 RTT {dunit}", "p95/base", "CV %"]
     if has_comp:
         cols += ["share of link %", "Jain"]
     elif rec.link.flows > 1:
         cols += ["Jain"]
     lat = rec.goal == "latency"   # scores are minus the p95 RTT: shown as the p95 RTT itself
-    cols += ["score (latency)\n= p95 RTT ms" if lat else f"score ({rec.goal})"]
+    cols += [f"score (latency)\n= p95 RTT {dunit}" if lat else f"score ({rec.goal})"]
     for c in cols:
         t.add_column(c, justify="left" if c == "cc" else "right")
     for i, row in enumerate(doc["evidence"]):
         name = cc_name(row["cc"]) + ("" if row["eligible"] else " (not eligible)")
         if row["cc"] == doc["leader"]:
             name += " *"
-        cells = [name, _ci(row["goodput_mbps"], ".2f"), _ci(row["p95_rtt_ms"], ".0f"),
+        cells = [name, _ci(row["goodput_mbps"], ".2f"), _ci(row["p95_rtt_ms"], ".3g", dscale),
                  "–" if row["p95_over_base"] is None else f"{row['p95_over_base']:.1f}×",
                  "–" if row["cv_pct"] is None else f"{row['cv_pct']:.1f}"]
         if has_comp:
@@ -76,12 +97,12 @@ def print_recommendation(rec, console) -> None:
         if lat and sc and sc.get("mean") is not None:
             sc = {"mean": -sc["mean"], "lo": None if sc["hi"] is None else -sc["hi"],
                   "hi": None if sc["lo"] is None else -sc["lo"]}
-        cells.append(_ci(sc, ".3g"))
+        cells.append(_ci(sc, ".3g", dscale if lat else 1.0))
         t.add_row(*cells)
     console.print(t)
 
     nb = Table(title="neighbourhood: the goal score per link variant"
-                     + (" (p95 RTT ms, lower is better)" if lat else "") + " (your figures are estimates)",
+                     + (f" (p95 RTT {dunit}, lower is better)" if lat else "") + " (your figures are estimates)",
                title_justify="left")
     nb.add_column("link variant")
     for cc in rec.candidates:
@@ -89,14 +110,17 @@ def print_recommendation(rec, console) -> None:
     nb.add_column("answer here")
     for p in doc["neighbourhood"]:
         d = p["decision"]
-        if d["outcome"] in ("winner", "single"):
-            ans = f"{cc_name(d['leader'])} (+{(d['rel_diff'] or 0) * 100:.0f} %)"
+        means = p["score_means"]
+        if d["outcome"] == "winner" and means.get(d["leader"]) is not None and means.get(d["runner_up"]) is not None:
+            ans = f"{cc_name(d['leader'])} ({ratio_text(rec.goal, means[d['leader']], means[d['runner_up']])})"
+        elif d["outcome"] in ("winner", "single"):
+            ans = cc_name(d["leader"])
         elif d["outcome"] == "tie":
             ans = "tie"
         else:
             ans = f"not separated ({cc_name(d['leader'])} ahead)"
-        sign = -1.0 if lat else 1.0
-        nb.add_row(p["label"], *["–" if p["score_means"].get(cc) is None else f"{sign * p['score_means'][cc]:.3g}"
+        sign = -dscale if lat else 1.0
+        nb.add_row(p["label"], *["–" if p["score_means"].get(cc) is None else _num(sign * p['score_means'][cc], ".3g")
                                  for cc in rec.candidates], ans)
     console.print(nb)
     flips = doc["flips"]
@@ -132,24 +156,28 @@ def print_recommendation(rec, console) -> None:
 
 
 def recommend_command(
-    rate: Optional[str] = typer.Option(None, "--rate", help="Bottleneck rate, e.g. 50Mbit (with --ping: default 50Mbit)."),
-    rtt: Optional[str] = typer.Option(None, "--rtt", help="Base round-trip time, e.g. 50ms (or from --ping)."),
-    loss: Optional[str] = typer.Option(None, "--loss", help="Random loss on data packets, e.g. 0.5% (default 0)."),
-    jitter: Optional[str] = typer.Option(None, "--jitter", help="± per-packet delay variation, e.g. 5ms (default 0)."),
-    buffer: str = typer.Option("1bdp", "--buffer", help="Bottleneck buffer: 1bdp, 0.5bdp, 100pkt, 256KB."),
-    aqm: str = typer.Option("droptail", "--aqm", help="Queue discipline at the bottleneck: droptail, codel, fq_codel, pie, red or fq (docs/scenario.md; the kernel backend runs droptail only)."),
-    flows: int = typer.Option(1, "--flows", help="Your parallel connections (all of the candidate algorithm)."),
+    rate: Optional[str] = typer.Option(None, "--rate", help="Bottleneck rate, 100kbit to 10Gbit, e.g. 50Mbit (with --ping: default 50Mbit)."),
+    rtt: Optional[str] = typer.Option(None, "--rtt", help="Base round-trip time, 100us to 1s, e.g. 50ms (or from --ping)."),
+    loss: Optional[str] = typer.Option(None, "--loss", help="Random loss on data packets, 0% to 20%, e.g. 0.5% (default 0)."),
+    jitter: Optional[str] = typer.Option(None, "--jitter", help="± per-packet delay variation, up to half the RTT, e.g. 5ms (default 0)."),
+    reorder: Optional[str] = typer.Option(None, "--reorder", metavar="BOOL",
+                                          help="true (default): jitter reorders packets, as netem does; false: packets keep their order (queueing-like delay variation)."),
+    buffer: Optional[str] = typer.Option(None, "--buffer", help="Bottleneck buffer, 0.1 to 100 BDP: 1bdp (default), 0.5bdp, 100pkt, 256KB."),
+    aqm: Optional[str] = typer.Option(None, "--aqm", help="Queue discipline at the bottleneck: droptail (default), codel, fq_codel, pie, red or fq (docs/scenario.md; the kernel backend serves the same disciplines in ccbench-link)."),
+    flows: Optional[int] = typer.Option(None, "--flows", help="Your parallel connections, 1 to 100, all of the candidate algorithm (default 1)."),
     competing: Optional[str] = typer.Option(
         None, "--competing", help="Other traffic sharing the bottleneck: cubic, 2xcubic, cubic,bbr."),
+    scenario: Optional[Path] = typer.Option(None, "--scenario", metavar="FILE",
+                                            help="Take the link from a scenario file (Wi-Fi hop, trace, AQM, access links, competing flows): its first [[flows]] group is your flows, the others compete. Flags given beside it override its values."),
     goal: str = typer.Option("throughput", "--goal", help="throughput | latency | balanced | fairness."),
     backend: str = typer.Option("sim", "--backend", "-b",
-                                help="sim, or kernel (root): simulator search, then the top two confirmed on the kernel."),
-    budget: str = typer.Option("30s", "--budget", help="Wall-time budget for the simulator search."),
+                                help="sim; ns3 (the search runs on ns-3, which also has hybla, dctcp, westwood, ...); or kernel (root): simulator search, then the top two confirmed on the kernel."),
+    budget: str = typer.Option("30s", "--budget", help="Wall-time budget for the search."),
     ping: Optional[Path] = typer.Option(None, "--ping", metavar="FILE",
                                         help="Saved output of iputils ping (or ping -D): base RTT, jitter, loss."),
-    cc: Optional[str] = typer.Option(None, "--cc", help="Candidates, e.g. cubic,bbr (default: all the backend has)."),
-    duration: str = typer.Option("15s", "--duration", help="Simulated length of each run."),
-    max_repeats: int = typer.Option(20, "--max-repeats", help="Cap on repeats per candidate and link variant."),
+    cc: Optional[str] = typer.Option(None, "--cc", help="Candidates, e.g. cubic,bbr (default: the simulator's four; `bbr` is BBR v1)."),
+    duration: Optional[str] = typer.Option(None, "--duration", help="Simulated length of each run (default 15s, or 30 base RTTs when longer)."),
+    max_repeats: int = typer.Option(20, "--max-repeats", help="Cap on repeats per candidate and link variant (at least 3)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j",
                                           help="Local processes (default: in-process when runs are quick)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (schema: docs/recommend.md)."),
@@ -164,28 +192,35 @@ def recommend_command(
 
     from . import units
     from .cli import EXIT_BAD_INPUT, error
-    from .recommend import GOALS, RecommendError, link_from_options, recommend
+    from .recommend import GOALS, RecommendError, link_from_options, link_from_scenario, recommend
     from .scenario import ScenarioError
 
     console = Console()
     err = Console(stderr=True)
+    est = None
     try:
         if goal not in GOALS:
             raise RecommendError("--goal", f"unknown goal {goal!r}", "one of " + ", ".join(GOALS))
-        est = None
-        if ping is not None:
-            from .pingparse import PingParseError, parse_ping_file
-
-            try:
-                est = parse_ping_file(ping)
-            except PingParseError as e:
-                raise RecommendError("--ping", str(e), "the saved output of iputils ping") from None
         try:
             budget_s = units.parse_time(budget)
         except ValueError as e:
             raise RecommendError("--budget", f"{budget!r}: {getattr(e, 'problem', e)}", units.TIME_FORM) from None
-        link, notes = link_from_options(rate=rate, rtt=rtt, loss=loss, jitter=jitter, buffer=buffer, aqm=aqm,
-                                        flows=flows, competing=competing, duration=duration, ping=est)
+        figures = dict(rate=rate, rtt=rtt, loss=loss, jitter=jitter, buffer=buffer, aqm=aqm, flows=flows,
+                       competing=competing, duration=duration, reorder=reorder)
+        if scenario is not None:
+            if ping is not None:
+                raise RecommendError("--ping", "--ping and --scenario both describe the link",
+                                     "one of them (the file can hold what the ping measured)")
+            link, notes = link_from_scenario(scenario, **figures)
+        else:
+            if ping is not None:
+                from .pingparse import PingParseError, parse_ping_file
+
+                try:
+                    est = parse_ping_file(ping)
+                except PingParseError as e:
+                    raise RecommendError("--ping", str(e), "the saved output of iputils ping") from None
+            link, notes = link_from_options(**figures, ping=est)
         cands = [c.strip().lower() for c in cc.split(",") if c.strip()] if cc else None
         progress = None if as_json else (lambda s: err.print(f"  {s}", style="dim", highlight=False))
         rec = recommend(link, goal, backend=backend, candidates=cands, budget_s=budget_s, workers=workers,

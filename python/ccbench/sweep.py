@@ -734,7 +734,7 @@ def _payload(res: Any, backend_s: float | None, host: str | None) -> dict[str, A
 # Executors
 # --------------------------------------------------------------------------------------------
 
-class _LocalExecutor:
+class LocalExecutor:
     """ProcessPoolExecutor that survives a worker crash (segfault, OOM kill) and can kill the
     worker of a run that outlives its timeout. Workers die with the sweep process (prctl
     PR_SET_PDEATHSIG and a parent watchdog, see procs.die_with_parent)."""
@@ -774,6 +774,11 @@ class _LocalExecutor:
 
     def submit(self, spec: "RunSpec", backend: str, run_timeout: float | None):
         return self.pool.submit(execute_run, spec.scenario, backend, run_timeout, spec.run_id)
+
+    def submit_call(self, fn: Callable[..., Any], *args: Any):
+        """Run ``fn(*args)`` on a worker (a picklable module-level function) and return its
+        future: for callers that reduce a run to their own numbers (recommend's run_metrics)."""
+        return self.pool.submit(fn, *args)
 
     def wait(self, futures, timeout: float | None = None):
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -1032,7 +1037,7 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
             n = workers if workers is not None else (os.cpu_count() or 1)
             if n < 1:
                 raise SweepError(f"--workers {n}: expected at least 1")
-            executor = _LocalExecutor(min(n, len(todo)))
+            executor = LocalExecutor(min(n, len(todo)))
         stack.callback(lambda: executor.close() if executor is not None else None)
         summary.executor = executor.description
         # after the executor exists: a sweep that cannot start leaves no directory
