@@ -69,7 +69,8 @@ def print_recommendation(rec, console) -> None:
     console.print(rec.headline(), style=style, highlight=False, soft_wrap=True)
     console.print(f"[bold]how sure[/]: {rec.confidence_text()}", highlight=False, soft_wrap=True)
 
-    t = Table(title=f"evidence: mean over the {len(rec.points)} link variants, ± the 95 % interval over "
+    nv = len(rec.points)
+    t = Table(title=f"evidence: mean over the {nv} link variant{'s' if nv != 1 else ''}, ± the 95 % interval over "
                     f"{rec.repeats} repeats (CV: goodput across repeats at the stated link)",
               title_justify="left")
     has_comp = bool(rec.link.competing)

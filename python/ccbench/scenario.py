@@ -69,6 +69,9 @@ BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
 #: each backend's ``check()`` refuses those it lacks.
 EXTRA_ALGORITHMS = ("westwood", "highspeed", "hybla", "illinois", "scalable", "yeah", "htcp", "bic", "veno",
                     "lp", "dctcp", "ledbat")
+#: Names users write for algorithms no backend models yet, with what to say instead of a
+#: "did you mean" that would point at another algorithm.
+UNMODELLED_ALGORITHMS = {n: "not modelled yet; `bbr` is BBR v1" for n in ("bbr2", "bbrv2", "bbr3", "bbrv3")}
 #: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive window a flow gets by default.
 DEFAULT_RWND_BYTES = 6 * 1024 * 1024
 MTU = 1500
@@ -471,6 +474,8 @@ class FlowGroup(_Model):
         if not isinstance(v, str):
             raise _custom(f"{_q(v)} is not an algorithm name", _cc_form())
         name = v.strip().lower()
+        if name in UNMODELLED_ALGORITHMS:
+            raise _custom(f"{_q(v)}: {UNMODELLED_ALGORITHMS[name]}", _cc_form())
         if name not in known_algorithms():
             hint = difflib.get_close_matches(name[:64], known_algorithms(), n=1)
             extra = f"; did you mean '{hint[0]}'?" if hint else ""

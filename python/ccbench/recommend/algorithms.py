@@ -1,13 +1,15 @@
 """The candidates' names as recommend prints them, and their order when nothing else decides."""
 from __future__ import annotations
 
+from ..scenario import UNMODELLED_ALGORITHMS
+
 #: order of the candidates when nothing else decides (ties in the tables)
 ORDER = {"cubic": 0, "bbr": 1, "reno": 2, "vegas": 3}
 #: printed names; ``bbr`` is BBR v1 (mainline Linux's tcp_bbr.c), in every output
 NAMES = {"cubic": "CUBIC", "bbr": "BBR v1", "reno": "Reno", "vegas": "Vegas"}
-#: names of BBR versions the simulator does not model (refused, not matched to ``bbr``)
-UNMODELLED_BBR = ("bbr2", "bbrv2", "bbr3", "bbrv3")
-UNMODELLED_TEXT = "not modelled yet; `bbr` is BBR v1"
+#: names of BBR versions no backend models (refused with UNMODELLED_TEXT, not matched to ``bbr``)
+UNMODELLED_BBR = tuple(UNMODELLED_ALGORITHMS)
+UNMODELLED_TEXT = UNMODELLED_ALGORITHMS["bbr3"]
 
 
 def cc_name(cc: str) -> str:

@@ -81,7 +81,7 @@ def delay_text(ms: float) -> str:
     """A delay for people: µs below 1 ms (a data-centre RTT), else ms."""
     if ms < 1.0:
         return f"{ms * 1e3:.3g} µs"
-    return f"{ms:.3g} ms"
+    return f"{ms:.3g} ms" if ms < 1000 else f"{ms:.0f} ms"
 
 
 # --------------------------------------------------------------------------------------------

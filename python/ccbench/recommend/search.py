@@ -167,13 +167,17 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
         except Exception as e:  # noqa: BLE001
             raise _refusal(link, e, "--backend") from None
 
-    # calibrate: one run at the stated link, after a warm-up run that loads the backend
+    # calibrate: one run of the shortest length at the stated link, after a warm-up run that
+    # loads the backend; a run's cost grows with its length (packets carried)
     run_metrics(_WARM_UP, search)
+    short = link.min_run_s()
     t = time.perf_counter()
-    first_run = run_metrics(scenario_dict(link, points[0], cands[0], seed), search, link.source)
+    first_run = run_metrics(scenario_dict(with_duration(link, short), points[0], cands[0], seed), search,
+                            link.source)
     if not first_run.get("ok"):
-        raise RecommendError(link.name("rate"), f"the first run on this link failed: {first_run.get('error')}")
-    per_run = time.perf_counter() - t
+        raise RecommendError("backend", f"the first run on this link failed on the {search} backend: "
+                             f"{first_run.get('error')}")
+    per_run = (time.perf_counter() - t) * link.run_s / short
     cpus = os.cpu_count() or 1
     if workers is None:
         workers = 1
@@ -184,8 +188,8 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
         # a fast link: shorter runs so that the first batch fits the budget
         dur = max(link.min_run_s(), link.run_s * 0.6 * budget_s / first)
         dur = math.floor(dur * 10) / 10 if dur >= 1 else dur
-        notes.append(f"runs shortened from {link.run_s:g} s to {dur:.3g} s simulated to fit the "
-                     f"{budget_s:g} s budget (one run took {per_run:.2f} s)")
+        notes.append(f"runs shortened from {link.run_s:.3g} s to {dur:.3g} s simulated to fit the "
+                     f"{budget_s:g} s budget (a {link.run_s:.3g} s run takes about {per_run:.2g} s here)")
         link = with_duration(link, dur)
     runner = Runner(search, workers, link.source)
     metrics: dict = {i: {cc: [] for cc in cands} for i in range(len(points))}

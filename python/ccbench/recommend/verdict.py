@@ -196,8 +196,9 @@ class Recommendation:
         return lines
 
     def delay_text(self) -> list[str]:
-        """Candidates whose p95 RTT is at least twice the base RTT (\"fills the buffer\" when the
-        queueing delay is at least half of what the buffer can hold)."""
+        """Candidates whose p95 RTT is at least twice the base RTT: "fills the buffer" when the
+        queueing delay is between half and all of what the buffer holds (queueing delay = queue
+        bytes / rate); beyond a full buffer the samples hold more than the bottleneck's queue."""
         base = self.link.rtt_s * 1e3
         b = self.link.buffer_bytes()
         buf_ms = (b * 8 / self.link.rate_bps * 1e3) if b is not None and "rate" not in self.link.fixed else None
@@ -207,10 +208,17 @@ class Recommendation:
             if r is None or r < 2:
                 continue
             p95 = row["p95_rtt_ms"]["mean"]
-            full = buf_ms is not None and p95 - base >= 0.5 * buf_ms
-            out.append(f"{cc_name(row['cc'])} {'fills the buffer' if full else 'builds a queue'}: its p95 RTT "
-                       f"is {fmt_delay(p95)}, {r:.1f}× the base RTT of {fmt_delay(base)}"
-                       + (f" (the buffer holds {fmt_delay(buf_ms)})." if buf_ms is not None else "."))
+            head = f"{cc_name(row['cc'])} {{}}: its p95 RTT is {fmt_delay(p95)}, {r:.1f}× the base RTT of {fmt_delay(base)}"
+            if buf_ms is None:
+                out.append(head.format("builds a queue") + ".")
+            elif p95 - base > 1.5 * buf_ms:
+                out.append(head.format("sees RTTs beyond a full buffer")
+                           + f", more than the {fmt_delay(buf_ms)} the buffer holds: its RTT samples include "
+                             "more than the bottleneck's queue (ACKs delayed or lost, recovery).")
+            else:
+                full = p95 - base >= 0.5 * buf_ms
+                out.append(head.format("fills the buffer" if full else "builds a queue")
+                           + f" (the buffer holds {fmt_delay(buf_ms)}).")
         return out
 
     def to_json(self) -> dict:
