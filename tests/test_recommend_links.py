@@ -317,3 +317,23 @@ def test_every_link_gets_an_answer_or_a_one_line_refusal_naming_a_flag(link):
     packets = link["rate"] * doc["link"]["duration_s"] / 12_000
     first_batch = 2 * len(doc["neighbourhood"]) * 3 * packets / 0.5e6
     assert wall < 2 * BUDGET_S + first_batch + 10, (wall, first_batch)
+
+
+def _ns3_missing():
+    from ccbench import backends
+
+    try:
+        return backends.get_backend("ns3")._problem()   # the SDK and a compiler (tests/test_ns3.py)
+    except Exception as e:  # noqa: BLE001 - BackendUnavailable, with the reason
+        return str(e)
+
+
+@pytest.mark.skipif(_ns3_missing() is not None, reason="ns3 backend unavailable")
+def test_ns3_backend_searches_with_its_own_algorithms():
+    """hybla (for long RTTs) is an ns-3-only algorithm: the same stopping rule decides on ns-3."""
+    doc = _answer(["--backend", "ns3", "--rate", "10Mbit", "--rtt", "600ms", "--loss", "1%", "--cc", "cubic,hybla",
+                   "--duration", "20s", "--max-repeats", "5", "--budget", "60s"])
+    assert doc["backend"] == "ns3" and set(doc["candidates"]) == {"cubic", "hybla"}
+    _physically_possible(doc, 10e6, 600.0)
+    code, out, err, _ = _recommend("--backend", "ns3", "--scenario", "/nonexistent.toml")
+    assert code == 2

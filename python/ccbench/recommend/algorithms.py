@@ -7,10 +7,14 @@ from ..scenario import UNMODELLED_ALGORITHMS
 ORDER = {"cubic": 0, "bbr": 1, "reno": 2, "vegas": 3}
 #: printed names; ``bbr`` is BBR v1 (mainline Linux's tcp_bbr.c), in every output
 NAMES = {"cubic": "CUBIC", "bbr": "BBR v1", "reno": "Reno", "vegas": "Vegas"}
+#: the names of algorithms only ns-3 runs, as their authors write them
+NS3_NAMES = {"westwood": "Westwood", "highspeed": "HighSpeed", "hybla": "Hybla", "illinois": "Illinois",
+             "scalable": "Scalable", "yeah": "YeAH", "htcp": "H-TCP", "bic": "BIC", "veno": "Veno", "lp": "TCP-LP",
+             "dctcp": "DCTCP", "ledbat": "LEDBAT"}
 #: names of BBR versions no backend models (refused with UNMODELLED_TEXT, not matched to ``bbr``)
 UNMODELLED_BBR = tuple(UNMODELLED_ALGORITHMS)
 UNMODELLED_TEXT = UNMODELLED_ALGORITHMS["bbr3"]
 
 
 def cc_name(cc: str) -> str:
-    return NAMES.get(cc, cc)
+    return NAMES.get(cc) or NS3_NAMES.get(cc, cc)
