@@ -44,6 +44,40 @@ def test_mean_ci_covers_the_true_mean_at_the_nominal_rate():
     assert 0.935 <= hits / 2000 <= 0.965
 
 
+def test_mean_ci_of_a_nonnegative_quantity_is_cut_at_zero():
+    """A skewed small sample near 0: the plain t interval reaches below 0, the non-negative one
+    starts at 0 and keeps the t interval's upper end; the default stays the plain t interval
+    (callers that do not ask are unchanged)."""
+    x = [0.1, 5.0, 0.2]
+    plain = analysis.mean_ci(x)
+    assert plain.lo < 0  # the problem: a goodput interval below 0
+    cut = analysis.mean_ci(x, nonnegative=True)
+    assert cut.lo == 0.0 and cut.lo >= 0
+    assert (cut.mean, cut.hi, cut.n, cut.method) == (plain.mean, plain.hi, plain.n, "t")
+    assert analysis.mean_ci(x, bounds=(0.0, None)) == cut
+
+
+def test_mean_ci_cut_only_bites_near_zero():
+    """A mean large against its spread: the same interval with and without the cut."""
+    for x in ([50.0, 51.0, 49.5], [5.0, 4.0, 6.0, 5.5], normal(7, 10, 100.0, 10.0)):
+        assert analysis.mean_ci(x, nonnegative=True) == analysis.mean_ci(x)
+    # edge cases are unchanged: one value has no interval, none has no mean
+    assert analysis.mean_ci([3.0], nonnegative=True) == analysis.mean_ci([3.0])
+    assert analysis.mean_ci([], nonnegative=True).mean is None
+
+
+def test_mean_ci_bounds_cut_both_sides():
+    """Jain's index of two flows lies in [0.5, 1], a share in [0, 1]."""
+    jain = analysis.mean_ci([0.9, 1.0, 0.98], bounds=(0.5, 1.0))
+    assert jain.hi == 1.0 and 0.5 <= jain.lo < jain.mean < 1.0
+    assert isinstance(jain.hi, float)
+    share = analysis.mean_ci([0.02, 0.3, 0.05], bounds=(0.0, 1.0))
+    assert share.lo == 0.0 and share.hi == analysis.mean_ci([0.02, 0.3, 0.05]).hi < 1.0
+    # nonnegative and an upper bound together; nonnegative never lowers a higher low bound
+    assert analysis.mean_ci([0.9, 1.0, 0.98], nonnegative=True, bounds=(None, 1.0)).hi == 1.0
+    assert analysis.mean_ci([0.55, 0.99, 0.6], nonnegative=True, bounds=(0.5, None)).lo == 0.5
+
+
 # ---- bootstrap --------------------------------------------------------------------------------
 
 

@@ -86,6 +86,24 @@ def test_summary_table_intervals():
     assert row["runs"] == 3 and row["flows"] == 6
 
 
+def test_summary_intervals_of_small_goodputs_are_not_below_zero():
+    """Runs of 0.1, 5.0 and 0.2 Mbit/s per flow: the t interval would start at -5.2 Mbit/s; a
+    goodput cannot, so the summary prints it from 0 (the upper end is the t interval's)."""
+    from ccbench import plots
+
+    s = fake_store(failed=False)
+    f = s.flows
+    cell = (f["bottleneck.loss"] == "1%") & (f["cc"] == "cubic")
+    for rid, v in zip(sorted(f.loc[cell, "run_id"].unique()), (0.1e6, 5.0e6, 0.2e6)):
+        f.loc[cell & (f["run_id"] == rid), "goodput_bps"] = v
+    df = report.summary_table(plots.tables(s))
+    row = df[(df["bottleneck.loss"] == "1%") & (df["cc"] == "cubic")].iloc[0]
+    m, lo, hi = map(float, re.findall(r"-?[\d.]+(?:e-?\d+)?", row["goodput per flow, Mbit/s"]))
+    assert lo == 0 and m == pytest.approx(1.77, abs=0.01) and hi == pytest.approx(8.72, abs=0.01)
+    for text in df["goodput per flow, Mbit/s"]:  # no cell prints a negative bound
+        assert "-" not in text, text
+
+
 def test_summary_keeps_scenarios_of_one_store_apart():
     """A study stores several scenarios (parts) in one store: the same swept cell of two parts
     is two rows, never pooled (pooling a lone flow with a competing one makes a meaningless

@@ -205,6 +205,30 @@ def test_cv_metric_is_in_percent_of_the_mean():
     assert m.mean == pytest.approx(10e6 / 8e3)  # 1250 KB/s
 
 
+def test_study_intervals_of_nonnegative_metrics_are_not_below_zero():
+    """Goodputs of 0.1, 5 and 0.2 Mbit/s: the published-vs-measured interval starts at 0, not
+    at -5.2; Jain's index is cut at 1; a mean far from 0 keeps its plain t interval."""
+    from ccbench import analysis
+
+    part = study.Part("p", "", {}, {"flows.0.cc": ["cubic"]}, {}, study="s")
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "name": "s/p", "status": "ok",
+                         "jain_index": [0.9, 1.0, 0.98]})
+
+    def data(goodputs):
+        flows = pd.DataFrame({"run_id": ["a", "b", "c"], "cc": "cubic", "flows.0.cc": "cubic",
+                              "goodput_bps": goodputs, "name": "s/p"})
+        return study.PartData(type("R", (), {"runs": runs, "flows": flows, "meta": {}})(), part)
+
+    small = study.measure(data([0.1e6, 5e6, 0.2e6]), study.Published("p", {"cc": "cubic"}, "goodput", 1.0, "Mbit/s"))
+    plain = analysis.mean_ci([0.1, 5.0, 0.2])
+    assert small.lo == 0.0 and small.mean == pytest.approx(plain.mean) and small.hi == pytest.approx(plain.hi)
+    big = study.measure(data([50e6, 51e6, 49.5e6]), study.Published("p", {"cc": "cubic"}, "goodput", 50.0, "Mbit/s"))
+    ref = analysis.mean_ci([50.0, 51.0, 49.5])
+    assert (big.lo, big.hi) == (pytest.approx(ref.lo), pytest.approx(ref.hi))
+    jain = study.measure(data([1e6] * 3), study.Published("p", {}, "jain_index", 1.0, ""))
+    assert jain.hi == 1.0 and jain.lo > 0.8
+
+
 def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path):
     """dumbbell-loss sets an access-link rate, which the kernel backend does not emulate (and
     without root it cannot run at all): the study must stop with the part and the reason

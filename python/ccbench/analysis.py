@@ -176,9 +176,32 @@ class MeanCI:
         return self.hi - self.mean
 
 
-def mean_ci(values: Iterable[float], confidence: float = 0.95) -> MeanCI:
+def mean_ci(values: Iterable[float], confidence: float = 0.95, *, nonnegative: bool = False,
+            bounds: Optional[tuple[Optional[float], Optional[float]]] = None) -> MeanCI:
     """Sample mean ± t_{(1+c)/2, n-1} · s / √n (Student 1908). With one value the interval is
-    undefined (lo = hi = None); with none, everything is None."""
+    undefined (lo = hi = None); with none, everything is None.
+
+    ``nonnegative=True`` (goodput, RTT, delay, retransmits, Jain's index, shares, periods: any
+    quantity that cannot be below 0) cuts the interval at 0: ``lo = max(lo, 0)``.
+    ``bounds=(low, high)`` cuts it to the quantity's range in general (either side None = no
+    cut), e.g. (0, 1) for a share, (0.5, 1) for Jain's index of two flows. The defaults leave
+    the plain t interval, as before.
+
+    Why a t interval cut at the range rather than a log-scale or a bootstrap interval: the cut
+    only removes values the quantity cannot take, so the interval still covers the mean at
+    least as often as the t interval does, and it is *the same interval* whenever the t
+    interval lies inside the range — for a mean large against its spread (a goodput of
+    50 ± 1 Mbit/s) nothing changes; it bites only near 0, where 2-5 repeats of a skewed
+    positive quantity ([0.1, 5.0, 0.2] Mbit/s) give a t interval reaching below 0. A log-scale
+    (lognormal) interval cannot take a 0 (a starved flow's goodput, a run without
+    retransmissions) and estimates the geometric, not the arithmetic, mean; a percentile
+    bootstrap is far too narrow with the 3-5 repeats studies and comparisons run (3 values
+    have only 10 distinct resamples). The price: the upper end stays the symmetric t end, so
+    for strongly skewed data near 0 the interval is conservative (wide) above, not tight.
+    """
+    if nonnegative:
+        low, high = bounds if bounds is not None else (None, None)
+        bounds = (0.0 if low is None else max(0.0, low), high)
     x = _finite(values)
     n = int(x.size)
     if n == 0:
@@ -188,7 +211,14 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> MeanCI:
         return MeanCI(m, None, None, 1, confidence)
     s = float(np.std(x, ddof=1))
     half = t_quantile(0.5 + confidence / 2.0, n - 1) * s / math.sqrt(n)
-    return MeanCI(m, m - half, m + half, n, confidence)
+    lo, hi = m - half, m + half
+    if bounds is not None:
+        low, high = bounds
+        if low is not None:
+            lo = max(lo, float(low))
+        if high is not None:
+            hi = min(hi, float(high))
+    return MeanCI(m, lo, hi, n, confidence)
 
 
 def _apply_stat(stat: Callable, samples: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ runs nothing; ``ccbench report DIR/alone`` etc. work on them as on any sweep):
   goodput (bytes delivered by all flows over the time from the first start to the last end),
   mean and p95 RTT (mean over the run's flows of each
   flow's value), retransmissions (sum). The repeats are the sample; 95 % t intervals
-  (``analysis.mean_ci``), the lower bound cut at 0.
+  (``analysis.mean_ci(..., nonnegative=True)``: the lower bound cut at 0).
 * ``pairs``: for each unordered pair of algorithms, two flows (flow 0 = the first algorithm in
   ``--cc`` order, flow 1 = the second) with the settings of the scenario's first flow group,
   started together plus the scenario's ``start_jitter``. Per run: each flow's share of the
@@ -180,17 +180,13 @@ def holm(pvalues: Sequence[Optional[float]]) -> list[Optional[float]]:
 
 
 def _ci(values: Sequence[float], low: Optional[float] = 0.0, high: Optional[float] = None) -> dict:
-    """Mean and Student t interval over the repeats (analysis.mean_ci), cut to the quantity's
-    range [low, high] (goodput, RTT, retransmits >= 0; shares in [0, 1]; Jain in [0.5, 1] for
-    two flows). A t interval rather than a bootstrap one: with 2-5 repeats a percentile bootstrap
-    is far too narrow (3 values have only 10 distinct resamples)."""
-    c = analysis.mean_ci([v for v in values if v is not None], CONFIDENCE)
-    lo, hi = c.lo, c.hi
-    if lo is not None and low is not None:
-        lo = max(lo, low)
-    if hi is not None and high is not None:
-        hi = min(hi, high)
-    return {"mean": c.mean, "lo": lo, "hi": hi, "n": c.n, "method": "t"}
+    """Mean and Student t interval over the repeats, cut to the quantity's range [low, high]
+    (goodput, RTT, retransmits >= 0; shares in [0, 1]; Jain in [0.5, 1] for two flows):
+    analysis.mean_ci's ``bounds``, whose docstring says why a cut t interval and not a
+    log-scale or bootstrap one (with 2-5 repeats a percentile bootstrap is far too narrow: 3
+    values have only 10 distinct resamples)."""
+    c = analysis.mean_ci([v for v in values if v is not None], CONFIDENCE, bounds=(low, high))
+    return {"mean": c.mean, "lo": c.lo, "hi": c.hi, "n": c.n, "method": "t"}
 
 
 def _p_text(p: Optional[float]) -> str:

@@ -280,10 +280,12 @@ def _figure(nrows: int = 1, ncols: int = 1, width: float = 7.0, height: float = 
     return fig, axes
 
 
-def _mean_ci(values: Iterable[float]):
+def _mean_ci(values: Iterable[float], high: Optional[float] = None):
+    """Mean and 95 % t interval of a quantity that is never negative (every figure's: goodput,
+    delay, Jain's index with ``high=1``), cut to its range (analysis.mean_ci)."""
     from . import analysis
 
-    return analysis.mean_ci(list(values))
+    return analysis.mean_ci(list(values), nonnegative=True, bounds=(0.0, high))
 
 
 def _colour_map(names: Iterable[str]) -> dict[str, str]:
@@ -853,8 +855,8 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         names.append("\n".join(f"{c}={v}" for c, v in zip(cells, key)) or "all runs")
-        overall.append(_mean_ci(g["jain_index"]))
-        between.append(_mean_ci(g["jain_index_groups"]) if has_groups else None)
+        overall.append(_mean_ci(g["jain_index"], high=1.0))
+        between.append(_mean_ci(g["jain_index_groups"], high=1.0) if has_groups else None)
     fig, axes = _figure(width=max(6.0, 1.1 * len(names) + 2.5))
     ax = axes[0, 0]
     x = np.arange(len(names))

@@ -247,8 +247,8 @@ def _ci_text(ci, scale: float = 1.0, digits: int = 3) -> str:
 
 
 def summary_table(t: plots.Tables, confidence: float = 0.95) -> pd.DataFrame:
-    """Per cell (varying swept values) per algorithm: runs, flows, and mean [95 % t interval] over
-    runs of the per-run mean goodput per flow, mean RTT and p95 RTT."""
+    """Per cell (varying swept values) per algorithm: runs, flows, and mean [95 % t interval, cut
+    at 0] over runs of the per-run mean goodput per flow, mean RTT and p95 RTT, retransmits."""
     from . import analysis
 
     flows = plots._ok_flows(t)
@@ -272,7 +272,9 @@ def summary_table(t: plots.Tables, confidence: float = 0.95) -> pd.DataFrame:
         row["flows"] = int((flows["run_id"].isin(g["run_id"]) & (flows["cc"] == row["cc"])).sum())
         for m in present:
             scale, label = metrics[m]
-            row[label] = _ci_text(analysis.mean_ci(g[m].astype(float).tolist(), confidence), scale)
+            # every metric here is >= 0: the t interval is cut at 0 (analysis.mean_ci)
+            row[label] = _ci_text(analysis.mean_ci(g[m].astype(float).tolist(), confidence,
+                                                   nonnegative=True), scale)
         row["_order"] = min(rank.get(r, 1 << 30) for r in g["run_id"])
         rows.append(row)
     df = pd.DataFrame(rows).sort_values(["_order", "cc"]).drop(columns="_order")

@@ -692,14 +692,23 @@ class Measured:
     note: str = ""
 
 
-def _ci(values: Sequence[float]) -> Measured:
+def _ci(values: Sequence[float], high: Optional[float] = None) -> Measured:
+    """Mean and 95 % t interval over the runs of a quantity that is never negative (every
+    study metric: goodput, RTT, ping, Jain's index with ``high=1``, period), cut to its range
+    (analysis.mean_ci: near 0 a t interval of 3 repeats would reach below 0)."""
     from . import analysis
 
     v = [float(x) for x in values if x is not None and np.isfinite(x)]
     if not v:
         return Measured(None, note="no runs in this cell")
-    ci = analysis.mean_ci(v)
+    ci = analysis.mean_ci(v, nonnegative=True, bounds=(0.0, high))
     return Measured(ci.mean, ci.lo, ci.hi, ci.n)
+
+
+def _ratio_lo(lo: Optional[float]) -> Optional[float]:
+    """A goodput ratio's lower bound, cut at 0 (Fieller's interval reaches below 0 when the
+    numerator's mean is not significantly above 0)."""
+    return None if lo is None else max(lo, 0.0)
 
 
 def per_run(data: PartData, cell: Mapping[str, Any], column: str = "goodput_bps",
@@ -759,7 +768,8 @@ def measure(data: PartData, row: Published) -> Measured:
         if "cc" in row.cell:
             ok = set(_match(data.flows, row.cell)["run_id"])
             runs = runs[runs["run_id"].isin(ok)]
-        m = _ci(runs[col].astype(float) if col in runs.columns else [])
+        m = _ci(runs[col].astype(float) if col in runs.columns else [],
+                high=1.0 if row.metric == "jain_index" else None)
     elif row.metric == "cv":
         v = per_run(data, row.cell).to_numpy()
         v = v[np.isfinite(v)]
@@ -776,7 +786,7 @@ def measure(data: PartData, row: Published) -> Measured:
             m = Measured(None, note="no runs of both algorithms in this cell")
         else:
             r = analysis.ratio_ci(a.to_numpy(), b.to_numpy())
-            m = Measured(r.ratio, r.lo, r.hi, min(r.n_a, r.n_b), f"{r.method} interval")
+            m = Measured(r.ratio, _ratio_lo(r.lo), r.hi, min(r.n_a, r.n_b), f"{r.method} interval")
     elif row.metric == "period":
         cc = str(row.cell.get("cc", ""))
         runs = _match(data.runs, row.cell, with_cc=False)
@@ -897,7 +907,7 @@ def analysis_goodput(study: Study, datas: list[PartData]):
                 rows.append({**_cell_cols(cell), "cc": cc, **_ci_cols(m, scale)})
         if rows:
             tables.append((f"{d.part.name}: goodput per flow ({study.unit}), mean of repeats with "
-                           f"the 95 % t interval", pd.DataFrame(rows)))
+                           f"the 95 % t interval (cut at 0)", pd.DataFrame(rows)))
     return _section("Goodput", [f"One value per run (the mean over the run's flows of that "
                                 f"algorithm); n runs per cell."], tables)
 
@@ -920,7 +930,7 @@ def analysis_ratio(study: Study, datas: list[PartData]):
             w = analysis.welch_test(a.to_numpy(), b.to_numpy())
             rows.append({**_cell_cols(cell), f"CUBIC {study.unit}": _fmt(b.mean() * scale, 4),
                          f"BBR {study.unit}": _fmt(a.mean() * scale, 4),
-                         "BBR/CUBIC": _fmt(r.ratio), "95% lo": _fmt(r.lo), "95% hi": _fmt(r.hi),
+                         "BBR/CUBIC": _fmt(r.ratio), "95% lo": _fmt(_ratio_lo(r.lo)), "95% hi": _fmt(r.hi),
                          "Welch p": _fmt(w.p_value, 2), "winner": _winner(r, w)})
         if rows:
             tables.append((f"{d.part.name}: BBR/CUBIC goodput ratio ({'Fieller'} interval) and "
@@ -1013,7 +1023,7 @@ def analysis_recommendation(study: Study, datas: list[PartData]):
         cells = sorted({f"{j:g}/{t:g} ms" for j, t in zip(sub["jitter"], sub["rtt"])})
         rows.append({"jitter/RTT": label, "cells": ", ".join(cells), "runs": int(len(sub)),
                      "ours": {"tie": "either (no significant difference)"}.get(win, win),
-                     "BBR/CUBIC": _fmt(r.ratio), "95% lo": _fmt(r.lo), "95% hi": _fmt(r.hi),
+                     "BBR/CUBIC": _fmt(r.ratio), "95% lo": _fmt(_ratio_lo(r.lo)), "95% hi": _fmt(r.hi),
                      "Welch p": _fmt(w.p_value, 2), "seed says": seed_says[label]})
     return _section("Recommendation by jitter/RTT ratio (from our data)", [
         "Runs pooled by the ratio of the jitter (± amplitude) to the base RTT, as the seed's table; "
@@ -1125,7 +1135,7 @@ def analysis_fairness(study: Study, datas: list[PartData]):
             runs = _match(d.runs, cell, with_cc=False)
             if runs.empty:
                 continue
-            j = _ci(runs["jain_index"].astype(float))
+            j = _ci(runs["jain_index"].astype(float), high=1.0)
             row = {**_cell_cols(cell), "Jain mean": _fmt(j.mean), "95% lo": _fmt(j.lo),
                    "95% hi": _fmt(j.hi), "n": j.n}
             for cc in _ccs(d):
@@ -1318,7 +1328,8 @@ def _published_section(study: Study, results: Any):
                   f"Original setup: {study.original}"]
     paragraphs += [f"Simplification: {s}" for s in study.simplifications]
     paragraphs.append("Each published number is set beside our measurement of the same cell: the mean "
-                      "over runs with its 95 % interval, and measured / published. verdict: agrees = "
+                      "over runs with its 95 % interval (a t interval cut at 0 for means, Fieller's for BBR/CUBIC, "
+                      "a bootstrap one for CV), and measured / published. verdict: agrees = "
                       "the published value is inside our interval (and the interval is within ±25 % "
                       "of our mean); inconclusive = inside an interval wider than that; close = our "
                       "mean within 25 %; disagrees otherwise. Nothing in the scenarios was adjusted toward these numbers.")

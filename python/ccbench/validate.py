@@ -454,9 +454,10 @@ class Comparison:
 
 
 def _mean_ci(values):
+    """Goodput's mean and t interval, cut at 0 (analysis.mean_ci)."""
     from . import analysis
 
-    return analysis.mean_ci(values)
+    return analysis.mean_ci(values, nonnegative=True)
 
 
 def _mb(x: Optional[float]) -> Optional[float]:
