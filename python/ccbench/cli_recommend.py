@@ -49,7 +49,11 @@ def _ci(c, spec=".1f", scale=1.0) -> str:
     m = _num(c["mean"] * scale, spec)
     if c.get("lo") is None or c.get("hi") is None:
         return m
-    return f"{m} ±{_num((c['hi'] - c['lo']) / 2 * scale, spec)}"   # t interval: symmetric
+    lo, hi = sorted((c["lo"] * scale, c["hi"] * scale))
+    mean = c["mean"] * scale
+    if abs((hi - mean) - (mean - lo)) <= 1e-9 * max(1.0, abs(mean)):   # a t interval: symmetric
+        return f"{m} ±{_num((hi - lo) / 2, spec)}"
+    return f"{m} ({_num(lo, spec)}–{_num(hi, spec)})"                    # cut at the quantity's range
 
 
 def print_recommendation(rec, console) -> None:
@@ -70,7 +74,7 @@ def print_recommendation(rec, console) -> None:
     console.print(f"[bold]how sure[/]: {rec.confidence_text()}", highlight=False, soft_wrap=True)
 
     nv = len(rec.points)
-    t = Table(title=f"evidence: mean over the {nv} link variant{'s' if nv != 1 else ''}, ± the 95 % interval over "
+    t = Table(title=f"evidence: mean over the {nv} link variant{'s' if nv != 1 else ''}, ± the 95 % interval (cut at 0: lo–hi) over "
                     f"{rec.repeats} repeats (CV: goodput across repeats at the stated link)",
               title_justify="left")
     has_comp = bool(rec.link.competing)

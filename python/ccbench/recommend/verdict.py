@@ -84,17 +84,21 @@ class Recommendation:
             at_link = [m["goodput_bps"] for m in self.metrics[0][cc] if m.get("ok")]
             cv = analysis.coefficient_of_variation(at_link) if len(at_link) > 1 else None
 
-            def ci(v):
-                c = analysis.mean_ci(v)
+            def ci(v, bounds=(0.0, None)):
+                # every quantity here has a range (goodput and delay >= 0, shares and Jain's
+                # index in [0, 1]): its interval is cut to it (analysis.mean_ci)
+                c = analysis.mean_ci(v, bounds=bounds)
                 return {"mean": c.mean, "lo": c.lo, "hi": c.hi}
+
+            score_range = {"latency": (None, 0.0), "fairness": (0.0, 1.0)}.get(self.goal, (0.0, None))
 
             rows.append({
                 "cc": cc, "eligible": cc in self.eligible, "n": len(sc),
                 "goodput_mbps": ci(g), "p95_rtt_ms": ci(p),
                 "p95_over_base": (float(np.mean(p)) / (self.link.rtt_s * 1e3)) if p else None,
                 "cv_pct": cv * 100 if cv is not None else None,
-                "share": ci(sh) if sh else None, "jain": ci(jn) if jn else None,
-                "score": ci(sc),
+                "share": ci(sh, (0.0, 1.0)) if sh else None, "jain": ci(jn, (0.0, 1.0)) if jn else None,
+                "score": ci(sc, score_range),
             })
         return rows
 
