@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT / "python"))
 
 import ccbench  # noqa: E402
 from ccbench import analysis  # noqa: E402
-from ccbench.kernel.diag import bbr_mode
-from ccbench.kernel.mib import read_mib  # noqa: E402
-from ccbench.kernel.traffic import SENDER_FIELDS, DiagSampler  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.backends.kernel.diag import bbr_mode
+from ccbench.backends.kernel.mib import read_mib  # noqa: E402
+from ccbench.backends.kernel.traffic import SENDER_FIELDS, DiagSampler  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 from ccbench.units import parse_time  # noqa: E402
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
@@ -239,7 +239,7 @@ def sim_scenario(duration: str, seed: int, rtt_ms: float, starts: list[float]) -
 
 
 def study_scenario(duration: str, seed: int) -> Scenario:
-    """The coexistence-1g study's own mapping of seed 003 (python/ccbench/studies/coexistence-1g.toml)."""
+    """The coexistence-1g study's own mapping of seed 003 (python/ccbench/study/studies/coexistence-1g.toml)."""
     return Scenario.from_dict({
         "name": "coexistence-1g", "duration": duration, "seed": seed, "sample_interval": "100ms",
         "bottleneck": {"rate": "1Gbit", "rtt": "200us", "buffer": f"{LIMIT_PKTS}pkt"},

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "python"))
 
 import ccbench  # noqa: E402
 from ccbench import analysis  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
 GROUPS = [{"cc": "cubic", "count": 10}, {"cc": "bbr", "count": 10}]

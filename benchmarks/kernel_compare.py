@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "python"))
 
 from ccbench.backends import kernel, sim  # noqa: E402
 from ccbench.demo import STUDY  # noqa: E402
-from ccbench.scenario import load_scenario  # noqa: E402
+from ccbench.scenario.model import load_scenario  # noqa: E402
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
 
@@ -106,7 +106,7 @@ def main() -> None:
     lines = [
         f"# sim vs kernel over `{a.axis}`",
         "",
-        f"Scenario: `python/ccbench/studies/demo-loss.toml` — one flow, 50 Mbit/s, 50 ms RTT, 1 BDP drop-tail "
+        f"Scenario: `python/ccbench/study/studies/demo-loss.toml` — one flow, 50 Mbit/s, 50 ms RTT, 1 BDP drop-tail "
         f"buffer, `{a.axis}` as in the first column (loss 0 % unless that is the axis), {dur} per run, "
         f"{a.repeats} seed(s) per cell (mean, and the range when more than one). Goodput in Mbit/s "
         f"(ideal ceiling 50 × 1448/1500 = 48.27). Kernel: Linux TCP through ccbench-link (iperf3 receiver "

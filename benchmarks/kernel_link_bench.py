@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from ccbench.kernel.topology import RECEIVER_ADDR, Topology  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 from bench_machine import cpu_model  # noqa: E402
 
 

@@ -37,10 +37,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from ccbench.backends import kernel  # noqa: E402
-from ccbench.kernel import topology  # noqa: E402
-from ccbench.kernel.nsutil import netns_socket  # noqa: E402
-from ccbench.kernel.traffic import BASE_CPORT  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.backends.kernel import topology  # noqa: E402
+from ccbench.backends.kernel.nsutil import netns_socket  # noqa: E402
+from ccbench.backends.kernel.traffic import BASE_CPORT  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 
 ETH_P_ALL = 3
 SO_TIMESTAMPNS = 35

@@ -8,7 +8,7 @@ seed (common random numbers), so the two runs see the same loss sequence.
 Reading the trace: tcp_probe's `ssthresh` is `tcp_current_ssthresh()` (outside a window reduction
 at least 3/4 of cwnd), and snd_nxt - snd_una counts SACKed and lost segments too.
 
-Needs root and tracefs (ccbench.kernel.tracefs). Not part of `make test`.
+Needs root and tracefs (ccbench.backends.kernel.tracefs). Not part of `make test`.
 
     sudo .venv/bin/python benchmarks/kernel_probe_trace.py reno 100ms 5% --seed 1 [--raw trace.txt]
 """
@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from ccbench.backends import kernel, sim  # noqa: E402
-from ccbench.kernel.tracefs import trace_events  # noqa: E402
-from ccbench.kernel.traffic import BASE_CPORT  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.backends.kernel.tracefs import trace_events  # noqa: E402
+from ccbench.backends.kernel.traffic import BASE_CPORT  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 
 PROBE = re.compile(r" (\d+\.\d+): tcp_probe:.*snd_nxt=(0x[0-9a-f]+) snd_una=(0x[0-9a-f]+) snd_cwnd=(\d+)")
 

@@ -6,7 +6,7 @@ TCP built it (before that segmentation), so its `len` gives the segments per skb
 
 Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP (or --rate, --rtt, --buffer) on the kernel backend while tracing the
 sender TUN, and writes the distribution of segments per data skb to benchmarks/kernel_skb_sizes.md.
-Needs root and tracefs (ccbench.kernel.tracefs: its own instance, a private mount if none is mounted).
+Needs root and tracefs (ccbench.backends.kernel.tracefs: its own instance, a private mount if none is mounted).
 
     sudo .venv/bin/python benchmarks/kernel_skb_sizes.py [--duration 8s] [--algorithms cubic,bbr,reno]
         [--rate 50Mbit --rtt 50ms --buffer 1bdp] [--out FILE]
@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 from ccbench.backends import kernel  # noqa: E402
-from ccbench.kernel.topology import TUN_S  # noqa: E402
-from ccbench.kernel.tracefs import trace_events  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.backends.kernel.topology import TUN_S  # noqa: E402
+from ccbench.backends.kernel.tracefs import trace_events  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
 HEADERS = 52  # IP + TCP + timestamp option

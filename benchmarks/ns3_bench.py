@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
 from ccbench import backends  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
 
 SCENARIOS = {
     "a": ("(a) 1 CUBIC, 10 Mbit/s, 100 ms, 1 BDP, 60 s",

@@ -78,7 +78,7 @@ def timed(mod, name, key):
         finally:
             marks[key + ">"] = time.perf_counter()
     setattr(mod, name, g)
-# build_result is imported by the sim backend after the simulation (ccbench/preload.py): its
+# build_result is imported by the sim backend after the simulation (ccbench/backends/preload.py): its
 # time is the span from the simulator's return to save_run
 for mod, name, key in ((cli, "_run", "command"), (sim, "_report", "simulator"),
                        (cli, "save_run", "parquet"), (cli, "print_result", "terminal")):

@@ -33,9 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from ccbench.backends import get_backend  # noqa: E402
-from ccbench.scenario import Scenario  # noqa: E402
-from ccbench.store import load  # noqa: E402
-from ccbench.sweep import Grid, plan, run_sweep  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
+from ccbench.results.store import load  # noqa: E402
+from ccbench.sweeps.grid import Grid  # noqa: E402
+from ccbench.sweeps.plan import plan
+from ccbench.sweeps.runner import run_sweep
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
 JITTERS = ["0ms", "4ms", "8ms", "12ms", "16ms", "20ms", "24ms"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ccbench's shipped delivery traces (python/ccbench/traces/*.trace), Mahimahi format.
+"""Generate ccbench's shipped delivery traces (python/ccbench/scenario/traces/*.trace), Mahimahi format.
 
     python scripts/make_traces.py            # rewrite the shipped traces
     python scripts/make_traces.py DIR        # write them to DIR instead
@@ -33,7 +33,7 @@ from pathlib import Path
 
 OPPORTUNITY_BITS = 1500 * 8
 MASK = (1 << 64) - 1
-OUT = Path(__file__).resolve().parent.parent / "python" / "ccbench" / "traces"
+OUT = Path(__file__).resolve().parent.parent / "python" / "ccbench" / "scenario" / "traces"
 
 
 class SplitMix64:

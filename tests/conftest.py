@@ -140,7 +140,7 @@ def fake_sim(monkeypatch):
 def kernel_missing(ping: bool = False) -> str | None:
     """Why the kernel backend's tests cannot run here (None: they can): root, TUN, namespaces,
     iperf3, ccbench-link, and ping when the test uses the probe."""
-    from ccbench.kernel import env
+    from ccbench.backends.kernel import env
 
     if not env.is_root():
         return "kernel backend tests need root (namespaces, TUN)"
@@ -162,6 +162,6 @@ def kernel_missing(ping: bool = False) -> str | None:
 def tracing_missing() -> str | None:
     """Why the kernel tests that trace kernel events cannot run here (None: they can): those of
     kernel_missing, and tracefs."""
-    from ccbench.kernel.tracefs import tracefs_missing
+    from ccbench.backends.kernel.tracefs import tracefs_missing
 
     return kernel_missing(ping=False) or tracefs_missing()

@@ -10,9 +10,10 @@ import json
 
 import pytest
 
-from ccbench import aqm
+from ccbench.scenario import aqm
 from ccbench.backends import check, run
-from ccbench.scenario import Scenario, ScenarioError
+from ccbench.scenario.model import Scenario
+from ccbench.scenario.errors import ScenarioError
 
 from conftest import minimal_dict
 

@@ -1,4 +1,4 @@
-"""ccbench.arrow_values builds the same arrays as pa.array (values, nulls, type, errors) without
+"""ccbench.results.arrow_values builds the same arrays as pa.array (values, nulls, type, errors) without
 importing pandas."""
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ccbench import arrow_values
+from ccbench.results import arrow_values
 
 CASES = [
     (pa.string(), ["cubic", None, "", "bbr", "ünïcödé €"]),
@@ -58,7 +58,7 @@ def test_to_numpy_views_values_and_converts_the_rest():
 
 def test_no_pandas_import():
     code = ("import sys, pyarrow as pa\n"
-            "from ccbench import arrow_values as av\n"
+            "from ccbench.results import arrow_values as av\n"
             "av.array(['a', None], pa.string()); av.scalar(1.5, pa.float64()); av.array([1, None], pa.int64())\n"
             "av.to_numpy(av.array([1.0, 2.0], pa.float64()))\n"
             "print('pandas' in sys.modules)\n")

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from ccbench.scenario import ScenarioError, load_scenario
+from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import load_scenario
 
 from conftest import BAD_DIR
 

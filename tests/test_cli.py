@@ -260,7 +260,7 @@ def _synthetic_series():
 
 
 def test_interval_rows_known_answer():
-    from ccbench.cli import interval_rows
+    from ccbench.cli.run import interval_rows
 
     series, flows = _synthetic_series()
     rows = interval_rows(series, flows, 1.0, 0.1, 2.5)
@@ -331,7 +331,7 @@ def test_run_json_series(minimal_toml):
 def test_help_keeps_brackets_and_has_no_bool_placeholder(command):
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     res = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert res.exit_code == 0, res.output
@@ -360,7 +360,7 @@ def test_no_command_help_shows_a_bool_placeholder():
     """Every registered command (also those other modules add) lists its flags bare."""
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     names = [c.name or c.callback.__name__ for c in app.registered_commands]
     assert {"run", "sweep", "query"} <= set(names)
@@ -373,7 +373,7 @@ def test_no_command_help_shows_a_bool_placeholder():
 def test_run_table_lists_32_flows_and_summarises_the_rest(minimal_toml):
     """A run of many flows prints 32 rows and one line with the others' count and the
     goodput spread of all flows (the table of 100 000 flows would be unreadable and slow)."""
-    from ccbench.cli import MAX_FLOW_ROWS
+    from ccbench.cli.run import MAX_FLOW_ROWS
 
     p = ccbench("run", minimal_toml, "--set", "flows.0.count=40", "--set", "duration=1s")
     assert p.returncode == 0, p.stderr
@@ -389,7 +389,7 @@ def test_run_table_lists_32_flows_and_summarises_the_rest(minimal_toml):
 def test_run_out_does_not_import_pandas(minimal_toml, tmp_path):
     """`ccbench run --out` makes no DataFrame: nothing on its path may import pandas (0.2-0.4 s
     of start-up; pyarrow's pa.array / pa.scalar / to_numpy import it through the pandas shim,
-    hence ccbench.arrow_values). The stored run is complete."""
+    hence ccbench.results.arrow_values). The stored run is complete."""
     out = tmp_path / "store"
     code = ("import atexit, os, sys, runpy\n"
             "atexit.register(lambda: os.write(2, f'PANDAS={\"pandas\" in sys.modules}\\n'.encode()))\n"
@@ -407,7 +407,7 @@ def test_run_out_does_not_import_pandas(minimal_toml, tmp_path):
 def _invoke(*args):
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     return CliRunner().invoke(app, [*map(str, args)], env={"COLUMNS": "200", "NO_COLOR": "1"})
 

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ccbench import compare
-from ccbench.cli import app
+from ccbench.cli.app import app
 
 runner = CliRunner()
 
@@ -131,7 +131,7 @@ def test_html_report_has_figures_and_no_script(lossy):
 
 
 def test_stores_are_ordinary_sweep_stores(lossy, tmp_path):
-    from ccbench.report import build_report
+    from ccbench.report.build import build_report
 
     for part in ("alone", "pairs"):
         assert build_report(lossy["out"] / part, out=tmp_path / f"{part}.html").is_file()

@@ -8,11 +8,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ccbench.results import (
-    COUNTER_NAMES, COUNTER_SIDES, COUNTERS_SCHEMA, TABLES, build_result, failed_result,
-)
-from ccbench.scenario import Scenario
-from ccbench.store import Store, load, query
+from ccbench.results.schema import COUNTER_NAMES, COUNTER_SIDES, COUNTERS_SCHEMA
+from ccbench.results import TABLES
+from ccbench.results.run_result import build_result, failed_result
+from ccbench.scenario.model import Scenario
+from ccbench.results.store import Store, load, query
 
 from conftest import ROOT, fake_report, minimal_dict
 
@@ -231,7 +231,7 @@ IpExt: 0
 
 
 def test_parse_mib_pairs_names_with_values():
-    from ccbench.kernel.mib import parse_mib
+    from ccbench.backends.kernel.mib import parse_mib
 
     m = parse_mib(SNMP + NETSTAT)
     assert m["TcpRetransSegs"] == 12 and m["TcpOutSegs"] == 3400 and m["TcpMaxConn"] == -1
@@ -242,8 +242,8 @@ def test_parse_mib_pairs_names_with_values():
 
 
 def test_mib_delta_is_null_for_a_counter_the_kernel_lacks():
-    from ccbench.backends.kernel import _counter_rows
-    from ccbench.kernel.mib import mib_delta
+    from ccbench.backends.kernel.backend import _counter_rows
+    from ccbench.backends.kernel.mib import mib_delta
 
     d = mib_delta({"TcpRetransSegs": 2, "TcpExtPAWSEstab": 1}, {"TcpRetransSegs": 9, "TcpExtPAWSEstab": 1},
                   ["TcpRetransSegs", "TcpExtPAWSEstab", "TcpExtNotHere"])
@@ -258,7 +258,7 @@ def test_mib_delta_is_null_for_a_counter_the_kernel_lacks():
 
 
 def test_read_mib_of_this_namespace_has_the_counters():
-    from ccbench.kernel.mib import read_mib
+    from ccbench.backends.kernel.mib import read_mib
 
     m = read_mib()
     missing = [n for n in COUNTER_NAMES if n not in m]

@@ -15,9 +15,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from ccbench.scenario import Scenario  # noqa: E402
-from ccbench.store import load  # noqa: E402
-from ccbench.sweep import run_sweep  # noqa: E402
+from ccbench.scenario.model import Scenario  # noqa: E402
+from ccbench.results.store import load  # noqa: E402
+from ccbench.sweeps.runner import run_sweep  # noqa: E402
 
 STUDY = """\
 name = "dask-test"

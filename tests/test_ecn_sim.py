@@ -9,7 +9,7 @@ import pytest
 
 import ccbench
 from ccbench.backends import check
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 
 RATE = 20e6
 

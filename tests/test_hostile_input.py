@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import ccbench
-from ccbench import limits
-from ccbench.scenario import Scenario, ScenarioError, load_scenario
+from ccbench.scenario import limits
+from ccbench.scenario.model import Scenario, load_scenario
+from ccbench.scenario.errors import ScenarioError
 
 from conftest import MINIMAL_TOML, minimal_dict
 

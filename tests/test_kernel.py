@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ccbench.kernel import env
-from ccbench.scenario import Scenario, ScenarioError
+from ccbench.backends.kernel import env
+from ccbench.scenario.model import Scenario
+from ccbench.scenario.errors import ScenarioError
 from conftest import kernel_missing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,7 +154,7 @@ def test_refuses_access_rate_but_takes_every_aqm():
         kernel.check(sc)
     assert "access.rate" in str(ei.value) and "bottleneck.aqm" not in str(ei.value)
     # ccbench-link serves every discipline the simulator does (its AQM arm)
-    from ccbench import aqm
+    from ccbench.scenario import aqm
 
     assert set(kernel.LINK_AQMS) == set(aqm.NAMES)
 
@@ -170,7 +171,7 @@ def test_algorithms_lists_the_kernel():
 
 @needs_kernel
 def test_idle_ping_50ms_rtt():
-    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+    from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology
 
     with Topology(link_cfg()) as t:
         p = t.popen("s", ["ping", "-n", "-c", "150", "-i", "0.02", RECEIVER_ADDR], stdout=subprocess.PIPE, text=True)
@@ -185,8 +186,8 @@ def test_idle_ping_50ms_rtt():
 
 def _udp_count(loss: str, n: int = 25000) -> tuple[int, int, dict]:
     """Send n UDP datagrams sender → receiver at ~10 Mbit/s, count what arrives end to end."""
-    from ccbench.kernel.nsutil import netns_socket
-    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+    from ccbench.backends.kernel.nsutil import netns_socket
+    from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology
 
     with Topology(link_cfg(loss=loss)) as t:
         rx = netns_socket(t.ns_r, socket.AF_INET, socket.SOCK_DGRAM)
@@ -419,7 +420,7 @@ RUNNER = textwrap.dedent("""
 def _wait_for_run(namespaces, timeout_s: float) -> tuple[list[str], set[int]] | None:
     """Wait until a run with 2 CUBIC flows and a ping is under way in the two namespaces that
     ``namespaces()`` lists: (namespaces, pids in them), or None after ``timeout_s``."""
-    from ccbench.kernel.topology import pids_in_netns
+    from ccbench.backends.kernel.topology import pids_in_netns
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -445,13 +446,13 @@ def _start_runner():
 
 
 def _link_pids(nss) -> list[int]:
-    from ccbench.kernel.topology import _link_processes
+    from ccbench.backends.kernel.topology import _link_processes
 
     return [pid for pid, argv in _link_processes() if any(ns in a for ns in nss for a in argv)]
 
 
 def _alive(pid):
-    from ccbench.kernel.topology import _alive as alive
+    from ccbench.backends.kernel.topology import _alive as alive
 
     return alive(pid)
 
@@ -519,7 +520,7 @@ def test_ctrl_c_of_a_kernel_sweep_leaves_nothing(tmp_path):
 
 @needs_kernel
 def test_cleanup_removes_what_a_killed_run_left():
-    from ccbench.kernel.topology import cleanup_stale
+    from ccbench.backends.kernel.topology import cleanup_stale
 
     p, nss, pids = _start_runner()
     links = _link_pids(nss)
@@ -536,7 +537,7 @@ def test_cleanup_removes_what_a_killed_run_left():
 
 @needs_kernel
 def test_cleanup_keeps_runs_in_progress():
-    from ccbench.kernel.topology import Topology, cleanup_stale
+    from ccbench.backends.kernel.topology import Topology, cleanup_stale
 
     with Topology(link_cfg()) as t:
         done = cleanup_stale()
@@ -549,9 +550,9 @@ def test_sock_diag_reads_tcp_info_and_bbr_info():
     """Our own sock_diag implementation against a loopback connection inside a fresh namespace."""
     from pyroute2 import netns
 
-    from ccbench.kernel.diag import DiagSocket
-    from ccbench.kernel.nsutil import netns_socket
-    from ccbench.kernel.topology import _iproute_in, new_tag
+    from ccbench.backends.kernel.diag import DiagSocket
+    from ccbench.backends.kernel.nsutil import netns_socket
+    from ccbench.backends.kernel.topology import _iproute_in, new_tag
 
     ns = new_tag() + "-s"
     netns.create(ns)
@@ -598,7 +599,7 @@ def test_fixed_size_flows_complete_with_fct_and_stagger():
         assert 0.8 < f.fct_s[i] < 2.0
         assert abs(f.goodput_bps[i] - 2_000_000 * 8 / f.fct_s[i]) < 1
     # a flow that would start after the end is refused before anything runs (docs/limits.md)
-    from ccbench.scenario import ScenarioError
+    from ccbench.scenario.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=r"flows\.1\.start"):
         scenario(duration="5s", bottleneck={"rate": "20Mbit", "rtt": "40ms"}, start_jitter="0s",
@@ -609,7 +610,7 @@ def test_fixed_size_flows_complete_with_fct_and_stagger():
 
 
 def test_ping_replies_are_parsed_with_their_receive_time():
-    from ccbench.kernel.traffic import parse_ping
+    from ccbench.backends.kernel.traffic import parse_ping
 
     out = (b"PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
            b"[1700000000.100000] 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=50.3 ms\n"
@@ -623,7 +624,7 @@ def test_ping_replies_are_parsed_with_their_receive_time():
 
 
 def test_link_series_rows_bin_the_latest_reply_of_each_interval():
-    from ccbench.backends.kernel import link_series_rows
+    from ccbench.backends.kernel.backend import link_series_rows
 
     ticks = [0.1, 0.2, 0.3, 0.4]
     replies = [(0.05, 40.0), (0.15, 41.0), (0.19, 42.0), (0.35, 43.0), (None, 99.0), (0.45, 44.0)]
@@ -640,8 +641,8 @@ def test_link_series_rows_bin_the_latest_reply_of_each_interval():
 def test_iperf3_duration_is_whole_seconds_rounded_up():
     """iperf3 reads -t with atoi: a flow starting at 3.6 ms (start_jitter) of a 10 s run must
     get -t 10, not "9.996" (which iperf3 runs as 9 s, leaving the link idle for the last second)."""
-    from ccbench.kernel.traffic import client_argv
-    from ccbench.scenario import FlowSpec
+    from ccbench.backends.kernel.traffic import client_argv
+    from ccbench.scenario.model import FlowSpec
 
     f = FlowSpec(id=0, group=0, cc="cubic", start_s=0.0036, rwnd_bytes=1 << 20, size_bytes=None, pacing=False)
     for dur, want in ((10 - 0.0036, "10"), (10.0, "10"), (0.3, "1"), (2.5, "3")):

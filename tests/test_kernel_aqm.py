@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from ccbench.kernel import env
-from ccbench.scenario import Scenario
+from ccbench.backends.kernel import env
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 pytestmark = pytest.mark.kernel
@@ -183,9 +183,9 @@ def test_ce_rewrite_keeps_the_ipv4_checksum_valid_end_to_end():
     queue makes CoDel mark. Every marked datagram is received with ECN = CE (IP_RECVTOS), which
     the receiving kernel accepts only with a valid header checksum (ip_rcv_core drops a bad one
     and counts IpInHdrErrors / IpInCsumErrors: both stay 0); Not-marked ones arrive as ECT(0)."""
-    from ccbench.kernel.mib import read_mib
-    from ccbench.kernel.nsutil import netns_socket
-    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+    from ccbench.backends.kernel.mib import read_mib
+    from ccbench.backends.kernel.nsutil import netns_socket
+    from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology
 
     cfg = scenario({"rate": "10Mbit", "aqm": "codel", "aqm_params": {"ecn": True}},
                    [{"cc": "cubic"}], duration="3s").sim_config()
@@ -252,7 +252,7 @@ def test_ce_rewrite_keeps_the_ipv4_checksum_valid_end_to_end():
 
 def test_ecn_is_accepted_but_a_mix_of_on_and_off_is_refused():
     from ccbench.backends import kernel
-    from ccbench.scenario import ScenarioError
+    from ccbench.scenario.errors import ScenarioError
 
     def problems(flows):
         sc = scenario({"aqm": "codel"}, flows, duration="2s")

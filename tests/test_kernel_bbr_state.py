@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 import ccbench
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 SCENARIO = {

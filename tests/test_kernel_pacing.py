@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 from conftest import tracing_missing
 
 pytestmark = pytest.mark.kernel
@@ -32,7 +32,7 @@ def _scenario(cc: str, pacing: bool) -> Scenario:
 
 def _kicks(cc: str, pacing: bool) -> tuple[int, float]:
     from ccbench.backends import kernel
-    from ccbench.kernel.tracefs import trace_events
+    from ccbench.backends.kernel.tracefs import trace_events
 
     # counted machine-wide (the hrtimer event has no socket to filter on)
     with trace_events({EVENT: None}) as stop:
@@ -59,7 +59,7 @@ def test_unpaced_flows_never_use_the_pacing_timer_and_paced_ones_do(cc):
 
 def test_namespaces_default_to_reno_whatever_the_host(monkeypatch):
     """No root needed: the sysctls each namespace gets."""
-    from ccbench.kernel import topology
+    from ccbench.backends.kernel import topology
 
     calls: list[list[str]] = []
     monkeypatch.setattr(topology, "_run", lambda argv, **kw: calls.append(argv))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 ROOT = Path(__file__).resolve().parents[1]

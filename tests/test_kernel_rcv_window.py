@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing, tracing_missing
 
 pytestmark = pytest.mark.kernel
@@ -50,8 +50,8 @@ def test_kernel_measure_counts_reads_less_what_is_queued():
     import re
 
     from ccbench.backends import kernel
-    from ccbench.kernel.traffic import BASE_PORT
-    from ccbench.kernel.tracefs import trace_events
+    from ccbench.backends.kernel.traffic import BASE_PORT
+    from ccbench.backends.kernel.tracefs import trace_events
 
     sc = Scenario.from_dict({
         "duration": "3s", "seed": 3,

@@ -10,8 +10,9 @@ import os
 
 import pytest
 
-from ccbench.kernel import env
-from ccbench.scenario import Scenario, ScenarioError
+from ccbench.backends.kernel import env
+from ccbench.scenario.model import Scenario
+from ccbench.scenario.errors import ScenarioError
 from conftest import kernel_missing
 
 RATE_BPS = 20e6
@@ -31,7 +32,7 @@ def scenario(flows: list[dict], bottleneck: dict | None = None, **kw) -> Scenari
 
 
 def test_a_reverse_flow_is_an_iperf3_client_with_R():
-    from ccbench.kernel.traffic import client_argv
+    from ccbench.backends.kernel.traffic import client_argv
 
     fwd, rev = scenario([{"cc": "cubic"}, {"cc": "cubic", "direction": "reverse"}]).expanded_flows()
     assert "-R" not in client_argv(fwd, 5201, 40001, 8.0, "autotune")
@@ -40,7 +41,7 @@ def test_a_reverse_flow_is_an_iperf3_client_with_R():
 
 
 def test_samples_are_taken_from_the_sending_socket_whichever_namespace_holds_it():
-    from ccbench.kernel.traffic import DiagSampler, by_role
+    from ccbench.backends.kernel.traffic import DiagSampler, by_role
 
     ports = {40001: 0, 40002: 1}
     left = DiagSampler("ns-s", ports, 0.0, side="sender", senders={0})
@@ -55,7 +56,7 @@ def test_samples_are_taken_from_the_sending_socket_whichever_namespace_holds_it(
 
 
 def test_link_series_percentiles_of_the_replies_of_each_interval():
-    from ccbench.backends.kernel import link_series_rows
+    from ccbench.backends.kernel.backend import link_series_rows
 
     # ticks every 0.1 s; replies: three in (0, 0.1], none in (0.1, 0.2], one in (0.2, 0.3]
     replies = [(0.02, 30.0), (0.05, 10.0), (0.09, 20.0), (0.25, 40.0), (None, 99.0)]

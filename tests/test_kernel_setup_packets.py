@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.kernel
 
 @pytest.mark.skipif(kernel_missing(ping=False) is not None, reason=kernel_missing(ping=False) or "")
 def test_heavy_loss_falls_on_data_segments_only():
-    from ccbench.kernel.traffic import BASE_CPORT
+    from ccbench.backends.kernel.traffic import BASE_CPORT
     from kernel_pkt_capture import capture_run, parse_tcp
 
     sc = Scenario.from_dict({"duration": "5s", "seed": 3, "flows": [{"cc": "reno"}],

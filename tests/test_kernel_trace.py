@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 pytestmark = pytest.mark.kernel

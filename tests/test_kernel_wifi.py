@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from ccbench.kernel import env
-from ccbench.scenario import Scenario
+from ccbench.backends.kernel import env
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 pytestmark = pytest.mark.kernel
@@ -105,7 +105,7 @@ def test_the_link_ran_one_shared_medium_and_reports_its_columns(runs):
 def test_wifi_run_columns_take_the_runs_window():
     """No kernel needed: the columns come from the samples at or before 0 and the duration, not
     from the emulator's whole life (it starts before the flows and stops after them)."""
-    from ccbench.kernel.wifi import ampdu_quantile, run_columns
+    from ccbench.backends.kernel.wifi import ampdu_quantile, run_columns
 
     def hist(**n):  # A-MPDU histogram from {size: count}
         h = [0] * 65

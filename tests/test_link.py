@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from ccbench.kernel import env
-from ccbench.scenario import Scenario
+from ccbench.backends.kernel import env
+from ccbench.scenario.model import Scenario
 
 BIN = env.link_binary()
 needs_bin = pytest.mark.skipif(BIN is None, reason="ccbench-link not built (make build)")
@@ -71,8 +71,8 @@ def test_refuses_access_rate():
 @pytest.mark.skipif(not env.is_root() or BIN is None, reason="needs root and ccbench-link")
 def test_uniform_jitter_std_and_reordering_end_to_end():
     """±8 ms uniform jitter on data: one-way delay std ≈ 8/√3 = 4.62 ms, many datagrams reordered."""
-    from ccbench.kernel.nsutil import netns_socket
-    from ccbench.kernel.topology import RECEIVER_ADDR, Topology
+    from ccbench.backends.kernel.nsutil import netns_socket
+    from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology
 
     n = 4000
     SO_TIMESTAMPNS = 35

@@ -1,4 +1,4 @@
-"""The ns-3 backend (issue 14): the same scenario on ns-3 3.44 through python/ccbench/ns3/ccbench_ns3.cc.
+"""The ns-3 backend (issue 14): the same scenario on ns-3 3.44 through python/ccbench/backends/ns3/ccbench_ns3.cc.
 
 Needs the ``ns3`` extra (``make ns3``: pip install --no-deps ns3==3.44.post0) and g++; `make test`
 installs it, so CI runs these. Every run is a few simulated seconds (well under a second of ns-3
@@ -11,10 +11,11 @@ import json
 import pytest
 
 from ccbench import backends
-from ccbench.scenario import Scenario, ScenarioError
+from ccbench.scenario.model import Scenario
+from ccbench.scenario.errors import ScenarioError
 
 ns3 = backends.get_backend("ns3")
-_why = ns3._problem()
+_why = ns3.problem()
 pytestmark = pytest.mark.skipif(_why is not None, reason=f"ns3 backend unavailable: {_why}")
 
 
@@ -176,7 +177,7 @@ def test_algorithms_lists_ns3_under_our_names(capsys):
     rows = {r["name"]: r for r in backends.algorithms("ns3")}
     assert {"reno", "cubic", "bbr", "vegas", "westwood", "ledbat", "dctcp"} <= set(rows)
     assert "ns3::TcpLinuxReno" in rows["reno"]["notes"] and "ns3::TcpCubic" in rows["cubic"]["notes"]
-    from ccbench.cli import algorithms
+    from ccbench.cli.algorithms import algorithms
 
     algorithms(as_json=True)
     out = json.loads(capsys.readouterr().out)

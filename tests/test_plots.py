@@ -282,7 +282,7 @@ def test_unknown_kind(store):
 def test_cli_plot_list_and_file(tmp_path):
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     r = CliRunner().invoke(app, ["plot", "--list"])
     assert r.exit_code == 0, r.output

@@ -1,4 +1,4 @@
-"""`ccbench run` imports pyarrow/numpy during the simulation, not before it (ccbench/preload.py,
+"""`ccbench run` imports pyarrow/numpy during the simulation, not before it (ccbench/backends/preload.py,
 issue 11: the fixed cost around a run), and the run's results are the same either way."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_cli_and_sim_backend_load_without_pyarrow_or_numpy():
 
 def test_preload_thread_imports_while_caller_waits_on_nothing():
     # the thread imports what is missing; a second start() with everything loaded does nothing
-    out = _py("import sys\nfrom ccbench import preload\n"
+    out = _py("import sys\nfrom ccbench.backends import preload\n"
               "t = preload.start(('json', 'ccbench.results'))\n"
               "t.join()\n"
               "print('ccbench.results' in sys.modules, 'pyarrow' in sys.modules, preload.start(('json',)))")
@@ -32,7 +32,7 @@ def test_preload_thread_imports_while_caller_waits_on_nothing():
 
 
 def test_preload_failure_is_left_to_the_callers_import():
-    out = _py("from ccbench import preload\n"
+    out = _py("from ccbench.backends import preload\n"
               "t = preload.start(('ccbench_no_such_module_x',)); t.join()\n"
               "try:\n    import ccbench_no_such_module_x\nexcept ImportError as e:\n    print(type(e).__name__)")
     assert out == "ModuleNotFoundError"

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ccbench import procs, sweep
-from ccbench.scenario import Scenario
+from ccbench import procs
+from ccbench.sweeps import execute as sweep_execute
+from ccbench.sweeps import lock as sweep_lock
+from ccbench.scenario.model import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
@@ -173,14 +175,14 @@ def test_workers_die_with_the_sweep_process(tmp_path, sig):
 def _orphan_child(log: str, dead: int):
     from ccbench import backends
 
-    sweep._WORKER.update(parent=os.getppid(), sweep_pid=dead)
+    sweep_execute.WORKER_STATE.update(parent=os.getppid(), sweep_pid=dead)
 
     def never(name):
         Path(log).write_text("a run started")
         raise AssertionError("unreachable")
 
     backends.get_backend = never
-    sweep.execute_run(Scenario.from_dict({"duration": "1s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+    sweep_execute.execute_run(Scenario.from_dict({"duration": "1s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
                                           "flows": [{"cc": "cubic"}]}, source="t"), "kernel")
     os._exit(0)
 
@@ -203,8 +205,8 @@ def test_cleanup_kills_leftover_workers_only(monkeypatch):
     without root it does only that) and leaves the workers of a live sweep alone."""
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
-    from ccbench.kernel import env
+    from ccbench.cli.app import app
+    from ccbench.backends.kernel import env
 
     def fake_worker(sweep_pid: int) -> subprocess.Popen:
         code = ("import ctypes, time; ctypes.CDLL(None).prctl(15, ctypes.c_char_p(%r), 0, 0, 0); "
@@ -231,7 +233,7 @@ def test_cleanup_kills_leftover_workers_only(monkeypatch):
 # ---- item 9: /tmp/ccb* leftovers ---------------------------------------------------------------
 
 def test_cleanup_removes_temp_dirs_of_dead_runs_only(tmp_path):
-    from ccbench.kernel.topology import remove_stale_tmp_dirs
+    from ccbench.backends.kernel.topology import remove_stale_tmp_dirs
 
     dead = _dead_pid()
     stale = tmp_path / f"ccb{dead}x1a2b-k3j4"
@@ -256,12 +258,12 @@ def test_cleanup_removes_temp_dirs_of_dead_runs_only(tmp_path):
 
 LOCK_PROBE = """
 import sys
-from ccbench import sweep
-print(sweep.KERNEL_LOCK_PATH)
+from ccbench.sweeps import lock
+print(lock.KERNEL_LOCK_PATH)
 try:
-    with sweep._machine_lock("kernel"):
+    with lock.machine_lock("kernel"):
         print("locked")
-except sweep.KernelLockError as e:
+except lock.KernelLockError as e:
     print("refused:", e)
 """
 
@@ -280,7 +282,7 @@ def _lock_probe(lock_path) -> list[str]:
 def test_kernel_lock_is_not_in_tmp():
     env = dict(ENV)
     env.pop("CCBENCH_KERNEL_LOCK", None)
-    r = subprocess.run([sys.executable, "-c", "from ccbench import sweep; print(sweep.KERNEL_LOCK_PATH)"],
+    r = subprocess.run([sys.executable, "-c", "from ccbench.sweeps import lock; print(lock.KERNEL_LOCK_PATH)"],
                        env=env, capture_output=True, text=True, timeout=60)
     path = Path(r.stdout.strip())
     assert path.parent == Path("/run/ccbench"), path
@@ -335,8 +337,8 @@ def test_kernel_lock_refuses_shared_dirs_hard_links_and_foreign_files(tmp_path):
 
 
 def _hold(path: str, ready, release):
-    sweep.KERNEL_LOCK_PATH = Path(path)
-    with sweep._machine_lock("kernel"):
+    sweep_lock.KERNEL_LOCK_PATH = Path(path)
+    with sweep_lock.machine_lock("kernel"):
         ready.set()
         release.wait(30)
 
@@ -355,22 +357,22 @@ def test_kernel_lock_held_times_out_naming_the_holder(tmp_path, monkeypatch):
         monkeypatch.setattr(sweep, "KERNEL_LOCK_PATH", path)
         monkeypatch.setattr(sweep, "KERNEL_LOCK_TIMEOUT_S", 0.5)
         t0 = time.monotonic()
-        with pytest.raises(sweep.KernelLockError, match=rf"holds this machine.s lock \(pid {holder.pid}") as e:
-            with sweep._machine_lock("kernel"):
+        with pytest.raises(sweep_lock.KernelLockError, match=rf"holds this machine.s lock \(pid {holder.pid}") as e:
+            with sweep_lock.machine_lock("kernel"):
                 pass
         assert 0.4 < time.monotonic() - t0 < 5
         assert "CCBENCH_KERNEL_LOCK_TIMEOUT" in str(e.value) and "\n" not in str(e.value)
     finally:
         release.set()
         holder.join(10)
-    with sweep._machine_lock("kernel"):  # released with its holder
+    with sweep_lock.machine_lock("kernel"):  # released with its holder
         pass
 
 
 # ---- kernel backend: a worker tears down and stops when the sweep is killed -----------------
 
 def _kernel_missing() -> str | None:
-    from ccbench.kernel import env
+    from ccbench.backends.kernel import env
 
     if not env.is_root():
         return "kernel backend tests need root (namespaces, TUN)"

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from ccbench.cli import app
-from ccbench.recommend import (ALPHA, JSON_SCHEMA, Link, link_from_options, neighbourhood, parse_competing,
-                               recommend, sequential_decision)
+from ccbench.cli.app import app
+from ccbench.recommend import ALPHA, JSON_SCHEMA, Link, link_from_options, neighbourhood, parse_competing, recommend, sequential_decision
 
 PING = Path(__file__).parent / "data" / "ping"
 

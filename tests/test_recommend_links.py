@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ccbench.cli import app
+from ccbench.cli.app import app
 from ccbench.recommend import JSON_SCHEMA, SCHEMA, SCHEMA_VERSION
 
 #: goodput of full segments: the link carries 1500-byte packets holding 1448 bytes of data
@@ -327,7 +327,7 @@ def _ns3_missing():
     from ccbench import backends
 
     try:
-        return backends.get_backend("ns3")._problem()   # the SDK and a compiler (tests/test_ns3.py)
+        return backends.get_backend("ns3").problem()   # the SDK and a compiler (tests/test_ns3.py)
     except Exception as e:  # noqa: BLE001 - BackendUnavailable, with the reason
         return str(e)
 

@@ -187,7 +187,7 @@ def test_study_sections_are_called_when_meta_names_a_study(tmp_path, monkeypatch
 def test_cli_report(tmp_path):
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     root = write_store(fake_store(), tmp_path / "s")
     out = tmp_path / "x" / "r.html"
@@ -274,7 +274,7 @@ ping = "100ms"
 
 
 def test_report_of_a_real_small_sweep(tmp_path):
-    from ccbench import sweep
+    from ccbench import sweeps as sweep
 
     scenario = tmp_path / "real.toml"
     scenario.write_text(REAL_TOML)

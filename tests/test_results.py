@@ -7,11 +7,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccbench import analysis
-from ccbench.results import (
-    FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, RunResult, build_result, failed_result,
-    make_run_id,
-)
-from ccbench.scenario import Scenario
+from ccbench.results.schema import FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA
+from ccbench.results.run_result import RunResult, build_result, failed_result, make_run_id
+from ccbench.scenario.model import Scenario
 
 from conftest import SIM_SRC, fake_report, minimal_dict, rust_struct_fields, skip_if_core_missing
 
@@ -305,7 +303,7 @@ def test_sim_cc_state_uses_the_kernel_vocabulary():
     """cc_state has the same spelling on both backends: Linux's CA states and tcp_bbr.c's
     modes in lower case (backends/kernel.py: diag.CA_STATES, bbr_mode)."""
     import ccbench
-    from ccbench.kernel.diag import CA_STATES
+    from ccbench.backends.kernel.diag import CA_STATES
 
     r = ccbench.run(minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
                                  flows=[{"cc": "bbr"}, {"cc": "cubic"}]))
@@ -360,7 +358,7 @@ def test_columnar_report_gives_the_tables_of_the_json_report():
 def test_flow_specs_match_expanded_flows():
     """build_result takes group / cc / size / rwnd per flow id from the scenario's groups
     without expanding them into objects: the same values as expanded_flows()."""
-    from ccbench.results import _flow_specs
+    from ccbench.results.run_result import _flow_specs
 
     sc = Scenario.from_dict(minimal_dict(flows=[
         {"cc": "cubic", "count": 3}, {"cc": "bbr", "size": "1MB", "rwnd": "64KB", "direction": "reverse"},
@@ -471,15 +469,15 @@ def test_run_columns_is_interruptible():
 
 
 def test_json_rows_cleans_floats_column_by_column():
-    """json_rows (to_json_dict's rows) gives what a per-value _clean gave: NaN / inf → None in
+    """json_rows (to_json_dict's rows) gives what a per-value json_safe gave: NaN / inf → None in
     float columns (also across chunks), every other value as it is."""
-    from ccbench.results import _clean, json_rows
+    from ccbench.results.schema import json_safe, json_rows
 
     t = pa.table({"x": pa.chunked_array([[1.5, float("nan")], [float("-inf"), None]]),
                   "s": ["a", "b", None, "d"], "n": pa.array([1, None, 3, 4], pa.int64()),
                   "ok": [True, False, None, True]})
     rows = json_rows(t)
-    assert rows == [{k: _clean(v) for k, v in r.items()} for r in t.to_pylist()]
+    assert rows == [{k: json_safe(v) for k, v in r.items()} for r in t.to_pylist()]
     assert [r["x"] for r in rows] == [1.5, None, None, None] and rows[2]["n"] == 3 and rows[1]["ok"] is False
     assert json_rows(FLOWS_SCHEMA.empty_table()) == []
 

@@ -9,7 +9,8 @@ import math
 import pytest
 
 import ccbench
-from ccbench.scenario import Scenario, ScenarioError
+from ccbench.scenario.model import Scenario
+from ccbench.scenario.errors import ScenarioError
 
 RATE = 20e6
 #: A direction carrying one flow's 1500-byte data packets and the other flow's 52-byte ACKs (at

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from ccbench.scenario import (
-    DEFAULT_RWND_BYTES, Scenario, ScenarioError, load_scenario, parse_override_value, parse_overrides,
-)
+from ccbench.scenario.model import DEFAULT_RWND_BYTES, Scenario, load_scenario
+from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.parse import parse_override_value, parse_overrides
 
 from conftest import NOT_IMPLEMENTED, SIM_SRC, minimal_dict, rust_struct_fields
 
@@ -362,7 +362,9 @@ def test_every_shipped_study_loads_and_its_sweep_cells_validate():
 
     import tomllib
 
-    studies = sorted((Path(ccbench.__file__).parent / "studies").glob("*.toml"))
+    from ccbench.study import BUILTIN_DIR
+
+    studies = sorted(BUILTIN_DIR.glob("*.toml"))
     assert any(p.name == "demo-loss.toml" for p in studies)
     for path in studies:
         if "study" in tomllib.loads(path.read_text()):
@@ -474,7 +476,7 @@ def test_timestamps_hash_override_and_sweep():
     # overrides from the command line and sweeps (values as TOML booleans)
     cli = on.with_overrides(parse_overrides(["flows.0.timestamps=false"]))
     assert cli.flows[0].timestamps is False and cli.scenario_hash() == off.scenario_hash()
-    from ccbench.sweep import plan
+    from ccbench.sweeps.plan import plan
 
     specs = plan(Scenario.from_dict(minimal_dict(sweep={"flows.0.timestamps": [True, False]})))
     assert [s.scenario.flows[0].timestamps for s in specs] == [True, False]

@@ -11,7 +11,7 @@ import pytest
 
 import ccbench
 from ccbench import analysis
-from ccbench.scenario import Scenario
+from ccbench.scenario.model import Scenario
 
 
 def _one_flow(cc: str, seed: int, duration: str = "20s", **bottleneck) -> Scenario:

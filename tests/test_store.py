@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 import ccbench
-from ccbench import store as store_mod
-from ccbench.results import build_result, failed_result
-from ccbench.scenario import Scenario
-from ccbench.store import Store, load, query
-from ccbench.sweep import run_sweep
+from ccbench.results import store as store_mod
+from ccbench.results.run_result import build_result, failed_result
+from ccbench.scenario.model import Scenario
+from ccbench.results.store import Store, load, query
+from ccbench.sweeps.runner import run_sweep
 
 BASE = {
     "name": "store-test",
@@ -140,7 +140,7 @@ def test_empty_store(tmp_path):
     assert len(query(tmp_path, "SELECT * FROM link_series")) == 0
     df = query(tmp_path, "SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc")
     assert len(df) == 0
-    from ccbench.cli_sweep import app
+    from ccbench.cli.sweep import app
 
     res = CliRunner().invoke(app, ["query", str(tmp_path)])  # no SQL: the views and columns
     assert res.exit_code == 0 and "goodput_bps" in res.stdout and "series" in res.stdout
@@ -184,7 +184,7 @@ def test_duckdb_aggregate_equals_pandas(swept):
 
 
 def test_query_cli(swept):
-    from ccbench.cli_sweep import app
+    from ccbench.cli.sweep import app
 
     runner = CliRunner()
     res = runner.invoke(app, ["query", str(swept), "SELECT cc, count(*) AS n FROM flows GROUP BY cc ORDER BY cc",
@@ -233,7 +233,7 @@ def test_meta_toml_round_trips_an_overridden_scenario(tmp_path):
     which validates to the same scenario."""
     import tomllib
 
-    from ccbench.meta import build_meta
+    from ccbench.results.meta import build_meta
 
     sc = scenario(sweep={"bottleneck.loss": ["0%", "1%"], "repeat": 2}).with_overrides(
         {"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "30%"}, "flows.0.pacing": True})

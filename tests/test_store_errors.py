@@ -15,10 +15,10 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from ccbench import store as store_mod
-from ccbench.results import build_result
-from ccbench.scenario import Scenario
-from ccbench.store import SkippedFileWarning, Store, StoreError, check_writable, load, query
+from ccbench.results import store as store_mod
+from ccbench.results.run_result import build_result
+from ccbench.scenario.model import Scenario
+from ccbench.results.store import SkippedFileWarning, Store, StoreError, check_writable, load, query
 
 BASE = {
     "name": "store-errors",
@@ -96,7 +96,7 @@ def test_query_skips_a_truncated_file_and_says_so(tmp_path):
 
 
 def test_query_cli_with_a_truncated_file(tmp_path):
-    from ccbench.cli_sweep import app
+    from ccbench.cli.sweep import app
 
     root, ids = stored_store(tmp_path, n=2)
     p = root / "runs" / f"{ids[0]}.parquet"

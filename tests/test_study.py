@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ccbench import study
-from ccbench.cli import app
+from ccbench.cli.app import app
 
 BUILTIN = ["vegas-vs-cubic", "dumbbell-loss", "jitter-cliff", "loss-tolerance", "chaos-zone",
            "coexistence-1g"]
@@ -233,7 +233,8 @@ def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path
     """dumbbell-loss sets an access-link rate, which the kernel backend does not emulate (and
     without root it cannot run at all): the study must stop with the part and the reason
     before any run is stored, not store 18 failed runs."""
-    from ccbench.study import StudyError, run_study
+    from ccbench.study.spec import StudyError
+    from ccbench.study.run import run_study
 
     out = tmp_path / "k"
     with pytest.raises(StudyError) as ei:

@@ -16,9 +16,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ccbench.scenario import Scenario
-from ccbench.store import load
-from ccbench.sweep import Grid, SweepError, derive_seed, grid_from_scenario, plan, run_sweep
+from ccbench.scenario.model import Scenario
+from ccbench.results.store import load
+from ccbench.sweeps.grid import Grid, SweepError, derive_seed, grid_from_scenario
+from ccbench.sweeps.plan import plan
+from ccbench.sweeps.runner import run_sweep
 
 BASE = {
     "name": "sweep-test",
@@ -75,7 +77,7 @@ def cli() -> list[str]:
             return [sys.executable, "-m", "ccbench.cli"]
     except Exception:
         pass
-    return [sys.executable, "-m", "ccbench.cli_sweep"]
+    return [sys.executable, "-m", "ccbench.cli"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ def test_same_sweep_twice_gives_identical_tables(tmp_path, sim_core):
 def _refused_cells():
     """Values that the scenario schema accepts but the sim backend refuses (its check())."""
     from ccbench.backends import get_backend
-    from ccbench.scenario import BASE_ALGORITHMS
+    from ccbench.scenario.model import BASE_ALGORITHMS
 
     sim = get_backend("sim")
     for aqm in ("pie", "red", "codel", "fq_codel"):
@@ -344,7 +346,7 @@ def test_kernel_backend_runs_one_at_a_time(tmp_path):
 
 
 def _hold_lock(path, log, i):
-    from ccbench import sweep
+    from ccbench import sweeps as sweep
 
     sweep.KERNEL_LOCK_PATH = path
     with sweep._machine_lock("kernel"):
@@ -374,7 +376,7 @@ def test_kernel_lock_serialises_processes(tmp_path):
 # ------------------------------------------------------------------------------------------
 
 def test_axis_types_are_decided_once_per_axis():
-    from ccbench.sweep import axis_type
+    from ccbench.sweeps.grid import axis_type
 
     assert axis_type([1, 2, 3]) == "int64"
     assert axis_type([1, 2.5]) == "float64"  # one float makes the whole axis float
@@ -502,7 +504,7 @@ def test_any_exception_in_one_run_is_a_stored_failed_run(tmp_path, monkeypatch, 
 def test_failed_payload_never_raises():
     """The failed row keeps what fits its column and leaves the rest null."""
     from ccbench import results
-    from ccbench.sweep import failed_payload
+    from ccbench.sweeps.execute import failed_payload
 
     class Hostile:
         name = "h"
@@ -520,7 +522,7 @@ def test_failed_payload_never_raises():
 
 def test_store_error_for_one_run_is_stored_as_failed(tmp_path, monkeypatch, sim_core):
     """A table the store cannot write (not a file-system error) fails that run only."""
-    from ccbench import store as store_mod
+    from ccbench.results import store as store_mod
 
     real = store_mod.Store._write
 
@@ -558,7 +560,7 @@ def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path, sim_cor
 def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch, sim_core):
     """A run stuck where the timeout cannot reach it: its worker is killed and replaced, the run
     stored as failed, the runs that were in flight with it run again and complete."""
-    from ccbench import sweep as sw
+    from ccbench import sweeps as sw
 
     def stuck(sc):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
@@ -580,14 +582,15 @@ def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch, si
                                           ("2h", 7200.0), ("none", None), ("0", None), (1, 1.0),
                                           ("1.5min", 90.0), ("500ms", 0.5), ("off", None)])
 def test_parse_run_timeout(text, seconds):
-    from ccbench.sweep import parse_run_timeout
+    from ccbench.sweeps.execute import parse_run_timeout
 
     assert parse_run_timeout(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["soon", "1m", "-5s", "2 hours"])
 def test_run_timeout_uses_the_scenario_time_grammar(text):
-    from ccbench.sweep import SweepError, parse_run_timeout
+    from ccbench.sweeps.grid import SweepError
+    from ccbench.sweeps.execute import parse_run_timeout
     from ccbench.units import UnitError, parse_time_ns
 
     with pytest.raises(UnitError):

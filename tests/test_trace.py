@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ccbench import trace_file
-from ccbench.scenario import Scenario, ScenarioError, load_scenario
+from ccbench.scenario import trace_file
+from ccbench.scenario.model import Scenario, load_scenario
+from ccbench.scenario.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
 _sim = pytest.importorskip("ccbench._sim")
@@ -92,7 +93,7 @@ def _from_toml_dict(bottleneck: dict, files: dict[str, str] | None = None, tmp: 
 
 def test_shipped_names_and_relative_paths_resolve(tmp_path):
     sc = Scenario.from_dict({"bottleneck": {"trace": "lte-steady", "rtt": "40ms"}, "flows": [{"cc": "cubic"}]})
-    ms = [int(x) for x in (ROOT / "python/ccbench/traces/lte-steady.trace").read_text().split()]
+    ms = [int(x) for x in (ROOT / "python/ccbench/scenario/traces/lte-steady.trace").read_text().split()]
     assert sc.bottleneck.rate_bps == len(ms) * 1500 * 8 * 1000 // ms[-1]
     wire = sc.sim_config()["bottleneck"]["trace"]
     assert wire == {"fwd_ms": ms}, "reverse defaults to the forward trace (sent once)"
@@ -148,7 +149,7 @@ def test_a_directory_or_a_device_is_not_read(tmp_path):
 
 
 def test_the_shipped_traces_are_what_the_script_makes(tmp_path):
-    shipped = sorted((ROOT / "python/ccbench/traces").glob("*.trace"))
+    shipped = sorted((ROOT / "python/ccbench/scenario/traces").glob("*.trace"))
     assert [p.stem for p in shipped] == ["lte-fluctuating", "lte-steady", "sat-handover"]
     subprocess.run([sys.executable, str(ROOT / "scripts/make_traces.py"), str(tmp_path)], check=True,
                    capture_output=True)
@@ -159,7 +160,7 @@ def test_the_shipped_traces_are_what_the_script_makes(tmp_path):
 
 
 def test_sat_handover_has_its_gaps():
-    ms = [int(x) for x in (ROOT / "python/ccbench/traces/sat-handover.trace").read_text().split()]
+    ms = [int(x) for x in (ROOT / "python/ccbench/scenario/traces/sat-handover.trace").read_text().split()]
     period = ms[-1]
     assert period == 15_000, "one Starlink-like 15 s reconfiguration interval"
     # the handover: nothing from the end of one period to 120 ms into the next

@@ -2,10 +2,7 @@ import math
 
 import pytest
 
-from ccbench.units import (
-    BufferSpec, UnitError, format_rate, format_time, parse_buffer, parse_percent, parse_rate,
-    parse_size, parse_start, parse_time, parse_time_ns,
-)
+from ccbench.units import BufferSpec, UnitError, format_rate, format_time, parse_buffer, parse_percent, parse_rate, parse_size, parse_start, parse_time, parse_time_ns
 
 
 @pytest.mark.parametrize(

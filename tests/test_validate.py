@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from ccbench import validate as v
-from ccbench.study import StudyError
+from ccbench.study.spec import StudyError
 
 
 def _grid_file(tmp_path: Path, body: str, name: str = "grid.toml") -> Path:
@@ -83,7 +83,7 @@ def test_default_grid_cells_and_quick():
 def test_default_grid_runs_on_the_kernel_backend():
     """Every default cell passes the kernel backend's check, apart from what this machine lacks
     (root, TUN, ...: the problems with key 'backend')."""
-    from ccbench import sweep as sw
+    from ccbench import sweeps as sw
     from ccbench.backends import kernel
 
     g = v.load_grid("default")
@@ -119,7 +119,7 @@ def test_bad_grid_files(tmp_path):
 def test_cli_bad_grid_exit_2(tmp_path):
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     bad = _grid_file(tmp_path, SMALL.replace('cc = "cubic"\n[part.sweep]', 'cc = "cubc"\n[part.sweep]'))
     res = CliRunner().invoke(app, ["validate", "--grid", str(bad), "--backends", "sim", "--out",
@@ -137,7 +137,7 @@ def test_cli_bad_grid_exit_2(tmp_path):
 def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
     from typer.testing import CliRunner
 
-    from ccbench.cli import app
+    from ccbench.cli.app import app
 
     out = tmp_path / "v"
     res = CliRunner().invoke(app, ["validate", "--quick", "--backends", "sim", "--out", str(out), "-q",
@@ -174,7 +174,7 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
 
 def test_kernel_unavailable_gives_sim_only_with_a_note(tmp_path, monkeypatch):
     """Not root: the kernel backend's own check says so, validate runs the simulator only."""
-    from ccbench.kernel import env
+    from ccbench.backends.kernel import env
 
     monkeypatch.setattr(env, "is_root", lambda uid=None: False)
     monkeypatch.setattr(env, "euid", lambda: 1000)
@@ -212,8 +212,8 @@ SIM_ERR = {("cubic", "0%"): 0.02, ("cubic", "1%"): -0.12, ("bbr", "0%"): 0.01, (
 
 def _write_synthetic(out: Path, study) -> None:
     from ccbench import results as R
-    from ccbench import sweep as sw
-    from ccbench.store import Store
+    from ccbench import sweeps as sw
+    from ccbench.results.store import Store
 
     sc = study.parts[0].scenario()
     for backend in ("sim", "kernel"):
@@ -314,7 +314,7 @@ def test_run_validate_reads_a_stored_kernel_store_when_the_kernel_cannot_run(tmp
 
 
 def _kernel_missing() -> str | None:
-    from ccbench.kernel import env
+    from ccbench.backends.kernel import env
 
     if not env.is_root():
         return "needs root (namespaces, TUN)"

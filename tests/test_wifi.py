@@ -9,10 +9,11 @@ import json
 import pandas as pd
 import pytest
 
-from ccbench import wifi
+from ccbench.scenario import wifi
 from ccbench.backends import sim
-from ccbench.results import WIFI_RUN_KEYS
-from ccbench.scenario import Scenario, ScenarioError, Wifi, load_scenario
+from ccbench.results.schema import WIFI_RUN_KEYS
+from ccbench.scenario.model import Scenario, Wifi, load_scenario
+from ccbench.scenario.errors import ScenarioError
 
 WIFI_TOML = """
 name = "w"

@@ -5,14 +5,13 @@
     r.flows, r.runs, r.series, r.link_series   # pandas DataFrames (columns: docs/results.md)
     r.save("out/")                             # a store directory: ccbench.load("out/")
     res = ccbench.sweep("scenario.toml", "sweep-out/", repeat=5)
+
+The package: docs/internal-api.md draws its modules and the direction of their imports.
 """
 __version__ = "0.2.0"
 
-from .api import load, run  # noqa: E402
-# ccbench.sweep is the module ccbench/sweep.py, made callable: ccbench.sweep(scenario, out, ...)
-# is ccbench.api.sweep, and ccbench.sweep.run_sweep stays reachable (one name, whatever the
-# import order).
-from . import sweep  # noqa: E402
-from .scenario import Scenario, ScenarioError, load_scenario  # noqa: E402
+from .api import load, run, sweep  # noqa: E402
+from .scenario.model import Scenario, load_scenario  # noqa: E402
+from .scenario.errors import ScenarioError
 
 __all__ = ["__version__", "run", "sweep", "load", "Scenario", "ScenarioError", "load_scenario"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
-from .scenario import Scenario, load_scenario
+from .scenario.model import Scenario
+from .scenario.model import as_scenario
 
-if TYPE_CHECKING:  # imported when used: `import ccbench` does not load pyarrow (ccbench/preload.py)
-    from .results import RunResult
+if TYPE_CHECKING:  # imported when used: `import ccbench` does not load pyarrow (ccbench/backends/preload.py)
+    from .results.run_result import RunResult
 
 __all__ = ["run", "sweep", "load", "RunFailed", "as_scenario"]
 
@@ -22,17 +23,6 @@ class RunFailed(RuntimeError):
         self.result = result
 
 
-def as_scenario(
-    scenario_or_path: Union[Scenario, str, Path, Mapping[str, Any]],
-    overrides: Sequence[str] | Mapping[str, Any] = (),
-) -> Scenario:
-    """A Scenario from a Scenario, a path to a TOML file, or a TOML-shaped dict."""
-    if isinstance(scenario_or_path, Scenario):
-        return scenario_or_path.with_overrides(overrides) if overrides else scenario_or_path
-    if isinstance(scenario_or_path, Mapping):
-        sc = Scenario.from_dict(scenario_or_path)
-        return sc.with_overrides(overrides) if overrides else sc
-    return load_scenario(scenario_or_path, overrides)
 
 
 def run(
@@ -65,14 +55,14 @@ def sweep(
     """Run a sweep into the store directory ``out`` and return its Results (as ``load(out)``).
 
     ``scenario_or_path``: a Scenario, a TOML file or a TOML-shaped dict; its ``[sweep]`` table
-    is the grid. Keyword arguments are those of ``ccbench.sweep.run_sweep``: ``grid``
+    is the grid. Keyword arguments are those of ``ccbench.sweeps.run_sweep``: ``grid``
     (["key=v1,v2"]), ``zips``, ``repeat``, ``backend``, ``workers``, ``dask``,
     ``retry_failed``, ``overrides``, ``progress``, ``command``, ``study``. Runs already stored
     are not run again. The run summary is ``results.summary``.
     """
-    from . import sweep as sweep_mod
+    from .sweeps import run_sweep
 
-    summary = sweep_mod.run_sweep(scenario_or_path, out, **kwargs)
+    summary = run_sweep(scenario_or_path, out, **kwargs)
     results = load(out)
     results.summary = summary
     return results
@@ -82,11 +72,7 @@ def load(directory: Union[str, Path]):
     """The Results stored in the store directory ``directory`` by a sweep or ``ccbench run
     --out``: ``.runs``, ``.flows``, ``.series``, ``.link_series``, ``.counters`` DataFrames and ``.meta``
     (DIR/ccbench.json); every column is described in docs/results.md. A directory that is
-    neither a store nor empty raises ccbench.store.StoreError."""
-    try:
-        from . import store
-    except ModuleNotFoundError as e:  # pragma: no cover - depends on another module landing
-        if e.name == f"{__package__}.store":
-            raise RuntimeError("ccbench.load needs ccbench.store, which is not installed yet") from None
-        raise
+    neither a store nor empty raises ccbench.results.layout.StoreError."""
+    from .results import store
+
     return store.load(directory)

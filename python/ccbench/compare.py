@@ -45,7 +45,8 @@ import numpy as np
 import pandas as pd
 
 from . import analysis
-from .scenario import Scenario, ScenarioError, load_scenario
+from .scenario.model import Scenario, load_scenario
+from .scenario.errors import ScenarioError
 
 __all__ = ["CompareError", "Comparison", "run_compare", "holm", "resolve_algorithms", "default_out",
            "alone_scenario", "pairs_scenario", "JSON_KEYS", "print_tables", "to_markdown"]
@@ -73,7 +74,7 @@ def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[
     """The algorithms to compare: ``cc`` (comma-separated or a list; order kept, duplicates
     dropped) checked against what ``backend`` can run; default all of the backend's."""
     from . import backends
-    from .scenario import known_algorithms
+    from .scenario.model import known_algorithms
 
     try:
         available = [str(r["name"]) for r in backends.algorithms(backend)]
@@ -345,8 +346,8 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
     """Run (or resume) the comparison into ``out`` and write compare.md/.json, the figures and
     report.html. Raises CompareError / ScenarioError / SweepError for bad input, before any run."""
     from . import backends
-    from . import sweep as sw
-    from .meta import build_meta, write_meta
+    from . import sweeps as sw
+    from .results.meta import build_meta, write_meta
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise CompareError(f"--repeat {repeat!r}: expected a whole number of at least 1")
@@ -363,7 +364,7 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
     out = Path(out) if out is not None else default_out(base)
     if out.exists() and not out.is_dir():
         raise CompareError(f"--out {out}: is a file (expected a directory)")
-    from .store import check_store_dir, is_store
+    from .results.store import check_store_dir, is_store
 
     if out.is_dir() and is_store(out):
         raise CompareError(f"--out {out}: is a result store (of ccbench run or sweep); compare writes its "
@@ -400,7 +401,7 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
                                           console=console, command=command))
     meta = build_meta(base, backend, grid={"cc": names}, repeat=repeat, command=command)
 
-    from .store import load
+    from .results.store import load
 
     all_ids = {s.run_id for specs in plans.values() for s in specs}
     loaded = [load(out / part) for part, _ in parts]
@@ -600,8 +601,8 @@ def make_figures(doc: dict) -> dict:
 
     figs = {}
     ccs = [r["cc"] for r in doc["alone"]]
-    colours = plots._colour_map(ccs)
-    fig, axes = plots._figure(1, 2, width=max(7.0, 1.6 * len(ccs) + 3.5), height=3.8)
+    colours = plots.colour_map(ccs)
+    fig, axes = plots.new_figure(1, 2, width=max(7.0, 1.6 * len(ccs) + 3.5), height=3.8)
     x = np.arange(len(ccs))
     for ax, (key, label) in zip(axes[0], (("goodput_mbps", "goodput (Mbit/s)"), ("rtt_p95_ms", "p95 RTT (ms)"))):
         cis = [r[key] for r in doc["alone"]]
@@ -618,7 +619,7 @@ def make_figures(doc: dict) -> dict:
     figs["alone"] = fig
     if doc["pairs"]:
         names = [f"{p['a']}\nvs {p['b']}" for p in doc["pairs"]]
-        fig, axes = plots._figure(width=max(6.0, 1.3 * len(names) + 3.0), height=3.8)
+        fig, axes = plots.new_figure(width=max(6.0, 1.3 * len(names) + 3.0), height=3.8)
         ax = axes[0, 0]
         x = np.arange(len(names))
         sa = [p["share_a"]["mean"] if p["share_a"]["mean"] is not None else np.nan for p in doc["pairs"]]
@@ -658,7 +659,7 @@ def write_report(cmp: Comparison, results: Any) -> Path:
     runs = t.runs
     figs = make_figures(doc)
     sections = [
-        rp._header_section(cmp.out, t.meta, t),
+        rp.header_section(cmp.out, t.meta, t),
         rp.Section("Alone on the bottleneck", paragraphs=_intro(doc),
                    tables=[("Each algorithm alone: mean [95 % t interval] over the repeats",
                             pd.DataFrame(alone_rows(doc)))],
@@ -681,7 +682,7 @@ def write_report(cmp: Comparison, results: Any) -> Path:
                     f"tests are adjusted with Holm's step-down method; a difference is significant when the "
                     f"adjusted p is below {doc['alpha']}. 'A > B' means A's mean is the larger."],
         tables=[("Pairwise tests", pd.DataFrame(test_rows(doc)))]))
-    sections.append(rp._runs_section(t))
+    sections.append(rp.runs_section(t))
     html = rp.render_html(f"ccbench compare: {doc['scenario']}",
                           f"{', '.join(doc['algorithms'])} on the {doc['backend']} backend, "
                           f"{len(runs)} runs", sections)

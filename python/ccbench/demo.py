@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .analysis import mathis_goodput_bps
-from .scenario import MSS, load_scenario
+from .scenario.model import MSS, load_scenario
 from .units import format_rate, format_time, parse_percent
 
 __all__ = ["STUDY", "demo_grid", "run_cell", "run_demo", "render"]
 
-STUDY = Path(__file__).parent / "studies" / "demo-loss.toml"
+STUDY = Path(__file__).parent / "study" / "studies" / "demo-loss.toml"
 
 
 def demo_grid(study: Path = STUDY, algorithms: Optional[Sequence[str]] = None) -> tuple[list[str], list[str]]:

@@ -109,9 +109,9 @@ def tables(results: Any) -> Tables:
     if isinstance(results, Tables):
         return results
     if isinstance(results, (str, bytes)) or hasattr(results, "__fspath__"):
-        from . import api
+        from .results.store import load
 
-        results = api.load(results)
+        results = load(results)
 
     def frame(name: str) -> pd.DataFrame:
         v = results.get(name) if isinstance(results, Mapping) else getattr(results, name, None)
@@ -146,7 +146,7 @@ def swept_columns(results: Any) -> list[str]:
     return cols
 
 
-def _ok_runs(t: Tables) -> pd.DataFrame:
+def ok_runs(t: Tables) -> pd.DataFrame:
     runs = t.runs
     if "status" in runs.columns:
         runs = runs[runs["status"] == "ok"]
@@ -161,8 +161,8 @@ def _sort_key_values(values: pd.Series, grid_values: Optional[list]) -> pd.Serie
     return values
 
 
-def _ordered_runs(t: Tables) -> pd.DataFrame:
-    runs = _ok_runs(t).copy()
+def ordered_runs(t: Tables) -> pd.DataFrame:
+    runs = ok_runs(t).copy()
     if runs.empty:
         return runs
     grid = t.meta.get("grid") or {}
@@ -212,7 +212,7 @@ def select_run(results: Any, run_id: Optional[str] = None,
         if len(set(ids)) > 1:
             raise PlotError(f"run id prefix {run_id!r} is ambiguous ({len(set(ids))} runs)")
         return ids[0]
-    runs = _ordered_runs(t)
+    runs = ordered_runs(t)
     if runs.empty:
         raise PlotError("no ok runs in the store")
     chosen = _filter(runs, where)
@@ -236,7 +236,7 @@ def _run_title(t: Tables, run_id: str) -> str:
     return ", ".join(parts)
 
 
-def _is_function_of(df: pd.DataFrame, col: str, of: Sequence[str]) -> bool:
+def is_function_of(df: pd.DataFrame, col: str, of: Sequence[str]) -> bool:
     """True when ``col`` has one value per combination of ``of`` (it adds no information)."""
     if not of:
         return df[col].astype(str).nunique() <= 1
@@ -248,7 +248,7 @@ def varying_axes(results: Any) -> list[str]:
     t = tables(results)
     flows = t.flows
     if "run_id" in flows.columns:
-        flows = flows[flows["run_id"].isin(_ok_runs(t)["run_id"])]
+        flows = flows[flows["run_id"].isin(ok_runs(t)["run_id"])]
     return [c for c in AXES if c in flows.columns and flows[c].dropna().nunique() > 1]
 
 
@@ -259,7 +259,7 @@ def _other_cells(df: pd.DataFrame, t: Tables, explained_by: Sequence[str]) -> li
     for col in swept_columns(t):
         if col not in df.columns or df[col].astype(str).nunique() <= 1:
             continue
-        if any(_is_function_of(df, col, [e]) for e in explained_by if e in df.columns):
+        if any(is_function_of(df, col, [e]) for e in explained_by if e in df.columns):
             continue
         out.append(col)
     return out
@@ -272,7 +272,7 @@ def _label(values: Mapping[str, Any]) -> str:
 # ---- helpers for drawing ---------------------------------------------------------------------
 
 
-def _figure(nrows: int = 1, ncols: int = 1, width: float = 7.0, height: float = 4.2,
+def new_figure(nrows: int = 1, ncols: int = 1, width: float = 7.0, height: float = 4.2,
             sharex: bool = False, sharey: bool = False):
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -288,19 +288,19 @@ def _mean_ci(values: Iterable[float], high: Optional[float] = None):
     return analysis.mean_ci(list(values), nonnegative=True, bounds=(0.0, high))
 
 
-def _colour_map(names: Iterable[str]) -> dict[str, str]:
+def colour_map(names: Iterable[str]) -> dict[str, str]:
     """A fixed colour per algorithm name so every figure uses the same one."""
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
                "#7f7f7f", "#bcbd22", "#17becf"]
     return {n: palette[i % len(palette)] for i, n in enumerate(sorted(set(map(str, names))))}
 
 
-def _ok_flows(t: Tables) -> pd.DataFrame:
+def ok_flows(t: Tables) -> pd.DataFrame:
     flows = t.flows
     if flows.empty or "goodput_bps" not in flows.columns:
         raise PlotError("no flow rows: the store has no successful runs")
     if "run_id" in flows.columns and "run_id" in t.runs.columns:
-        flows = flows[flows["run_id"].isin(_ok_runs(t)["run_id"])]
+        flows = flows[flows["run_id"].isin(ok_runs(t)["run_id"])]
     if flows.empty:
         raise PlotError("no flow rows of ok runs")
     return flows
@@ -368,13 +368,13 @@ def goodput_vs(results: Any, x: str = "loss_pct", confidence: float = 0.95) -> F
     """Mean per-flow goodput (over the repeats of a cell) vs ``x``, one line per cc (and per
     value of any other swept axis), with t intervals. ``x`` = loss_pct gets a log axis."""
     t = tables(results)
-    flows = _numeric_x(_ok_flows(t), x)
+    flows = _numeric_x(ok_flows(t), x)
     others = _other_cells(flows, t, [x, "cc"])
     per_run = _per_run_cc(flows, "goodput_bps", [x, *others])
-    colours = _colour_map(per_run["cc"])
+    colours = colour_map(per_run["cc"])
     xs = sorted(per_run[x].unique())
     positions, log = _loss_positions(xs) if x == "loss_pct" else ({v: v for v in xs}, False)
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0, 0]
     styles = ["-", "--", ":", "-."]
     other_groups = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
@@ -422,7 +422,7 @@ def goodput_vs_buffer(results: Any) -> Figure:
     return goodput_vs(results, "buffer_bdp")
 
 
-def _default_pair(ccs: Sequence[str]) -> tuple[str, str]:
+def default_pair(ccs: Sequence[str]) -> tuple[str, str]:
     names = sorted(set(map(str, ccs)))
     if len(names) < 2:
         raise PlotError(f"a ratio needs two algorithms; the store has {names or 'none'}")
@@ -439,9 +439,9 @@ def goodput_ratio(results: Any, numerator: Optional[str] = None, baseline: Optio
     from . import analysis
 
     t = tables(results)
-    flows = _ok_flows(t)
+    flows = ok_flows(t)
     if numerator is None or baseline is None:
-        n, b = _default_pair(flows["cc"].dropna())
+        n, b = default_pair(flows["cc"].dropna())
         numerator, baseline = numerator or n, baseline or b
     for name in (numerator, baseline):
         if not (flows["cc"] == name).any():
@@ -478,7 +478,7 @@ def goodput_ratio(results: Any, numerator: Optional[str] = None, baseline: Optio
         raise PlotError(f"no cell has flows of both {numerator} and {baseline}")
     xs = sorted({r[0] for _, rows in lines for r in rows})
     positions, log = _loss_positions(xs) if x == "loss_pct" else ({v: v for v in xs}, False)
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0, 0]
     styles = ["-", "--", ":", "-."]
     greys = ["#222222", "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b"]
@@ -527,8 +527,8 @@ def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: 
     ccs = [cc for cc in ccs if cc not in empty]
     if empty:  # e.g. CUBIC has no pacing rate in the simulator: say so instead of an empty panel
         title += f" ({', '.join(empty)}: no {column} samples)"
-    fig, axes = _figure(len(ccs), 1, height=2.2 + 2.0 * len(ccs), sharex=True, sharey=True)
-    colours = _colour_map(ccs)
+    fig, axes = new_figure(len(ccs), 1, height=2.2 + 2.0 * len(ccs), sharex=True, sharey=True)
+    colours = colour_map(ccs)
     for ax, cc in zip(axes[:, 0], ccs):
         sub = s[s["cc"].astype(str) == cc] if cc != "?" else s
         flows = sub["flow_id"].unique()
@@ -588,7 +588,7 @@ def queue_time(results: Any, run_id: Optional[str] = None,
     t = tables(results)
     rid = select_run(t, run_id, where)
     s = _run_link_series(t, rid, "queue_bytes", "no queue samples: the backend recorded no link_series")
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0, 0]
     ax.plot(s["t_s"], s["queue_bytes"].astype(float) / 1e3, lw=1.0, color="#1f77b4", label="queue")
     buf = t.flows.loc[t.flows.get("run_id", pd.Series(dtype=str)) == rid, "buffer_bytes"] \
@@ -611,7 +611,7 @@ def queue_time(results: Any, run_id: Optional[str] = None,
 def _selected_run_ids(t: Tables, run_id: Optional[str], where: Optional[Mapping[str, Any]]) -> list[str]:
     if run_id is not None:
         return [select_run(t, run_id)]
-    runs = _filter(_ordered_runs(t), where)
+    runs = _filter(ordered_runs(t), where)
     if runs.empty:
         raise PlotError("no ok runs" + (f" match {_label(where)}" if where else ""))
     return runs["run_id"].astype(str).tolist()
@@ -643,9 +643,9 @@ def _cdf(ax, values: np.ndarray, label: str, colour: Optional[str], ls: str = "-
 
 
 def _draw_cdfs(groups: list[tuple[str, str, np.ndarray]], xlabel: str, title: str) -> Figure:
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0, 0]
-    colours = _colour_map(g[0] for g in groups)
+    colours = colour_map(g[0] for g in groups)
     cells = sorted({g[1] for g in groups})
     styles = ["-", "--", ":", "-."]
     for colour_key, cell, values in groups:
@@ -717,7 +717,7 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     """Mean goodput vs mean 95th-percentile RTT per algorithm (and cell), as Pantheon draws it:
     delay axis inverted, so up and right is better. Small dots are single runs."""
     t = tables(results)
-    flows = _ok_flows(t)
+    flows = ok_flows(t)
     if "rtt_p95_ms" not in flows.columns or flows["rtt_p95_ms"].isna().all():
         raise PlotError("no rtt_p95_ms in the flows table")
     others = _other_cells(flows, t, ["cc"])
@@ -726,9 +726,9 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     per_run = per_run[per_run["delay"].notna() & per_run["goodput"].notna()]
     if per_run.empty:
         raise PlotError("no flow has both a goodput and a 95th-percentile RTT")
-    colours = _colour_map(per_run["cc"])
+    colours = colour_map(per_run["cc"])
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
-    fig, axes = _figure(width=7.5, height=5.0 + 0.18 * len(per_run.groupby(["cc", *others], dropna=False)))
+    fig, axes = new_figure(width=7.5, height=5.0 + 0.18 * len(per_run.groupby(["cc", *others], dropna=False)))
     ax = axes[0, 0]
     cells = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
     for ci_, (ckey, cdf) in enumerate(cells):
@@ -766,8 +766,8 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
     cell (e.g. the queue discipline and buffer). Mean of repeats with t intervals; small dots are
     single runs; delay axis inverted as in throughput-delay, log when it spans a decade."""
     t = tables(results)
-    flows = _ok_flows(t)
-    runs = _ok_runs(t)
+    flows = ok_flows(t)
+    runs = ok_runs(t)
     if "probe_rtt_p95_ms" not in runs.columns or runs["probe_rtt_p95_ms"].isna().all():
         raise PlotError("no probe_rtt_p95_ms in the runs table (the scenario needs a [probe] ping)")
     runs = runs[runs["probe_rtt_p95_ms"].notna()].copy()
@@ -778,7 +778,7 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
     runs = runs[runs["cc"].notna() & runs["goodput"].notna()]
     if runs.empty:
         raise PlotError("no ok run has both flows and a probe p95")
-    ordered = _ordered_runs(Tables(runs, flows, t.series, t.link_series, t.meta))
+    ordered = ordered_runs(Tables(runs, flows, t.series, t.link_series, t.meta))
     others = _other_cells(ordered, t, ["cc", "_n"])
     ordered["_cell"] = ordered[others].astype(str).agg(" ".join, axis=1) if others else "all runs"
     cells = list(dict.fromkeys(ordered["_cell"]))
@@ -787,7 +787,7 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
                "#7f7f7f", "#bcbd22", "#17becf"]
     colours = {c: palette[i % len(palette)] for i, c in enumerate(cells)}
-    fig, axes = _figure(len(counts), len(mixes), width=3.4 * len(mixes) + 1.0,
+    fig, axes = new_figure(len(counts), len(mixes), width=3.4 * len(mixes) + 1.0,
                         height=2.9 * len(counts) + 1.0, sharex=True, sharey=True)
     d = ordered["probe_rtt_p95_ms"].astype(float)
     log = d.min() > 0 and d.max() / d.min() > 10
@@ -838,7 +838,7 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
 def jain(results: Any, confidence: float = 0.95) -> Figure:
     """Jain's fairness index per cell: over all flows and between groups, mean of repeats."""
     t = tables(results)
-    runs = _ok_runs(t)
+    runs = ok_runs(t)
     if "jain_index" not in runs.columns or runs["jain_index"].isna().all():
         raise PlotError("no Jain's index in the runs table (it needs runs with at least two flows)")
     runs = runs[runs["jain_index"].notna()].copy()
@@ -848,7 +848,7 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
         if runs.empty:
             raise PlotError("Jain's index needs runs with at least two flows; every run has one")
     cells = [c for c in swept_columns(t) if c in runs.columns and runs[c].astype(str).nunique() > 1]
-    ordered = _ordered_runs(Tables(runs, t.flows, t.series, t.link_series, t.meta))
+    ordered = ordered_runs(Tables(runs, t.flows, t.series, t.link_series, t.meta))
     groups = list(ordered.groupby(cells, sort=False, dropna=False)) if cells else [((), ordered)]
     has_groups = "jain_index_groups" in runs.columns and runs["jain_index_groups"].notna().any()
     names, overall, between = [], [], []
@@ -857,7 +857,7 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
         names.append("\n".join(f"{c}={v}" for c, v in zip(cells, key)) or "all runs")
         overall.append(_mean_ci(g["jain_index"], high=1.0))
         between.append(_mean_ci(g["jain_index_groups"], high=1.0) if has_groups else None)
-    fig, axes = _figure(width=max(6.0, 1.1 * len(names) + 2.5))
+    fig, axes = new_figure(width=max(6.0, 1.1 * len(names) + 2.5))
     ax = axes[0, 0]
     x = np.arange(len(names))
     w = 0.38 if has_groups else 0.6
@@ -896,9 +896,9 @@ def periodogram(results: Any, run_id: Optional[str] = None,
     rid = select_run(t, run_id, where)
     s = _run_series(t, rid, "goodput_bps")
     key = "group" if "group" in s.columns and s["group"].notna().any() else "cc"
-    fig, axes = _figure()
+    fig, axes = new_figure()
     ax = axes[0, 0]
-    colours = _colour_map(s[key].astype(str))
+    colours = colour_map(s[key].astype(str))
     drawn = 0
     for gkey, g in s.groupby(key, sort=True):
         agg = g.groupby("t_s", sort=True)["goodput_bps"].sum()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ..scenario import Scenario, ScenarioError
+from ..scenario.model import Scenario
+from ..scenario.errors import ScenarioError
 
 __all__ = ["BACKENDS", "get_backend", "run", "check", "algorithms", "available_backends", "BackendUnavailable"]
 

@@ -13,22 +13,23 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from .. import preload
-from ..aqm import NAMES as AQM_NAMES
-from ..scenario import Scenario, ScenarioError
+from . import preload
+from ..scenario.aqm import NAMES as AQM_NAMES
+from ..scenario.model import Scenario
+from ..scenario.errors import ScenarioError
 
 # pyarrow and ccbench.results are imported where they are used: ``run`` starts their import on
-# a second thread while the simulator runs (ccbench/preload.py), so that a run does not pay for
+# a second thread while the simulator runs (ccbench/backends/preload.py), so that a run does not pay for
 # them before the simulation starts.
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..results import RunResult
+    from ..results.run_result import RunResult
 
 __all__ = ["NAME", "run", "check", "algorithms", "SIM_AQMS"]
 
 NAME = "sim"
-#: Queue disciplines the simulator implements (all of ccbench.aqm.NAMES).
+#: Queue disciplines the simulator implements (all of ccbench.scenario.aqm.NAMES).
 SIM_AQMS = AQM_NAMES
 
 
@@ -142,10 +143,11 @@ def run(scenario: Scenario) -> RunResult:
     try:
         report, wall = _report(sim, cfg)
     except ValueError as e:
-        from ..results import failed_result
+        from ..results.run_result import failed_result
 
         return failed_result(scenario, NAME, str(e), time.perf_counter() - t0)
-    from ..results import COUNTER_SIDES, build_result
+    from ..results.schema import COUNTER_SIDES
+    from ..results.run_result import build_result
     run_extra = dict(report.get("run", {}))
     run_extra.pop("duration_s", None)
     # MIB counters per side (report.rs `counters`); a simulator build without them gives the

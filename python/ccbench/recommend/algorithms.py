@@ -1,7 +1,7 @@
 """The candidates' names as recommend prints them, and their order when nothing else decides."""
 from __future__ import annotations
 
-from ..scenario import UNMODELLED_ALGORITHMS
+from ..scenario.model import UNMODELLED_ALGORITHMS
 
 #: order of the candidates when nothing else decides (ties in the tables)
 ORDER = {"cubic": 0, "bbr": 1, "reno": 2, "vegas": 3}

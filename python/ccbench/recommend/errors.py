@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..scenario import ScenarioError
+from ..scenario.errors import ScenarioError
 
 
 class RecommendError(ScenarioError):

@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import units
-from ..scenario import DEFAULT_RWND_BYTES, Scenario, ScenarioError, parse_toml, read_toml_text
+from ..scenario.model import DEFAULT_RWND_BYTES, Scenario
+from ..scenario.errors import ScenarioError
+from ..scenario.parse import parse_toml, read_toml_text
 from .algorithms import NAMES, UNMODELLED_BBR, UNMODELLED_TEXT, cc_name
 from .errors import RecommendError
 

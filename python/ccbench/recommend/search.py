@@ -16,8 +16,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .. import analysis, backends
-from ..scenario import Scenario
-from ..sweep import LocalExecutor
+from ..scenario.model import Scenario
+from ..sweeps.executors import LocalExecutor
 from .algorithms import ORDER, UNMODELLED_BBR, UNMODELLED_TEXT, cc_name
 from .decision import ALPHA, MARGIN, Decision, sequential_decision
 from .errors import RecommendError
@@ -281,7 +281,7 @@ def _with_competing_cubic(link: Link) -> Link:
 
 def _refusal(link: Link, e: Exception, flag: str) -> RecommendError:
     """A backend's refusal of the user's link, in one line naming the flag."""
-    from ..scenario import ScenarioError
+    from ..scenario.errors import ScenarioError
 
     if isinstance(e, RecommendError):
         return e

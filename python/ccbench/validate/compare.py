@@ -1,0 +1,330 @@
+"""Each backend against the reference (the kernel): per cell, goodput and MIB-counter errors with
+their uncertainty, and the targets they are held to."""
+from __future__ import annotations
+
+from __future__ import annotations
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Sequence
+import numpy as np
+import pandas as pd
+from ..study.spec import Study
+
+from .plan import REFERENCE, plan_cells
+
+
+#: every cell's goodput within 10 % of the kernel's
+CELL_TARGET = 0.10
+
+
+#: the median |goodput error| of an algorithm within 5 %
+MEDIAN_TARGET = 0.05
+
+
+#: counters within 25 % where both backends count at least COUNTER_MIN per run
+COUNTER_TARGET = 0.25
+
+
+#: mean events per run below which a counter (or the retransmits) is "trivial": not compared
+COUNTER_MIN = 10.0
+
+
+#: the counters shown per cell, and the side (host) whose count is shown: the receiver's for
+#: PAWS (it checks the timestamps of the data segments), the sender's for the others.
+COUNTERS: dict[str, str] = {
+    "TcpExtPAWSEstab": "receiver",
+    "TcpExtTCPLossProbes": "sender",
+    "TcpExtTCPSACKReorder": "sender",
+    "TcpExtTCPDSACKUndo": "sender",
+    "TcpExtTCPFullUndo": "sender",
+    "TcpExtTCPPartialUndo": "sender",
+    "TcpExtTCPSpuriousRTOs": "sender",
+    "TcpExtTCPTimeouts": "sender",
+    "TcpExtTCPSackRecovery": "sender",
+    "TcpExtTCPLostRetransmit": "sender",
+    "TcpExtTCPDSACKRecv": "sender",
+    "TcpExtTCPHystartTrainDetect": "sender",
+    "TcpExtTCPHystartDelayDetect": "sender",
+}
+
+
+@dataclass
+class Side:
+    """One backend's runs of one cell."""
+
+    goodput: list = field(default_factory=list)   # bit/s, per ok run
+    rtt: list = field(default_factory=list)       # ms, mean over the run's flows
+    retx: list = field(default_factory=list)      # retransmitted segments, summed over flows
+    counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
+    failed: list = field(default_factory=list)    # error messages of failed runs
+    missing: int = 0                              # planned runs not in the store
+
+    @property
+    def n(self) -> int:
+        return len(self.goodput)
+
+    def mean(self, what: str) -> Optional[float]:
+        v = [x for x in getattr(self, what) if x is not None and math.isfinite(x)]
+        return float(np.mean(v)) if v else None
+
+    def counter(self, name: str) -> Optional[float]:
+        v = self.counters.get(name) or []
+        return float(np.mean(v)) if v else None
+
+
+def _num(x: Any) -> Optional[float]:
+    try:
+        if x is None or x is pd.NA:
+            return None
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+class _Store:
+    """The rows of one backend's store, indexed by run id."""
+
+    def __init__(self, root: Path):
+        self.runs: dict[str, dict] = {}
+        self.flows: dict[str, list[dict]] = {}
+        self.counters: dict[tuple[str, str], dict] = {}
+        self.has_counters = False
+        if not root.is_dir():
+            return
+        from ..results.store import load
+
+        res = load(root)
+        for row in res.runs.to_dict("records"):
+            self.runs[row["run_id"]] = row
+        for row in res.flows.to_dict("records"):
+            self.flows.setdefault(row["run_id"], []).append(row)
+        try:
+            counters = getattr(res, "counters", None)
+        except Exception:  # noqa: BLE001 - an unreadable counters table is shown as "–"
+            counters = None
+        if isinstance(counters, pd.DataFrame) and not counters.empty and "side" in counters:
+            self.has_counters = True
+            for row in counters.to_dict("records"):
+                self.counters[(row["run_id"], str(row["side"]))] = row
+
+    def side(self, run_ids: Sequence[str]) -> Side:
+        s = Side()
+        for rid in run_ids:
+            row = self.runs.get(rid)
+            if row is None:
+                s.missing += 1
+                continue
+            if row.get("status", "ok") != "ok":
+                s.failed.append(str(row.get("error") or "failed"))
+                continue
+            flows = self.flows.get(rid, [])
+            gp = _num(row.get("aggregate_goodput_bps"))
+            if gp is None:
+                vals = [_num(f.get("goodput_bps")) for f in flows]
+                gp = sum(v for v in vals if v is not None) if flows else None
+            s.goodput.append(gp)
+            rtts = [v for v in (_num(f.get("rtt_mean_ms")) for f in flows) if v is not None]
+            s.rtt.append(float(np.mean(rtts)) if rtts else None)
+            rx = [v for v in (_num(f.get("retransmits")) for f in flows) if v is not None]
+            s.retx.append(float(sum(rx)) if rx else None)
+            for name, side in COUNTERS.items():
+                crow = self.counters.get((rid, side))
+                v = _num(crow.get(name)) if crow is not None else None
+                if v is not None:
+                    s.counters.setdefault(name, []).append(v)
+        return s
+
+
+def rel_error(value: Optional[float], reference: Optional[float]) -> Optional[float]:
+    """value / reference - 1, or None when either is missing or the reference is 0."""
+    if value is None or reference is None or reference == 0:
+        return None
+    return value / reference - 1.0
+
+
+def count_error(value: Optional[float], reference: Optional[float],
+                minimum: float = COUNTER_MIN, target: float = COUNTER_TARGET) -> tuple[Optional[float], str]:
+    """Relative error of a count (mean per run) and its status: "ok" / "miss" (both at least
+    ``minimum``: within ``target`` or not), "one-sided" (only one of them reaches ``minimum``),
+    "trivial" (neither does) or "n/a" (a side has no value: not measured or not modelled)."""
+    if value is None or reference is None:
+        return None, "n/a"
+    big_v, big_r = value >= minimum, reference >= minimum
+    err = rel_error(value, reference)
+    if big_v and big_r:
+        return err, ("ok" if abs(err) <= target else "miss")
+    if big_v or big_r:
+        return err, "one-sided"
+    return None, "trivial"
+
+
+@dataclass
+class Comparison:
+    cells: list                       # [Cell]
+    backends: list                    # backends shown (stores read), reference last when present
+    sides: dict                       # (cell index in cells, backend) -> Side
+    reference: Optional[str]          # REFERENCE when its store has data, else None
+    has_counters: dict                # backend -> bool
+
+    @property
+    def compared(self) -> list[str]:
+        """The backends compared against the reference."""
+        return [b for b in self.backends if b != self.reference] if self.reference else []
+
+    def side(self, i: int, backend: str) -> Side:
+        return self.sides[(i, backend)]
+
+    def goodput_error(self, i: int, backend: str) -> Optional[float]:
+        return rel_error(self.side(i, backend).mean("goodput"), self.side(i, self.reference).mean("goodput"))
+
+    def goodput_ratio_ci(self, i: int, backend: str):
+        from .. import analysis
+
+        return analysis.ratio_ci(self.side(i, backend).goodput, self.side(i, self.reference).goodput)
+
+    def retx_error(self, i: int, backend: str) -> tuple[Optional[float], str]:
+        return count_error(self.side(i, backend).mean("retx"), self.side(i, self.reference).mean("retx"))
+
+    def counter_error(self, i: int, backend: str, name: str) -> tuple[Optional[float], str]:
+        return count_error(self.side(i, backend).counter(name), self.side(i, self.reference).counter(name))
+
+    def counter_misses(self, i: int, backend: str) -> list[str]:
+        return [n for n in COUNTERS if self.counter_error(i, backend, n)[1] == "miss"]
+
+    def cell_ok(self, i: int, backend: str) -> Optional[bool]:
+        e = self.goodput_error(i, backend)
+        return None if e is None else abs(e) <= CELL_TARGET
+
+    def summary(self, backend: str) -> pd.DataFrame:
+        """Per algorithm (and "all"): cells compared, median and worst |goodput error|, cells
+        within CELL_TARGET, whether the targets are met, counter comparisons and misses."""
+        groups: dict[str, list[int]] = {}
+        for i, c in enumerate(self.cells):
+            groups.setdefault(c.cc, []).append(i)
+        groups["all"] = list(range(len(self.cells)))
+        rows = []
+        for cc, idx in groups.items():
+            errs = [(i, self.goodput_error(i, backend)) for i in idx]
+            errs = [(i, e) for i, e in errs if e is not None]
+            absv = [abs(e) for _, e in errs]
+            worst = max(errs, key=lambda x: abs(x[1])) if errs else None
+            n_counter = sum(1 for i in idx for n in COUNTERS if self.counter_error(i, backend, n)[1] in ("ok", "miss"))
+            n_miss = sum(len(self.counter_misses(i, backend)) for i in idx)
+            within = sum(1 for a in absv if a <= CELL_TARGET)
+            median = float(np.median(absv)) if absv else None
+            rows.append({
+                "backend": backend, "cc": cc, "cells": len(idx), "compared": len(errs),
+                "median |err| %": None if median is None else 100 * median,
+                "worst |err| %": None if worst is None else 100 * abs(worst[1]),
+                "worst cell": "" if worst is None else self.cells[worst[0]].name,
+                "within 10 %": within,
+                "targets met": (bool(errs) and within == len(errs) and median <= MEDIAN_TARGET) if errs else None,
+                "counters compared": n_counter, "counters missed": n_miss,
+            })
+        return pd.DataFrame(rows)
+
+    def table(self) -> pd.DataFrame:
+        """One row per cell (the CSV): every backend's numbers, the errors against the reference."""
+        rows = []
+        for i, c in enumerate(self.cells):
+            row: dict[str, Any] = {"part": c.part, "cell": c.label, "cc": c.cc}
+            row.update({k: _param_text(v) for k, v in c.params.items()})
+            for b in self.backends:
+                s = self.side(i, b)
+                gp = [x for x in s.goodput if x is not None]
+                ci = _mean_ci(gp)
+                row[f"{b}_runs"] = s.n
+                row[f"{b}_failed"] = len(s.failed)
+                row[f"{b}_missing"] = s.missing
+                row[f"{b}_goodput_mbps"] = mbit(ci.mean)
+                row[f"{b}_goodput_min_mbps"] = mbit(min(gp)) if gp else None
+                row[f"{b}_goodput_max_mbps"] = mbit(max(gp)) if gp else None
+                row[f"{b}_goodput_ci_lo_mbps"] = mbit(ci.lo)
+                row[f"{b}_goodput_ci_hi_mbps"] = mbit(ci.hi)
+                row[f"{b}_rtt_mean_ms"] = s.mean("rtt")
+                row[f"{b}_retransmits"] = s.mean("retx")
+                for n in COUNTERS:
+                    row[f"{b}_{n}"] = s.counter(n)
+            for b in self.compared:
+                e = self.goodput_error(i, b)
+                r = self.goodput_ratio_ci(i, b)
+                re_, rs = self.retx_error(i, b)
+                row[f"{b}_goodput_err_pct"] = _pct(e)
+                row[f"{b}_goodput_err_ci_lo_pct"] = _pct(None if r.lo is None else r.lo - 1)
+                row[f"{b}_goodput_err_ci_hi_pct"] = _pct(None if r.hi is None else r.hi - 1)
+                row[f"{b}_goodput_within_10pct"] = self.cell_ok(i, b)
+                row[f"{b}_retx_err_pct"] = _pct(re_)
+                row[f"{b}_retx_status"] = rs
+                for n in COUNTERS:
+                    ce, cs = self.counter_error(i, b, n)
+                    row[f"{b}_{n}_err_pct"] = _pct(ce)
+                    row[f"{b}_{n}_status"] = cs
+                row[f"{b}_counters_missed"] = " ".join(self.counter_misses(i, b))
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _mean_ci(values):
+    """Goodput's mean and t interval, cut at 0 (analysis.mean_ci)."""
+    from .. import analysis
+
+    return analysis.mean_ci(values, nonnegative=True)
+
+
+def mbit(x: Optional[float]) -> Optional[float]:
+    return None if x is None else x / 1e6
+
+
+def _pct(x: Optional[float]) -> Optional[float]:
+    return None if x is None else 100.0 * x
+
+
+def _param_text(v: Any) -> str:
+    from ..sweeps.grid import param_str
+
+    return param_str(v)
+
+
+def compare(study: Study, out: str | os.PathLike, backends: Sequence[str], quick: bool = False,
+            repeat: Optional[int] = None) -> Comparison:
+    """Read DIR/<backend>/ of every backend (a missing store reads as no runs) and line the
+    grid's cells up. The reference is shown last; it is None when its store has no ok run."""
+    out = Path(out)
+    order = [b for b in backends if b != REFERENCE] + ([REFERENCE] if REFERENCE in backends else [])
+    cells = plan_cells(study, order, quick, repeat)
+    sides = {}
+    has_counters = {}
+    for b in order:
+        st = _Store(out / b)
+        has_counters[b] = st.has_counters
+        for i, c in enumerate(cells):
+            sides[(i, b)] = st.side(c.run_ids.get(b, []))
+    reference = REFERENCE if REFERENCE in order and any(sides[(i, REFERENCE)].n for i in range(len(cells))) else None
+    return Comparison(cells, order, sides, reference, has_counters)
+
+
+@dataclass
+class ValidateRun:
+    study: Study
+    out: Path
+    quick: bool
+    backends: list                   # requested, in order
+    repeat: Optional[int] = None     # --repeat (None: each part's own)
+    ran: list = field(default_factory=list)          # backends run now
+    skipped: dict = field(default_factory=dict)      # backend -> why it was not run
+    summaries: dict = field(default_factory=dict)    # backend -> [SweepSummary per part]
+    wall_s: dict = field(default_factory=dict)       # backend -> seconds
+    rerun: dict = field(default_factory=dict)        # backend -> stored runs deleted first
+    comparison: Optional[Comparison] = None
+    files: dict = field(default_factory=dict)        # "md" / "csv" / "svg" -> Path
+    notes: list = field(default_factory=list)
+
+    @property
+    def all_ok(self) -> bool:
+        return all(s.all_ok for ss in self.summaries.values() for s in ss)
+
+    def executed(self, backend: str) -> int:
+        return sum(s.executed for s in self.summaries.get(backend, []))
