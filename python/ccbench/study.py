@@ -663,7 +663,12 @@ def _same(a: Any, b: Any) -> bool:
     return _text(a) == _text(b)
 
 
-def _match(df: pd.DataFrame, cell: Mapping[str, Any], with_cc: bool = True) -> pd.DataFrame:
+def _match(df: pd.DataFrame, cell: Mapping[str, Any], with_cc: bool = True,
+           columns: Optional[Sequence[str]] = None) -> pd.DataFrame:
+    """The rows of ``df`` in ``cell`` (only ``columns`` when given: taking rows of a wide frame
+    of nullable columns costs milliseconds, and a study report asks once per cell and metric)."""
+    if columns is not None:
+        columns = list(dict.fromkeys(columns))
     mask = pd.Series(True, index=df.index)
     for k, v in cell.items():
         if k == "cc":
@@ -672,11 +677,11 @@ def _match(df: pd.DataFrame, cell: Mapping[str, Any], with_cc: bool = True) -> p
             continue
         col = _column(df, k)
         if col is None:
-            return df.iloc[:0]
+            return df.iloc[:0] if columns is None else df.loc[df.index[:0], columns]
         values = df[col]
         hits = [u for u in pd.unique(values) if _same(u, v)]  # compare each distinct value once
         mask &= values.isin(hits)
-    return df[mask]
+    return df[mask] if columns is None else df.loc[mask, columns]
 
 
 # --------------------------------------------------------------------------------------------
@@ -714,8 +719,10 @@ def _ratio_lo(lo: Optional[float]) -> Optional[float]:
 def per_run(data: PartData, cell: Mapping[str, Any], column: str = "goodput_bps",
             how: str = "mean") -> pd.Series:
     """One value per run of the cell: ``how`` (mean | sum | max) of ``column`` over its flows."""
-    flows = _match(data.flows, cell)
-    if flows.empty or column not in flows.columns:
+    if column not in data.flows.columns or "run_id" not in data.flows.columns:
+        return pd.Series(dtype=float)
+    flows = _match(data.flows, cell, columns=["run_id", column])
+    if flows.empty:
         return pd.Series(dtype=float)
     return flows.groupby("run_id")[column].agg(how).astype(float)
 
