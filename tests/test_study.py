@@ -64,7 +64,18 @@ def test_every_builtin_study_is_listed_and_loads():
         s = study.find_study(name)
         assert s.name == name  # found by file name = study name
         assert s.published, f"{name} has no published numbers"
-        assert s.n_runs(quick=True) < s.n_runs()
+        # --quick is cheaper in simulated time (it may keep every cell: it needs 3 repeats)
+        assert s.simulated_s(quick=True) < s.simulated_s()
+
+
+def test_every_quick_part_has_at_least_three_repeats():
+    """A quick study still gives a t interval and a CV: every part of every built-in study
+    runs each quick cell at least 3 times."""
+    for path in study.builtin_studies():
+        s = study.find_study(path.stem)
+        for part in s.parts:
+            assert part.quick, (s.name, part.name)
+            assert part.sweep_table(quick=True)["repeat"] >= 3, (s.name, part.name)
 
 
 def test_show_prints_question_parts_runs_and_published_numbers():

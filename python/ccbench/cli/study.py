@@ -100,7 +100,7 @@ def run_command(
     out: Optional[Path] = typer.Option(None, "--out", "-o",
                                        help="Store directory (default results/NAME, or results/NAME-quick)."),
     repeat: Optional[int] = typer.Option(None, "--repeat", "-r", min=1, help="Runs per grid cell, every part."),
-    quick: bool = typer.Option(False, "--quick", help="The reduced grid: shorter runs, fewer cells and repeats."),
+    quick: bool = typer.Option(False, "--quick", help="The reduced grid: shorter runs, fewer cells or repeats (at least 3 per cell)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Local worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:

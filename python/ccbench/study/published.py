@@ -42,8 +42,10 @@ def ratio_lo(lo: Optional[float]) -> Optional[float]:
 def per_run(data: PartData, cell: Mapping[str, Any], column: str = "goodput_bps",
             how: str = "mean") -> pd.Series:
     """One value per run of the cell: ``how`` (mean | sum | max) of ``column`` over its flows."""
-    flows = match_cell(data.flows, cell)
-    if flows.empty or column not in flows.columns:
+    if column not in data.flows.columns or "run_id" not in data.flows.columns:
+        return pd.Series(dtype=float)
+    flows = match_cell(data.flows, cell, columns=["run_id", column])
+    if flows.empty:
         return pd.Series(dtype=float)
     return flows.groupby("run_id")[column].agg(how).astype(float)
 

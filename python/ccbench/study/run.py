@@ -142,13 +142,13 @@ def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
     """DIR/report.html (or ``out``) of a store: the generic report, plus the study's own sections
     when DIR/ccbench.json names a study. A study whose sections cannot be built still gets the
     generic report, with a section saying why."""
-    from ..results.store import load
+    from .. import api
     from ..report import build
     from ..results.meta import read_meta
 
     dir = Path(dir)
     if results is None and dir.is_dir():
-        results = load(dir)
+        results = api.load(dir)
     sections = []
     meta = (getattr(results, "meta", None) or {}) if results is not None else {}
     if not meta and dir.is_dir():
