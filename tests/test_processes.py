@@ -354,8 +354,8 @@ def test_kernel_lock_held_times_out_naming_the_holder(tmp_path, monkeypatch):
     holder.start()
     try:
         assert ready.wait(20)
-        monkeypatch.setattr(sweep, "KERNEL_LOCK_PATH", path)
-        monkeypatch.setattr(sweep, "KERNEL_LOCK_TIMEOUT_S", 0.5)
+        monkeypatch.setattr(sweep_lock, "KERNEL_LOCK_PATH", path)
+        monkeypatch.setattr(sweep_lock, "KERNEL_LOCK_TIMEOUT_S", 0.5)
         t0 = time.monotonic()
         with pytest.raises(sweep_lock.KernelLockError, match=rf"holds this machine.s lock \(pid {holder.pid}") as e:
             with sweep_lock.machine_lock("kernel"):

@@ -275,7 +275,7 @@ def test_recommendation_map_study_loads_and_its_section_renders():
     from types import SimpleNamespace
 
     from ccbench import study
-    from ccbench.recommend import map_section
+    from ccbench.study import map_section
 
     s = study.find_study("recommendation-map")
     assert s.analyses == ["recommendation_map"] and [p.name for p in s.parts] == ["alone", "vs-cubic"]

@@ -162,8 +162,8 @@ def test_sections_given_are_rendered_escaped(tmp_path):
 
 
 def test_study_sections_are_called_when_meta_names_a_study(tmp_path, monkeypatch):
-    import sys
-    import types
+    from ccbench import study
+    from ccbench.study import run as study_run
 
     root = write_store(fake_store(failed=False), tmp_path / "s")
     meta = json.loads((root / "ccbench.json").read_text())
@@ -176,10 +176,8 @@ def test_study_sections_are_called_when_meta_names_a_study(tmp_path, monkeypatch
         seen["runs"] = len(results.runs)
         return [report.Section("From the study", paragraphs=["study text"])]
 
-    mod = types.ModuleType("ccbench.study")
-    mod.report_sections = report_sections
-    monkeypatch.setitem(sys.modules, "ccbench.study", mod)
-    text = report.build_report(root).read_text()
+    monkeypatch.setattr(study_run, "report_sections", report_sections)
+    text = study.build_report(root).read_text()
     assert seen == {"name": "fake-study", "runs": 18}
     assert "From the study" in text and "study text" in text
 

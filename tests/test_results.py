@@ -413,7 +413,8 @@ def test_build_result_at_100000_flows_is_vectorised():
 
     import numpy as np
 
-    from ccbench import cli
+    from ccbench.cli import errors as cli_errors
+    from ccbench.cli import run as cli
 
     n, samples = 100_000, 10
     sc = Scenario.from_dict(minimal_dict(duration="1s", flows=[{"cc": "cubic", "count": n // 2},
@@ -433,7 +434,7 @@ def test_build_result_at_100000_flows_is_vectorised():
     assert r.flows_table.num_rows == n and r.series_table.num_rows == n * samples
     assert r.series_table.column("cc")[-1].as_py() == "bbr" and r.series_table.column("group")[0].as_py() == 0
     assert r.runs_table.column("jain_index_groups")[0].as_py() is not None
-    with cli.console.capture() as cap:
+    with cli_errors.console.capture() as cap:
         cli.print_result(r, sc)
     text = cap.get()
     assert f"{n - cli.MAX_FLOW_ROWS} more flows" in text and len(text.splitlines()) < 3 * cli.MAX_FLOW_ROWS

@@ -150,9 +150,9 @@ def test_verdict_rules():
 def test_cells_match_typed_and_string_swept_columns():
     df = pd.DataFrame({"flows.0.count": pd.array([1, 10], dtype="Int64"),
                        "bottleneck.loss": ["0.1%", "1%"], "cc": ["cubic", "bbr"]})
-    assert len(study._match(df, {"flows.0.count": 10})) == 1
-    assert len(study._match(df, {"bottleneck.loss": "1%", "cc": "BBR"})) == 1
-    assert len(study._match(df, {"bottleneck.loss": "1%", "cc": "cubic"})) == 0
+    assert len(study.match_cell(df, {"flows.0.count": 10})) == 1
+    assert len(study.match_cell(df, {"bottleneck.loss": "1%", "cc": "BBR"})) == 1
+    assert len(study.match_cell(df, {"bottleneck.loss": "1%", "cc": "cubic"})) == 0
 
 
 # ---- every built-in study, --quick, into tmp dirs (one module-scoped fixture) -----------------

@@ -259,7 +259,7 @@ KILLER = """\
 # in the middle of writing the runs file of run number KILL_AFTER + 1: a temporary file with
 # half a Parquet file in it is on disk, the rename never happens.
 import os, signal, sys
-from ccbench import store
+from ccbench.results import store
 
 n = int(os.environ["KILL_AFTER"])
 real = store._write_table
@@ -346,10 +346,10 @@ def test_kernel_backend_runs_one_at_a_time(tmp_path):
 
 
 def _hold_lock(path, log, i):
-    from ccbench import sweeps as sweep
+    from ccbench.sweeps import lock
 
-    sweep.KERNEL_LOCK_PATH = path
-    with sweep._machine_lock("kernel"):
+    lock.KERNEL_LOCK_PATH = path
+    with lock.machine_lock("kernel"):
         with open(log, "a") as f:
             f.write(f"start {i} {time.monotonic()}\n")
         time.sleep(0.2)
@@ -560,7 +560,7 @@ def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path, sim_cor
 def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch, sim_core):
     """A run stuck where the timeout cannot reach it: its worker is killed and replaced, the run
     stored as failed, the runs that were in flight with it run again and complete."""
-    from ccbench import sweeps as sw
+    from ccbench.sweeps import runner as sw
 
     def stuck(sc):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})

@@ -652,21 +652,23 @@ def make_figures(doc: dict) -> dict:
 
 def write_report(cmp: Comparison, results: Any) -> Path:
     """DIR/report.html: report.py's header, our tables and figures, the runs; no scripts."""
-    from . import plots, report as rp
+    from . import plots
+    from .report import Section, render_html
+    from .report.build import header_section, runs_section
 
     doc = cmp.doc
     t = plots.tables(results)  # the planned runs of both stores; t.meta describes the comparison
     runs = t.runs
     figs = make_figures(doc)
     sections = [
-        rp.header_section(cmp.out, t.meta, t),
-        rp.Section("Alone on the bottleneck", paragraphs=_intro(doc),
+        header_section(cmp.out, t.meta, t),
+        Section("Alone on the bottleneck", paragraphs=_intro(doc),
                    tables=[("Each algorithm alone: mean [95 % t interval] over the repeats",
                             pd.DataFrame(alone_rows(doc)))],
                    figures=[("Goodput and p95 RTT of each algorithm alone, 95 % t intervals", figs["alone"])]),
     ]
     if doc["pairs"]:
-        sections.append(rp.Section(
+        sections.append(Section(
             "Pairs sharing the bottleneck",
             paragraphs=["One flow of each algorithm; the share is the flow's fraction of the pair's goodput "
                         "(the two shares of a run sum to 1). Jain's index of the two goodputs: 1 is an even "
@@ -675,15 +677,15 @@ def write_report(cmp: Comparison, results: Any) -> Path:
             tables=[("Shares and Jain's index: mean [95 % t interval]", pd.DataFrame(pair_rows(doc)))],
             figures=[("Share of each algorithm in each pair (stacked), 95 % t interval of the lower part",
                       figs["pairs"])]))
-    sections.append(rp.Section(
+    sections.append(Section(
         "Significance",
         paragraphs=[f"{'Welch t' if doc['test'] == 'welch' else 'Mann-Whitney U'} test for every pair of "
                     f"algorithms on the alone runs' goodput and p95 RTT; the p values of each metric's pairwise "
                     f"tests are adjusted with Holm's step-down method; a difference is significant when the "
                     f"adjusted p is below {doc['alpha']}. 'A > B' means A's mean is the larger."],
         tables=[("Pairwise tests", pd.DataFrame(test_rows(doc)))]))
-    sections.append(rp.runs_section(t))
-    html = rp.render_html(f"ccbench compare: {doc['scenario']}",
+    sections.append(runs_section(t))
+    html = render_html(f"ccbench compare: {doc['scenario']}",
                           f"{', '.join(doc['algorithms'])} on the {doc['backend']} backend, "
                           f"{len(runs)} runs", sections)
     path = cmp.out / "report.html"

@@ -88,13 +88,14 @@ def report_command(
     """Write a self-contained HTML report (figures inline) of a result store."""
     from rich.console import Console
 
-    from .. import report
+    from ..report import ReportError
+    from ..study import build_report   # a study store gets its study's sections too
 
     if not dir.is_dir():
         raise _err(f"{dir}: no such store directory")
     try:
-        path = report.build_report(dir, out=out, title=title)
-    except report.ReportError as e:
+        path = build_report(dir, out=out, title=title)
+    except ReportError as e:
         raise _err(str(e), 1)
     Console(stderr=True).print(f"wrote {path}", highlight=False, soft_wrap=True)
 

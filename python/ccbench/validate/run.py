@@ -64,7 +64,7 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
     root, ns3 not installed) is skipped with a note; its store is still read when it exists."""
     from .. import sweeps as sw
     from ..study.run import check_backend
-    from ..study import write_meta
+    from ..study import write_study_meta
 
     study = grid if isinstance(grid, Study) else load_grid(grid)
     study = select_parts(study, quick, duration)
@@ -102,7 +102,7 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
             run.summaries[b].append(sw.run_sweep(
                 sc, out / b, backend=b, workers=workers, retry_failed=retry_failed, progress=progress,
                 console=console, command=command, study=study.name))
-        write_meta(study, out / b, quick=quick, backend=b, repeat=repeat, command=command)
+        write_study_meta(study, out / b, quick=quick, backend=b, repeat=repeat, command=command)
         run.wall_s[b] = time.perf_counter() - t0
     # the backends run now, and those that could not run but have a store here from before
     shown = [b for b in names if b in run.ran or (out / b / "runs").is_dir()]
