@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from . import arrow_values
 from ..analysis import jain_index
 from ..scenario.aqm import params_json
-from .schema import COUNTERS_SCHEMA, COUNTER_NAMES, COUNTER_SIDES, FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, _RUN_EXTRA_KEYS, json_safe, clean_array, ccbench_version, json_rows, to_frame
+from .schema import COUNTERS_SCHEMA, COUNTER_NAMES, COUNTER_SIDES, FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, RUN_EXTRA_KEYS, json_safe, clean_array, ccbench_version, json_rows, to_frame
 
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -406,7 +406,7 @@ def build_result(
     specs = _flow_specs(scenario)
     flows = _flows_table(desc, flow_rows, specs)
 
-    extra = {k: v for k, v in (run_extra or {}).items() if k in _RUN_EXTRA_KEYS}
+    extra = {k: v for k, v in (run_extra or {}).items() if k in RUN_EXTRA_KEYS}
     goodput = flows.column("goodput_bps").combine_chunks()
     goodputs = arrow_values.to_numpy(goodput.drop_null())
     if json_safe(extra.get("aggregate_goodput_bps")) is None and goodputs.size:

@@ -205,7 +205,7 @@ COUNTERS_SCHEMA = pa.schema(
 )
 
 
-_RUN_EXTRA_KEYS = {
+RUN_EXTRA_KEYS = {
     "link_utilisation",
     "drops",
     "ce_marked",
@@ -239,7 +239,7 @@ WIFI_RUN_KEYS = (
     "wifi_mpdus_retried",
     "wifi_retry_drops",
 )
-_RUN_EXTRA_KEYS |= set(WIFI_RUN_KEYS)
+RUN_EXTRA_KEYS |= set(WIFI_RUN_KEYS)
 
 
 def ccbench_version() -> str:
