@@ -148,7 +148,7 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _git_commit() -> str:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
                                 text=True, timeout=5).stdout.strip()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 #: Name prefix of everything the kernel backend creates (namespaces, links, processes).
 PREFIX = "ccb"
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
