@@ -8,10 +8,11 @@
 
 The package: docs/internal-api.md draws its modules and the direction of their imports.
 """
+
 __version__ = "0.2.0"
 
 from .api import load, run, sweep  # noqa: E402
-from .scenario.model import Scenario, load_scenario  # noqa: E402
 from .scenario.errors import ScenarioError
+from .scenario.model import Scenario, load_scenario  # noqa: E402
 
 __all__ = ["__version__", "run", "sweep", "load", "Scenario", "ScenarioError", "load_scenario"]

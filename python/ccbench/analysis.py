@@ -23,6 +23,7 @@ Methods and references:
 - start-up removal: MSER-5 (White 1997; White, Cobb & Spratt 2000) in ``steady_state_start``.
 - reference model: Mathis et al. 1997 Reno throughput.
 """
+
 from __future__ import annotations
 
 import math
@@ -176,8 +177,13 @@ class MeanCI:
         return self.hi - self.mean
 
 
-def mean_ci(values: Iterable[float], confidence: float = 0.95, *, nonnegative: bool = False,
-            bounds: Optional[tuple[Optional[float], Optional[float]]] = None) -> MeanCI:
+def mean_ci(
+    values: Iterable[float],
+    confidence: float = 0.95,
+    *,
+    nonnegative: bool = False,
+    bounds: Optional[tuple[Optional[float], Optional[float]]] = None,
+) -> MeanCI:
     """Sample mean ± t_{(1+c)/2, n-1} · s / √n (Student 1908). With one value the interval is
     undefined (lo = hi = None); with none, everything is None.
 
@@ -272,7 +278,7 @@ def bootstrap_ci(
         jack = _apply_stat(stat, np.array([np.delete(x, i) for i in range(n)]))
         d = jack.mean() - jack
         den = 6.0 * float(np.sum(d * d)) ** 1.5
-        acc = float(np.sum(d ** 3)) / den if den > 0 else 0.0
+        acc = float(np.sum(d**3)) / den if den > 0 else 0.0
         z = sps.norm.ppf([q_lo, q_hi])
         q_lo, q_hi = sps.norm.cdf(z0 + (z0 + z) / (1.0 - acc * (z0 + z)))
     lo, hi = np.quantile(boot, [q_lo, q_hi])
@@ -410,15 +416,15 @@ def welch_test(a: Iterable[float], b: Iterable[float], confidence: float = 0.95)
     se2 = va + vb
     if se2 == 0.0:
         stat = 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
-        return TestResult("welch", stat, 1.0 if diff == 0.0 else 0.0, na, nb, diff, diff, diff,
-                          None, confidence=confidence)
-    df = se2 ** 2 / ((va * va) / (na - 1) + (vb * vb) / (nb - 1))
+        return TestResult(
+            "welch", stat, 1.0 if diff == 0.0 else 0.0, na, nb, diff, diff, diff, None, confidence=confidence
+        )
+    df = se2**2 / ((va * va) / (na - 1) + (vb * vb) / (nb - 1))
     se = math.sqrt(se2)
     stat = diff / se
     p = float(2.0 * sps.t.sf(abs(stat), df))
     half = t_quantile(0.5 + confidence / 2.0, df) * se
-    return TestResult("welch", stat, p, na, nb, diff, diff - half, diff + half, df,
-                      confidence=confidence)
+    return TestResult("welch", stat, p, na, nb, diff, diff - half, diff + half, df, confidence=confidence)
 
 
 def mann_whitney(a: Iterable[float], b: Iterable[float]) -> TestResult:
@@ -439,8 +445,7 @@ def mann_whitney(a: Iterable[float], b: Iterable[float]) -> TestResult:
         return TestResult("mann-whitney", u, 1.0, na, nb, mean_diff=diff, effect=0.5)
     res = sps.mannwhitneyu(x, y, alternative="two-sided")
     u = float(res.statistic)
-    return TestResult("mann-whitney", u, float(res.pvalue), na, nb, mean_diff=diff,
-                      effect=u / (na * nb))
+    return TestResult("mann-whitney", u, float(res.pvalue), na, nb, mean_diff=diff, effect=u / (na * nb))
 
 
 # ---- bimodality across repeats ----------------------------------------------------------------
@@ -486,8 +491,7 @@ def _em_two_gaussians(x: np.ndarray, split: int, var_floor: float, iters: int = 
             break
         w = s1 / x.size
         mu1, mu2 = float(np.sum(r * x) / s1), float(np.sum((1 - r) * x) / s2)
-        var = max(float(np.sum(r * (x - mu1) ** 2 + (1 - r) * (x - mu2) ** 2) / x.size),
-                  var_floor)
+        var = max(float(np.sum(r * (x - mu1) ** 2 + (1 - r) * (x - mu2) ** 2) / x.size), var_floor)
         if loglik - prev < 1e-10 * max(1.0, abs(loglik)):
             break
         prev = loglik
@@ -496,8 +500,9 @@ def _em_two_gaussians(x: np.ndarray, split: int, var_floor: float, iters: int = 
     return float(np.sum(np.logaddexp(l1, l2))), w, mu1, mu2, var
 
 
-def bimodality(values: Iterable[float], min_n: int = 6, min_delta_bic: float = 6.0,
-               min_ashman_d: float = 2.0) -> Bimodality:
+def bimodality(
+    values: Iterable[float], min_n: int = 6, min_delta_bic: float = 6.0, min_ashman_d: float = 2.0
+) -> Bimodality:
     """Two groups among repeats, by a 1-D Gaussian mixture (EM, written here) against one
     Gaussian.
 
@@ -594,8 +599,9 @@ def periodogram(t_s, values, oversample: int = 1) -> tuple[np.ndarray, np.ndarra
     x, dt = _uniform(t_s, values)
     if x.size < 4:
         return np.array([]), np.array([])
-    freqs, power = sps_signal.periodogram(x, fs=1.0 / dt, window="boxcar", detrend="linear",
-                                          scaling="spectrum", nfft=x.size * max(1, oversample))
+    freqs, power = sps_signal.periodogram(
+        x, fs=1.0 / dt, window="boxcar", detrend="linear", scaling="spectrum", nfft=x.size * max(1, oversample)
+    )
     freqs, power = freqs[1:], power[1:]
     return (1.0 / freqs)[::-1], power[::-1]
 
@@ -613,8 +619,7 @@ def _fisher_g_pvalue(g: float, m: int) -> float:
         base = 1.0 - j * g
         if base <= 0:
             return 0.0
-        return math.exp(math.lgamma(m + 1) - math.lgamma(j + 1) - math.lgamma(m - j + 1)
-                        + (m - 1) * math.log(base))
+        return math.exp(math.lgamma(m + 1) - math.lgamma(j + 1) - math.lgamma(m - j + 1) + (m - 1) * math.log(base))
 
     first = term(1)
     if first >= 1.0:
@@ -680,12 +685,10 @@ def dominant_period(
         return none
     pv = _fisher_g_pvalue(float(p[inner].max() / p[inner].sum()), int(inner.sum()))
 
-    fp, pp = sps_signal.periodogram(x, fs=fs, window="boxcar", detrend=False,
-                                    scaling="spectrum", nfft=8 * n)
+    fp, pp = sps_signal.periodogram(x, fs=fs, window="boxcar", detrend=False, scaling="spectrum", nfft=8 * n)
     band = (fp > 0) & (fp >= 1.0 / pmax) & (fp <= 1.0 / pmin)
     idx = np.flatnonzero(band)
-    peaks = [i for i in idx if (i == 0 or pp[i] >= pp[i - 1]) and
-             (i + 1 >= pp.size or pp[i] >= pp[i + 1])]
+    peaks = [i for i in idx if (i == 0 or pp[i] >= pp[i - 1]) and (i + 1 >= pp.size or pp[i] >= pp[i + 1])]
     if not peaks:
         return none
     acf = _acf(x)
@@ -697,17 +700,15 @@ def dominant_period(
     period = float(1.0 / fp[top])
     best_acf = acf_at(period)
     for k in (2, 3, 4):
-        near = [i for i in peaks if pp[i] >= 0.2 * pp[top]
-                and abs(fp[i] - fp[top] / k) <= 1.5 / duration]
+        near = [i for i in peaks if pp[i] >= 0.2 * pp[top] and abs(fp[i] - fp[top] / k) <= 1.5 / duration]
         for i in near:
             cand = float(1.0 / fp[i])
             if cand <= pmax and acf_at(cand) > best_acf + 0.1:
                 period, best_acf = cand, acf_at(cand)
     k0 = int(round(1.0 / period / (fs / n)))  # nearest ordinary Fourier bin
-    strength = float(np.sum(p[max(k0 - 1, 1):k0 + 2]) / total)
+    strength = float(np.sum(p[max(k0 - 1, 1) : k0 + 2]) / total)
     significant = bool(pv < alpha and best_acf >= min_acf)
-    return Periodicity(period if significant else None, min(strength, 1.0), best_acf,
-                       significant, pv, period, n)
+    return Periodicity(period if significant else None, min(strength, 1.0), best_acf, significant, pv, period, n)
 
 
 # ---- start-up removal -------------------------------------------------------------------------
@@ -771,9 +772,13 @@ def steady_state_start(t_s, values, batch: int = 5) -> Optional[float]:
     return steady_state(t_s, values, batch).start_s
 
 
-def steady_state_table(series: "pd.DataFrame", value: str = "goodput_bps",
-                       by: Sequence[str] = ("run_id", "flow_id"), t: str = "t_s",
-                       batch: int = 5) -> "pd.DataFrame":
+def steady_state_table(
+    series: "pd.DataFrame",
+    value: str = "goodput_bps",
+    by: Sequence[str] = ("run_id", "flow_id"),
+    t: str = "t_s",
+    batch: int = 5,
+) -> "pd.DataFrame":
     """:func:`steady_state` for every group of a long series table: one row per group with
     the keys, start_s, steady_mean (mean after start_s), n_kept, at_limit."""
     import pandas as pd
@@ -783,8 +788,9 @@ def steady_state_table(series: "pd.DataFrame", value: str = "goodput_bps",
     for key, grp in series.groupby(keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         ss = steady_state(grp[t].to_numpy(), grp[value].to_numpy(), batch)
-        rows.append(dict(zip(keys, key), start_s=ss.start_s, steady_mean=ss.mean,
-                         n_kept=ss.n_kept, at_limit=ss.at_limit))
+        rows.append(
+            dict(zip(keys, key), start_s=ss.start_s, steady_mean=ss.mean, n_kept=ss.n_kept, at_limit=ss.at_limit)
+        )
     return pd.DataFrame(rows, columns=keys + ["start_s", "steady_mean", "n_kept", "at_limit"])
 
 
@@ -805,8 +811,9 @@ def entries_into(t_s, states, state: str) -> list[float]:
     return [float(t[i]) for i in range(1, len(st)) if st[i] == state and st[i - 1] != state]
 
 
-def event_rounds(events_per_flow: Iterable[Iterable[float]], window_s: float = 1.0,
-                 min_events: int = 1) -> list[EventRound]:
+def event_rounds(
+    events_per_flow: Iterable[Iterable[float]], window_s: float = 1.0, min_events: int = 1
+) -> list[EventRound]:
     """Events of many flows (e.g. each BBR flow's entries into ProbeRTT) grouped into rounds: an
     event within ``window_s`` of a round's first event joins that round. Rounds with fewer than
     ``min_events`` events are left out."""
@@ -826,8 +833,10 @@ def probe_rtt_entries(series: "pd.DataFrame") -> list[list[float]]:
     if series.empty or "cc_state" not in series.columns:
         return []
     bbr = series[series["cc"].astype(str).str.lower() == "bbr"].sort_values("t_s")
-    return [entries_into(f["t_s"].to_numpy(dtype=float), list(f["cc_state"]), "probe_rtt")
-            for _, f in bbr.groupby("flow_id")]
+    return [
+        entries_into(f["t_s"].to_numpy(dtype=float), list(f["cc_state"]), "probe_rtt")
+        for _, f in bbr.groupby("flow_id")
+    ]
 
 
 def probe_rtt_rounds(series: "pd.DataFrame", window_s: float = 1.0) -> list[EventRound]:
@@ -847,8 +856,7 @@ class LevelChange:
     n_midway: int
 
 
-def level_change_at(t_s, values, events_s: Sequence[float], half_s: float = 4.0,
-                    gap_s: float = 0.5) -> LevelChange:
+def level_change_at(t_s, values, events_s: Sequence[float], half_s: float = 4.0, gap_s: float = 0.5) -> LevelChange:
     """How much a series' level moves across given instants, against how much it moves midway
     between them. For each instant x, the mean over [x - gap - half, x - gap] is compared with
     the mean over [x + gap, x + gap + half] as |ln(after / before)| (0.69: halved or doubled);
@@ -875,10 +883,10 @@ def level_change_at(t_s, values, events_s: Sequence[float], half_s: float = 4.0,
         return abs(math.log(a / b))
 
     at = [c for c in (change(e) for e in ev) if c is not None]
-    mid = [c for c in (change((p + q) / 2) for p, q in zip(ev, ev[1:]) if q - p >= 2 * (half_s + gap_s))
-           if c is not None]
-    return LevelChange(float(np.median(at)) if at else None, float(np.median(mid)) if mid else None,
-                       len(at), len(mid))
+    mid = [
+        c for c in (change((p + q) / 2) for p, q in zip(ev, ev[1:]) if q - p >= 2 * (half_s + gap_s)) if c is not None
+    ]
+    return LevelChange(float(np.median(at)) if at else None, float(np.median(mid)) if mid else None, len(at), len(mid))
 
 
 # ---- reference models -------------------------------------------------------------------------
@@ -911,15 +919,13 @@ def summarise(
     import pandas as pd
 
     keys = [by] if isinstance(by, str) else list(by)
-    cols = keys + ["n", "mean", "ci_lo", "ci_hi", "cv"] + (["boot_lo", "boot_hi"] if bootstrap
-                                                           else [])
+    cols = keys + ["n", "mean", "ci_lo", "ci_hi", "cv"] + (["boot_lo", "boot_hi"] if bootstrap else [])
     rows = []
     for key, grp in df.groupby(keys, sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         vals = grp[value].tolist()
         ci = mean_ci(vals, confidence)
-        row = dict(zip(keys, key), n=ci.n, mean=ci.mean, ci_lo=ci.lo, ci_hi=ci.hi,
-                   cv=coefficient_of_variation(vals))
+        row = dict(zip(keys, key), n=ci.n, mean=ci.mean, ci_lo=ci.lo, ci_hi=ci.hi, cv=coefficient_of_variation(vals))
         if bootstrap:
             b = bootstrap_ci(vals, confidence=confidence, n_boot=n_boot, seed=seed)
             row.update(boot_lo=b.lo, boot_hi=b.hi)

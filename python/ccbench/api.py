@@ -1,12 +1,12 @@
 """The top-level Python API: ``ccbench.run``, ``ccbench.sweep`` and ``ccbench.load``.
 The tables they return are described column by column in docs/results.md."""
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
 
-from .scenario.model import Scenario
-from .scenario.model import as_scenario
+from .scenario.model import Scenario, as_scenario
 
 if TYPE_CHECKING:  # imported when used: `import ccbench` does not load pyarrow (ccbench/backends/preload.py)
     from .results.run_result import RunResult
@@ -21,8 +21,6 @@ class RunFailed(RuntimeError):
     def __init__(self, result: RunResult):
         super().__init__(f"run {result.run_id} failed: {result.error}")
         self.result = result
-
-
 
 
 def run(

@@ -29,6 +29,7 @@ Outputs in DIR (default ``results/compare-<scenario name>``): the stores alone/ 
 compare.md, compare.json, alone-goodput-rtt.svg, pairs-shares.svg and report.html (one file,
 figures inline, no scripts). docs/compare.md describes them.
 """
+
 from __future__ import annotations
 
 import copy
@@ -45,11 +46,22 @@ import numpy as np
 import pandas as pd
 
 from . import analysis
-from .scenario.model import Scenario, load_scenario
 from .scenario.errors import ScenarioError
+from .scenario.model import Scenario, load_scenario
 
-__all__ = ["CompareError", "Comparison", "run_compare", "holm", "resolve_algorithms", "default_out",
-           "alone_scenario", "pairs_scenario", "JSON_KEYS", "print_tables", "to_markdown"]
+__all__ = [
+    "CompareError",
+    "Comparison",
+    "run_compare",
+    "holm",
+    "resolve_algorithms",
+    "default_out",
+    "alone_scenario",
+    "pairs_scenario",
+    "JSON_KEYS",
+    "print_tables",
+    "to_markdown",
+]
 
 PARTS = ("alone", "pairs")
 FIGURE_FILES = {"alone": "alone-goodput-rtt.svg", "pairs": "pairs-shares.svg"}
@@ -57,9 +69,27 @@ ALPHA = 0.05
 CONFIDENCE = 0.95
 TESTS = ("welch", "mann-whitney")
 #: top-level keys of compare.json (documented in docs/compare.md)
-JSON_KEYS = ("scenario", "scenario_file", "description", "backend", "algorithms", "repeat",
-             "duration_s", "flows_rule", "confidence", "alpha", "test", "correction", "alone",
-             "pairs", "tests", "notes", "runs", "stores", "files")
+JSON_KEYS = (
+    "scenario",
+    "scenario_file",
+    "description",
+    "backend",
+    "algorithms",
+    "repeat",
+    "duration_s",
+    "flows_rule",
+    "confidence",
+    "alpha",
+    "test",
+    "correction",
+    "alone",
+    "pairs",
+    "tests",
+    "notes",
+    "runs",
+    "stores",
+    "files",
+)
 
 
 class CompareError(ValueError):
@@ -92,19 +122,22 @@ def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[
             if n and n not in names:
                 names.append(n)
         if not names:
-            raise CompareError(f"--cc {cc!r}: no algorithm named (expected a comma-separated list "
-                               f"from {', '.join(available)})")
+            raise CompareError(
+                f"--cc {cc!r}: no algorithm named (expected a comma-separated list from {', '.join(available)})"
+            )
     for n in names:
         if n not in available:
             if n in known_algorithms():
-                raise CompareError(f"--cc: {n} is not available on the {backend} backend "
-                                   f"(available: {', '.join(available)})")
+                raise CompareError(
+                    f"--cc: {n} is not available on the {backend} backend (available: {', '.join(available)})"
+                )
             import difflib
 
             hint = difflib.get_close_matches(n, list(known_algorithms()) + available, n=1)
             extra = f"; did you mean '{hint[0]}'?" if hint else ""
-            raise CompareError(f"--cc: unknown algorithm '{n}'{extra} (available on the {backend} "
-                               f"backend: {', '.join(available)})")
+            raise CompareError(
+                f"--cc: unknown algorithm '{n}'{extra} (available on the {backend} backend: {', '.join(available)})"
+            )
     return names
 
 
@@ -147,10 +180,13 @@ def pairs_scenario(scenario: Scenario, ccs: Sequence[str], repeat: int) -> Optio
     raw = _base_raw(scenario)
     raw["name"] = f"{scenario.name}/pairs"
     template = {k: v for k, v in raw["flows"][0].items() if k not in ("cc", "count")}
-    raw["flows"] = [{**copy.deepcopy(template), "cc": pairs[0][0]},
-                    {**copy.deepcopy(template), "cc": pairs[0][1]}]
-    raw["sweep"] = {"flows.0.cc": [a for a, _ in pairs], "flows.1.cc": [b for _, b in pairs],
-                    "zip": [["flows.0.cc", "flows.1.cc"]], "repeat": int(repeat)}
+    raw["flows"] = [{**copy.deepcopy(template), "cc": pairs[0][0]}, {**copy.deepcopy(template), "cc": pairs[0][1]}]
+    raw["sweep"] = {
+        "flows.0.cc": [a for a, _ in pairs],
+        "flows.1.cc": [b for _, b in pairs],
+        "zip": [["flows.0.cc", "flows.1.cc"]],
+        "repeat": int(repeat),
+    }
     return Scenario.from_dict(raw, source=scenario.source)
 
 
@@ -159,8 +195,10 @@ def flows_rule(scenario: Scenario) -> str:
     if len(groups) == 1 and groups[0].count == 1:
         return "one flow of each algorithm (the scenario's flow with its cc replaced)"
     desc = ", ".join(f"{g.count}×" for g in groups)
-    return (f"the scenario's {scenario.n_flows} flows in {len(groups)} group(s) ({desc}), every group "
-            f"running the compared algorithm")
+    return (
+        f"the scenario's {scenario.n_flows} flows in {len(groups)} group(s) ({desc}), every group "
+        f"running the compared algorithm"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -258,8 +296,7 @@ def _delivered_rate(f: pd.DataFrame) -> float:
     return float((g * (end - start)).sum() / span)
 
 
-def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequence[str],
-            test: str = "welch") -> dict:
+def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequence[str], test: str = "welch") -> dict:
     """The alone / pairs / tests parts of compare.json from the store's rows of the planned runs."""
     runs, flows = results["runs"], results["flows"]
     ok_ids = set(runs.loc[runs["status"] == "ok", "run_id"]) if "status" in runs else set(runs["run_id"])
@@ -277,8 +314,11 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
 
     pairs = []
     for a, b in pair_list(ccs):
-        ids = [s.run_id for s in pair_specs
-               if s.params.get("flows.0.cc") == a and s.params.get("flows.1.cc") == b and s.run_id in ok_ids]
+        ids = [
+            s.run_id
+            for s in pair_specs
+            if s.params.get("flows.0.cc") == a and s.params.get("flows.1.cc") == b and s.run_id in ok_ids
+        ]
         ga, gb, share_a, jain, agg = [], [], [], [], []
         for rid in ids:
             f = flows[flows["run_id"] == rid]
@@ -305,9 +345,20 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
                 verdict = f"{b} takes more"
             else:
                 verdict = "even"
-        pairs.append({"a": a, "b": b, "runs": len(ids), "share_a": sa, "share_b": sb, "jain": _ci(jain, 0.5, 1.0),
-                      "goodput_a_mbps": _ci(ga), "goodput_b_mbps": _ci(gb), "aggregate_mbps": _ci(agg),
-                      "verdict": verdict})
+        pairs.append(
+            {
+                "a": a,
+                "b": b,
+                "runs": len(ids),
+                "share_a": sa,
+                "share_b": sb,
+                "jain": _ci(jain, 0.5, 1.0),
+                "goodput_a_mbps": _ci(ga),
+                "goodput_b_mbps": _ci(gb),
+                "aggregate_mbps": _ci(agg),
+                "verdict": verdict,
+            }
+        )
 
     tests = []
     fn = analysis.welch_test if test == "welch" else analysis.mann_whitney
@@ -329,25 +380,48 @@ def analyse(results: Any, alone_specs: Sequence, pair_specs: Sequence, ccs: Sequ
             else:
                 sig = False
                 statement = f"no significant difference (p={_p_text(padj)})"
-            ratio = (max(ma, mb) / min(ma, mb)
-                     if ma is not None and mb is not None and min(ma, mb) > 0 else None)
-            tests.append({"metric": key, "label": label, "a": a, "b": b, "method": r.method,
-                          "mean_a": ma, "mean_b": mb, "ratio": ratio, "p": r.p_value, "p_holm": padj,
-                          "significant": bool(sig), "higher": (a if ma > mb else b) if sig else None,
-                          "statement": statement})
+            ratio = max(ma, mb) / min(ma, mb) if ma is not None and mb is not None and min(ma, mb) > 0 else None
+            tests.append(
+                {
+                    "metric": key,
+                    "label": label,
+                    "a": a,
+                    "b": b,
+                    "method": r.method,
+                    "mean_a": ma,
+                    "mean_b": mb,
+                    "ratio": ratio,
+                    "p": r.p_value,
+                    "p_holm": padj,
+                    "significant": bool(sig),
+                    "higher": (a if ma > mb else b) if sig else None,
+                    "statement": statement,
+                }
+            )
     return {"alone": alone, "pairs": pairs, "tests": tests}
 
 
-def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike | None = None, *,
-                ccs: Optional[str | Sequence[str]] = None, repeat: int = 5, backend: str = "sim",
-                duration: Optional[str] = None, test: str = "welch", workers: Optional[int] = None,
-                progress: bool = True, console: Any = None, command: Optional[Sequence[str]] = None,
-                report: bool = True, figures: bool = True) -> Comparison:
+def run_compare(
+    scenario: str | os.PathLike | Scenario,
+    out: str | os.PathLike | None = None,
+    *,
+    ccs: Optional[str | Sequence[str]] = None,
+    repeat: int = 5,
+    backend: str = "sim",
+    duration: Optional[str] = None,
+    test: str = "welch",
+    workers: Optional[int] = None,
+    progress: bool = True,
+    console: Any = None,
+    command: Optional[Sequence[str]] = None,
+    report: bool = True,
+    figures: bool = True,
+) -> Comparison:
     """Run (or resume) the comparison into ``out`` and write compare.md/.json, the figures and
     report.html. Raises CompareError / ScenarioError / SweepError for bad input, before any run."""
     from . import backends
     from . import sweeps as sw
-    from .results.meta import build_meta, write_meta
+    from .results.meta import build_meta
 
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise CompareError(f"--repeat {repeat!r}: expected a whole number of at least 1")
@@ -367,8 +441,10 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
     from .results.store import check_store_dir, is_store
 
     if out.is_dir() and is_store(out):
-        raise CompareError(f"--out {out}: is a result store (of ccbench run or sweep); compare writes its "
-                           f"stores into {out}/alone and {out}/pairs: choose a new or a compare directory")
+        raise CompareError(
+            f"--out {out}: is a result store (of ccbench run or sweep); compare writes its "
+            f"stores into {out}/alone and {out}/pairs: choose a new or a compare directory"
+        )
     for part in PARTS:
         check_store_dir(out / part, purpose="write")
 
@@ -383,13 +459,16 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
             try:
                 backends.check(spec.scenario, backend)
             except ScenarioError as e:
-                raise CompareError(f"{base.source}: the {part} runs cannot run on the {backend} backend: "
-                                   f"{e.problem}" + (f" ({e.key})" if e.key else "")) from None
+                raise CompareError(
+                    f"{base.source}: the {part} runs cannot run on the {backend} backend: "
+                    f"{e.problem}" + (f" ({e.key})" if e.key else "")
+                ) from None
 
     notes = []
     if getattr(base, "sweep", None):
-        notes.append(f"{base.source} has a [sweep] table: compare uses the base scenario only (the grid is "
-                     f"the algorithms)")
+        notes.append(
+            f"{base.source} has a [sweep] table: compare uses the base scenario only (the grid is the algorithms)"
+        )
     if len(names) < 2:
         notes.append("one algorithm: no pairs and no tests")
     cmp = Comparison(base, names, backend, repeat, out, test)
@@ -397,8 +476,11 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
     for part, sc in parts:
         if progress and console is not None:
             console.print(f"[bold]compare[/] {part}: {sc.describe()}", highlight=False, soft_wrap=True)
-        cmp.summaries.append(sw.run_sweep(sc, out / part, backend=backend, workers=workers, progress=progress,
-                                          console=console, command=command))
+        cmp.summaries.append(
+            sw.run_sweep(
+                sc, out / part, backend=backend, workers=workers, progress=progress, console=console, command=command
+            )
+        )
     meta = build_meta(base, backend, grid={"cc": names}, repeat=repeat, command=command)
 
     from .results.store import load
@@ -423,20 +505,24 @@ def run_compare(scenario: str | os.PathLike | Scenario, out: str | os.PathLike |
         "algorithms": names,
         "repeat": repeat,
         "duration_s": base.duration_s,
-        "flows_rule": {"alone": flows_rule(base),
-                       "pairs": "two flows (first algorithm = flow 0), the first flow group's settings, "
-                                "started together plus the scenario's start_jitter"},
+        "flows_rule": {
+            "alone": flows_rule(base),
+            "pairs": "two flows (first algorithm = flow 0), the first flow group's settings, "
+            "started together plus the scenario's start_jitter",
+        },
         "confidence": CONFIDENCE,
         "alpha": ALPHA,
         "test": test,
         "correction": "holm (per metric, over the pairwise tests)",
         **data,
         "notes": notes,
-        "runs": {"planned": len(all_ids),
-                 "executed": sum(s.executed for s in cmp.summaries),
-                 "cached": sum(s.cached for s in cmp.summaries),
-                 "failed": int(len(failed)),
-                 "errors": [str(e) for e in failed.get("error", pd.Series(dtype=str)).dropna().unique()][:5]},
+        "runs": {
+            "planned": len(all_ids),
+            "executed": sum(s.executed for s in cmp.summaries),
+            "cached": sum(s.cached for s in cmp.summaries),
+            "failed": int(len(failed)),
+            "errors": [str(e) for e in failed.get("error", pd.Series(dtype=str)).dropna().unique()][:5],
+        },
         "stores": {part: str(out / part) for part, _ in parts},
         "files": {},
     }
@@ -484,7 +570,7 @@ def _clean(x: Any) -> Any:
 
 
 def _fmt_ci(c: dict, digits: int = 2, sep: str = " ") -> str:
-    """"mean [lo, hi]"; ``sep="\n"`` puts the interval on a second line (terminal tables)."""
+    """ "mean [lo, hi]"; ``sep="\n"`` puts the interval on a second line (terminal tables)."""
     if c is None or c.get("mean") is None:
         return "–"
     m = f"{c['mean']:.{digits}f}"
@@ -496,31 +582,46 @@ def _fmt_ci(c: dict, digits: int = 2, sep: str = " ") -> str:
 
 
 def alone_rows(doc: dict, sep: str = " ") -> list[dict]:
-    return [{"algorithm": r["cc"], "runs": r["runs"],
-             "goodput Mbit/s": _fmt_ci(r["goodput_mbps"], 2, sep),
-             "RTT mean ms": _fmt_ci(r["rtt_mean_ms"], 1, sep),
-             "RTT p95 ms": _fmt_ci(r["rtt_p95_ms"], 1, sep),
-             "retransmits": _fmt_ci(r["retransmits"], 0, sep)} for r in doc["alone"]]
+    return [
+        {
+            "algorithm": r["cc"],
+            "runs": r["runs"],
+            "goodput Mbit/s": _fmt_ci(r["goodput_mbps"], 2, sep),
+            "RTT mean ms": _fmt_ci(r["rtt_mean_ms"], 1, sep),
+            "RTT p95 ms": _fmt_ci(r["rtt_p95_ms"], 1, sep),
+            "retransmits": _fmt_ci(r["retransmits"], 0, sep),
+        }
+        for r in doc["alone"]
+    ]
 
 
 def pair_rows(doc: dict, sep: str = " ") -> list[dict]:
     """One row per pair; with ``sep="\n"`` (terminal) the shares are not prefixed by the name."""
     name = (lambda n: "") if sep == "\n" else (lambda n: f"{n} ")
     d = 2 if sep == "\n" else 3
-    return [{"pair": f"{p['a']} vs {p['b']}", **({} if sep == "\n" else {"runs": p["runs"]}),
-             "share of first": f"{name(p['a'])}{_fmt_ci(p['share_a'], d, sep)}",
-             "share of second": f"{name(p['b'])}{_fmt_ci(p['share_b'], d, sep)}",
-             "Jain": _fmt_ci(p["jain"], d, sep),
-             **({} if sep == "\n" else {"aggregate Mbit/s": _fmt_ci(p["aggregate_mbps"], 2, sep)}),
-             "verdict": p["verdict"]} for p in doc["pairs"]]
+    return [
+        {
+            "pair": f"{p['a']} vs {p['b']}",
+            **({} if sep == "\n" else {"runs": p["runs"]}),
+            "share of first": f"{name(p['a'])}{_fmt_ci(p['share_a'], d, sep)}",
+            "share of second": f"{name(p['b'])}{_fmt_ci(p['share_b'], d, sep)}",
+            "Jain": _fmt_ci(p["jain"], d, sep),
+            **({} if sep == "\n" else {"aggregate Mbit/s": _fmt_ci(p["aggregate_mbps"], 2, sep)}),
+            "verdict": p["verdict"],
+        }
+        for p in doc["pairs"]
+    ]
 
 
 def test_rows(doc: dict, brief: bool = False) -> list[dict]:
     """One row per test; ``brief`` (terminal) leaves out the p columns (the result has p)."""
     rows = []
     for t in doc["tests"]:
-        r = {"metric": t["label"], "pair": f"{t['a']} vs {t['b']}",
-             "larger/smaller": "–" if t.get("ratio") is None else f"{t['ratio']:.2f}×"}
+        r = {
+            "metric": t["label"],
+            "pair": f"{t['a']} vs {t['b']}",
+            "larger/smaller": "–" if t.get("ratio") is None else f"{t['ratio']:.2f}×",
+        }
         if not brief:
             r.update({"p": _p_text(t["p"]), "p (Holm)": _p_text(t["p_holm"])})
         r["result"] = t["statement"]
@@ -559,12 +660,20 @@ def to_markdown(doc: dict) -> str:
     out += [f"{line}  " for line in _intro(doc)] + [""]
     out += ["## Alone on the bottleneck", "", _md_table(alone_rows(doc))]
     out += ["## Pairs sharing the bottleneck", "", _md_table(pair_rows(doc))]
-    out += ["## Significance", "",
-            f"{'Welch t' if doc['test'] == 'welch' else 'Mann-Whitney U'} tests between the algorithms' "
-            f"alone runs, p adjusted with Holm's method over each metric's pairwise tests; significant when "
-            f"the adjusted p < {doc['alpha']}.", "", _md_table(test_rows(doc))]
-    out += [f"Runs: {runs['planned']} planned, {runs['executed']} run now, {runs['cached']} already stored, "
-            f"{runs['failed']} failed. Stores: " + ", ".join(f"`{v}`" for v in doc["stores"].values()) + ".", ""]
+    out += [
+        "## Significance",
+        "",
+        f"{'Welch t' if doc['test'] == 'welch' else 'Mann-Whitney U'} tests between the algorithms' "
+        f"alone runs, p adjusted with Holm's method over each metric's pairwise tests; significant when "
+        f"the adjusted p < {doc['alpha']}.",
+        "",
+        _md_table(test_rows(doc)),
+    ]
+    out += [
+        f"Runs: {runs['planned']} planned, {runs['executed']} run now, {runs['cached']} already stored, "
+        f"{runs['failed']} failed. Stores: " + ", ".join(f"`{v}`" for v in doc["stores"].values()) + ".",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -576,19 +685,29 @@ def print_tables(doc: dict, console) -> None:
             return
         t = Table(title=title, title_justify="left")
         for c in rows[0]:
-            t.add_column(c, no_wrap=c in ("verdict", "pair"),
-                         justify="left" if c in ("algorithm", "pair", "metric", "result", "verdict") else "right")
+            t.add_column(
+                c,
+                no_wrap=c in ("verdict", "pair"),
+                justify="left" if c in ("algorithm", "pair", "metric", "result", "verdict") else "right",
+            )
         for r in rows:
             t.add_row(*[str(v) for v in r.values()])
         console.print(t)
 
     console.print(doc["description"], highlight=False, soft_wrap=True)
-    show(f"Alone on the bottleneck: mean [{doc['confidence']:.0%} t interval] of {doc['repeat']} runs",
-         alone_rows(doc, "\n"))
-    show(f"Pairs sharing the bottleneck: share of the pair's goodput, mean [{doc['confidence']:.0%} "
-         f"t interval] of {doc['repeat']} runs", pair_rows(doc, "\n"))
-    show(f"Significance: {doc['test']} tests, p adjusted with Holm's method, alpha {doc['alpha']}",
-         test_rows(doc, brief=True))
+    show(
+        f"Alone on the bottleneck: mean [{doc['confidence']:.0%} t interval] of {doc['repeat']} runs",
+        alone_rows(doc, "\n"),
+    )
+    show(
+        f"Pairs sharing the bottleneck: share of the pair's goodput, mean [{doc['confidence']:.0%} "
+        f"t interval] of {doc['repeat']} runs",
+        pair_rows(doc, "\n"),
+    )
+    show(
+        f"Significance: {doc['test']} tests, p adjusted with Holm's method, alpha {doc['alpha']}",
+        test_rows(doc, brief=True),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -607,15 +726,21 @@ def make_figures(doc: dict) -> dict:
     for ax, (key, label) in zip(axes[0], (("goodput_mbps", "goodput (Mbit/s)"), ("rtt_p95_ms", "p95 RTT (ms)"))):
         cis = [r[key] for r in doc["alone"]]
         m = [c["mean"] if c["mean"] is not None else np.nan for c in cis]
-        err = np.array([[c["mean"] - c["lo"] if c["lo"] is not None else 0 for c in cis],
-                        [c["hi"] - c["mean"] if c["hi"] is not None else 0 for c in cis]])
+        err = np.array(
+            [
+                [c["mean"] - c["lo"] if c["lo"] is not None else 0 for c in cis],
+                [c["hi"] - c["mean"] if c["hi"] is not None else 0 for c in cis],
+            ]
+        )
         ax.bar(x, m, 0.6, yerr=err, capsize=4, color=[colours[c] for c in ccs])
         ax.set_xticks(x, ccs)
         ax.set_ylabel(label)
         ax.grid(True, axis="y", alpha=0.3)
         ax.set_title(label.split(" (")[0] + " alone", fontsize="medium", loc="left")
-    fig.suptitle(f"{doc['scenario']}: each algorithm alone, mean of {doc['repeat']} runs, "
-                 f"{doc['confidence']:.0%} t intervals", fontsize="medium")
+    fig.suptitle(
+        f"{doc['scenario']}: each algorithm alone, mean of {doc['repeat']} runs, {doc['confidence']:.0%} t intervals",
+        fontsize="medium",
+    )
     figs["alone"] = fig
     if doc["pairs"]:
         names = [f"{p['a']}\nvs {p['b']}" for p in doc["pairs"]]
@@ -628,24 +753,34 @@ def make_figures(doc: dict) -> dict:
         cb = [colours.get(p["b"], "#d62728") for p in doc["pairs"]]
         ax.bar(x, sa, 0.6, color=ca, edgecolor="white")
         ax.bar(x, sb, 0.6, bottom=sa, color=cb, edgecolor="white")
-        err = np.array([[p["share_a"]["mean"] - p["share_a"]["lo"] if p["share_a"]["lo"] is not None else 0
-                         for p in doc["pairs"]],
-                        [p["share_a"]["hi"] - p["share_a"]["mean"] if p["share_a"]["hi"] is not None else 0
-                         for p in doc["pairs"]]])
+        err = np.array(
+            [
+                [
+                    p["share_a"]["mean"] - p["share_a"]["lo"] if p["share_a"]["lo"] is not None else 0
+                    for p in doc["pairs"]
+                ],
+                [
+                    p["share_a"]["hi"] - p["share_a"]["mean"] if p["share_a"]["hi"] is not None else 0
+                    for p in doc["pairs"]
+                ],
+            ]
+        )
         ax.errorbar(x, sa, yerr=err, fmt="none", ecolor="black", capsize=4, lw=1)
         for i, p in enumerate(doc["pairs"]):
             if sa[i] == sa[i]:  # name each part that is tall enough to hold it
                 if sa[i] > 0.08:
                     ax.text(i, sa[i] / 2, p["a"], ha="center", va="center", fontsize="small", color="white")
                 if sb[i] > 0.08:
-                    ax.text(i, sa[i] + sb[i] / 2, p["b"], ha="center", va="center", fontsize="small",
-                            color="white")
+                    ax.text(i, sa[i] + sb[i] / 2, p["b"], ha="center", va="center", fontsize="small", color="white")
         ax.axhline(0.5, color="0.3", lw=0.8, ls="--")
         ax.set_xticks(x, names, fontsize="small")
         ax.set_ylim(0, 1)
         ax.set_ylabel("share of the pair's goodput")
-        ax.set_title(f"Pairs sharing the bottleneck: mean share, {doc['confidence']:.0%} t interval "
-                     f"of the lower part", fontsize="medium", loc="left")
+        ax.set_title(
+            f"Pairs sharing the bottleneck: mean share, {doc['confidence']:.0%} t interval of the lower part",
+            fontsize="medium",
+            loc="left",
+        )
         figs["pairs"] = fig
     return figs
 
@@ -662,32 +797,47 @@ def write_report(cmp: Comparison, results: Any) -> Path:
     figs = make_figures(doc)
     sections = [
         header_section(cmp.out, t.meta, t),
-        Section("Alone on the bottleneck", paragraphs=_intro(doc),
-                   tables=[("Each algorithm alone: mean [95 % t interval] over the repeats",
-                            pd.DataFrame(alone_rows(doc)))],
-                   figures=[("Goodput and p95 RTT of each algorithm alone, 95 % t intervals", figs["alone"])]),
+        Section(
+            "Alone on the bottleneck",
+            paragraphs=_intro(doc),
+            tables=[("Each algorithm alone: mean [95 % t interval] over the repeats", pd.DataFrame(alone_rows(doc)))],
+            figures=[("Goodput and p95 RTT of each algorithm alone, 95 % t intervals", figs["alone"])],
+        ),
     ]
     if doc["pairs"]:
-        sections.append(Section(
-            "Pairs sharing the bottleneck",
-            paragraphs=["One flow of each algorithm; the share is the flow's fraction of the pair's goodput "
-                        "(the two shares of a run sum to 1). Jain's index of the two goodputs: 1 is an even "
-                        "split, 0.5 one flow takes everything. The verdict says which side takes more when "
-                        "the share's interval excludes 0.5."],
-            tables=[("Shares and Jain's index: mean [95 % t interval]", pd.DataFrame(pair_rows(doc)))],
-            figures=[("Share of each algorithm in each pair (stacked), 95 % t interval of the lower part",
-                      figs["pairs"])]))
-    sections.append(Section(
-        "Significance",
-        paragraphs=[f"{'Welch t' if doc['test'] == 'welch' else 'Mann-Whitney U'} test for every pair of "
-                    f"algorithms on the alone runs' goodput and p95 RTT; the p values of each metric's pairwise "
-                    f"tests are adjusted with Holm's step-down method; a difference is significant when the "
-                    f"adjusted p is below {doc['alpha']}. 'A > B' means A's mean is the larger."],
-        tables=[("Pairwise tests", pd.DataFrame(test_rows(doc)))]))
+        sections.append(
+            Section(
+                "Pairs sharing the bottleneck",
+                paragraphs=[
+                    "One flow of each algorithm; the share is the flow's fraction of the pair's goodput "
+                    "(the two shares of a run sum to 1). Jain's index of the two goodputs: 1 is an even "
+                    "split, 0.5 one flow takes everything. The verdict says which side takes more when "
+                    "the share's interval excludes 0.5."
+                ],
+                tables=[("Shares and Jain's index: mean [95 % t interval]", pd.DataFrame(pair_rows(doc)))],
+                figures=[
+                    ("Share of each algorithm in each pair (stacked), 95 % t interval of the lower part", figs["pairs"])
+                ],
+            )
+        )
+    sections.append(
+        Section(
+            "Significance",
+            paragraphs=[
+                f"{'Welch t' if doc['test'] == 'welch' else 'Mann-Whitney U'} test for every pair of "
+                f"algorithms on the alone runs' goodput and p95 RTT; the p values of each metric's pairwise "
+                f"tests are adjusted with Holm's step-down method; a difference is significant when the "
+                f"adjusted p is below {doc['alpha']}. 'A > B' means A's mean is the larger."
+            ],
+            tables=[("Pairwise tests", pd.DataFrame(test_rows(doc)))],
+        )
+    )
     sections.append(runs_section(t))
-    html = render_html(f"ccbench compare: {doc['scenario']}",
-                          f"{', '.join(doc['algorithms'])} on the {doc['backend']} backend, "
-                          f"{len(runs)} runs", sections)
+    html = render_html(
+        f"ccbench compare: {doc['scenario']}",
+        f"{', '.join(doc['algorithms'])} on the {doc['backend']} backend, {len(runs)} runs",
+        sections,
+    )
     path = cmp.out / "report.html"
     _atomic_write(path, html)
     return path

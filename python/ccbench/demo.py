@@ -3,6 +3,7 @@ under random loss, one flow per run, the cells run in parallel processes.
 
 The grid lives in studies/demo-loss.toml (its [sweep] table), so `ccbench sweep` can run it too.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,13 @@ def run_cell(study: str, loss: str, cc: str, duration: Optional[str] = None) -> 
         overrides["duration"] = duration
     sc = load_scenario(study, overrides)
     res = run(sc, "sim")
-    cell: dict[str, Any] = {"loss": loss, "cc": cc, "status": res.status, "error": res.error,
-                            "base_rtt_s": sc.base_rtt_s}
+    cell: dict[str, Any] = {
+        "loss": loss,
+        "cc": cc,
+        "status": res.status,
+        "error": res.error,
+        "base_rtt_s": sc.base_rtt_s,
+    }
     if res.ok and res.flows_table.num_rows:
         row = res.flows_table.slice(0, 1).to_pylist()[0]
         for k in ("goodput_bps", "rtt_mean_ms", "rtt_p95_ms", "retransmits", "loss_events", "cwnd_mean"):
@@ -122,13 +128,18 @@ def render(losses: Sequence[str], algs: Sequence[str], cells: Sequence[dict], co
             console.print(
                 f"Reno reference (Mathis: MSS/RTT·√(3/(2p)), MSS {MSS} B, base RTT {rtt * 1e3:g} ms; "
                 "queueing raises the real RTT): " + ", ".join(refs),
-                highlight=False, soft_wrap=True,
+                highlight=False,
+                soft_wrap=True,
             )
     failed = [c for c in cells if c.get("status") != "ok"]
     if failed:
         errors = sorted({str(c.get("error")) for c in failed})
-        console.print(f"{len(failed)} of {len(cells)} cells failed: " + "; ".join(errors),
-                      style="red", highlight=False, soft_wrap=True)
+        console.print(
+            f"{len(failed)} of {len(cells)} cells failed: " + "; ".join(errors),
+            style="red",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def main(duration: Optional[str] = None, workers: int = 2, console=None) -> int:
@@ -143,7 +154,8 @@ def main(duration: Optional[str] = None, workers: int = 2, console=None) -> int:
         f"ccbench demo: {', '.join(algs)}, one flow per run over {format_rate(b.rate_bps)}, "
         f"RTT {format_time(sc.base_rtt_s)}, {b.buffer} {b.aqm} buffer, {format_time(sc.duration_s)} each; "
         f"random loss {', '.join(losses)}; {len(losses) * len(algs)} simulator runs in {workers} processes",
-        highlight=False, soft_wrap=True,
+        highlight=False,
+        soft_wrap=True,
     )
     t0 = time.perf_counter()
     losses, algs, cells = run_demo(duration=duration, workers=workers)

@@ -22,6 +22,7 @@ duplicates, +E errors, X% packet loss``; ``rtt min/avg/max/mdev = ...``), a last
 without its newline (dropped: it may be cut in the middle of a number), and a 16-bit sequence
 wrap (65535 → 0). Anything else is ignored.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,11 +44,15 @@ _REPLY = re.compile(_TS + r"\d+ bytes from .*?icmp_seq=(?P<seq>\d+)(?P<rest>.*)$
 _TIME = re.compile(r"time\s*(?P<op>[=<])\s*(?P<t>\d+(?:\.\d+)?)\s*ms")
 _ERROR = re.compile(_TS + r"From .*?icmp_seq=(?P<seq>\d+)")
 _NOANSWER = re.compile(_TS + r"no answer yet for icmp_seq=(?P<seq>\d+)")
-_SUMMARY = re.compile(r"(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received"
-                      r"(?:, \+(?P<dup>\d+) duplicates)?(?:, \+(?P<err>\d+) errors)?"
-                      r"(?:, (?P<loss>\d+(?:\.\d+)?)% packet loss)?")
-_RTTLINE = re.compile(r"(?:rtt|round-trip) min/avg/max/(?:mdev|stddev) = "
-                      r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)/(?P<mdev>[\d.]+) ms")
+_SUMMARY = re.compile(
+    r"(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received"
+    r"(?:, \+(?P<dup>\d+) duplicates)?(?:, \+(?P<err>\d+) errors)?"
+    r"(?:, (?P<loss>\d+(?:\.\d+)?)% packet loss)?"
+)
+_RTTLINE = re.compile(
+    r"(?:rtt|round-trip) min/avg/max/(?:mdev|stddev) = "
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)/(?P<mdev>[\d.]+) ms"
+)
 _HEADER = re.compile(r"^PING (?P<host>\S+)")
 
 
@@ -58,20 +63,20 @@ class PingEstimate:
     base_rtt_ms: float
     jitter_ms: float
     loss: float
-    replies: int                     # distinct sequence numbers answered
-    sent: int                        # the sequence range (max - min + 1)
+    replies: int  # distinct sequence numbers answered
+    sent: int  # the sequence range (max - min + 1)
     missing: list[int] = field(default_factory=list)
     duplicates: int = 0
-    errors: int = 0                  # "From ... icmp_seq=N" lines (unreachable, TTL exceeded)
+    errors: int = 0  # "From ... icmp_seq=N" lines (unreachable, TTL exceeded)
     rtt_p5_ms: Optional[float] = None
     rtt_p50_ms: Optional[float] = None
     rtt_p95_ms: Optional[float] = None
     rtt_max_ms: Optional[float] = None
     ipdv_ms: Optional[float] = None  # mean |RTT_i - RTT_{i-1}| over consecutive replies
     host: Optional[str] = None
-    timestamps: bool = False         # the lines carried -D timestamps
-    span_s: Optional[float] = None   # first to last -D timestamp
-    truncated: bool = False          # a cut-off last line was dropped
+    timestamps: bool = False  # the lines carried -D timestamps
+    span_s: Optional[float] = None  # first to last -D timestamp
+    truncated: bool = False  # a cut-off last line was dropped
     summary_sent: Optional[int] = None
     summary_received: Optional[int] = None
     summary_loss: Optional[float] = None
@@ -82,10 +87,12 @@ class PingEstimate:
         return asdict(self)
 
     def describe(self) -> str:
-        return (f"base RTT {self.base_rtt_ms:.3g} ms (minimum), jitter ±{self.jitter_ms:.3g} ms "
-                f"((p95-p5)/2), loss {self.loss * 100:.3g} % ({self.sent - self.replies} of {self.sent} "
-                f"sequence numbers missing), {self.replies} replies"
-                + (f", {self.duplicates} duplicates" if self.duplicates else ""))
+        return (
+            f"base RTT {self.base_rtt_ms:.3g} ms (minimum), jitter ±{self.jitter_ms:.3g} ms "
+            f"((p95-p5)/2), loss {self.loss * 100:.3g} % ({self.sent - self.replies} of {self.sent} "
+            f"sequence numbers missing), {self.replies} replies"
+            + (f", {self.duplicates} duplicates" if self.duplicates else "")
+        )
 
 
 def _unwrap(seqs: list[int]) -> list[int]:
@@ -145,8 +152,9 @@ def parse_ping(text: str) -> PingEstimate:
         if m := _RTTLINE.search(line):
             rttline = m
     if not events:
-        raise PingParseError("no ping replies found (expected lines such as "
-                             "'64 bytes from HOST: icmp_seq=1 ttl=56 time=48.6 ms')")
+        raise PingParseError(
+            "no ping replies found (expected lines such as '64 bytes from HOST: icmp_seq=1 ttl=56 time=48.6 ms')"
+        )
     seqs = _unwrap([e[1] for e in events])
     received: set[int] = set()
     seen: set[int] = set()
@@ -180,12 +188,24 @@ def parse_ping(text: str) -> PingEstimate:
     if duplicates:
         notes.append(f"{duplicates} duplicate replies counted once; their RTTs left out")
     est = PingEstimate(
-        base_rtt_ms=float(x.min()), jitter_ms=(p95 - p5) / 2.0, loss=len(missing) / sent,
-        replies=len(received), sent=sent, missing=missing, duplicates=duplicates, errors=errors,
-        rtt_p5_ms=p5, rtt_p50_ms=p50, rtt_p95_ms=p95, rtt_max_ms=float(x.max()),
+        base_rtt_ms=float(x.min()),
+        jitter_ms=(p95 - p5) / 2.0,
+        loss=len(missing) / sent,
+        replies=len(received),
+        sent=sent,
+        missing=missing,
+        duplicates=duplicates,
+        errors=errors,
+        rtt_p5_ms=p5,
+        rtt_p50_ms=p50,
+        rtt_p95_ms=p95,
+        rtt_max_ms=float(x.max()),
         ipdv_ms=float(np.mean(np.abs(np.diff(x)))) if x.size > 1 else None,
-        host=host, timestamps=bool(stamps), span_s=(max(stamps) - min(stamps)) if len(stamps) > 1 else None,
-        truncated=truncated, notes=notes,
+        host=host,
+        timestamps=bool(stamps),
+        span_s=(max(stamps) - min(stamps)) if len(stamps) > 1 else None,
+        truncated=truncated,
+        notes=notes,
     )
     if summary is not None:
         est.summary_sent = int(summary.group("tx"))

@@ -12,6 +12,7 @@ in a stable order (grid order of the swept values, then repeat, then run id).
 
 A figure with nothing to draw raises :class:`PlotError` naming what is missing.
 """
+
 from __future__ import annotations
 
 import math
@@ -118,8 +119,9 @@ def tables(results: Any) -> Tables:
         return v if isinstance(v, pd.DataFrame) else pd.DataFrame()
 
     meta = results.get("meta") if isinstance(results, Mapping) else getattr(results, "meta", None)
-    return Tables(frame("runs"), frame("flows"), _lazy(results, "series"),
-                  _lazy(results, "link_series"), dict(meta or {}))
+    return Tables(
+        frame("runs"), frame("flows"), _lazy(results, "series"), _lazy(results, "link_series"), dict(meta or {})
+    )
 
 
 def _grid_keys(t: Tables) -> list[str]:
@@ -168,7 +170,7 @@ def ordered_runs(t: Tables) -> pd.DataFrame:
     grid = t.meta.get("grid") or {}
     keys, tmp = [], []
     for col in swept_columns(t):
-        key = col[len("sweep."):] if col.startswith("sweep.") and col not in grid else col
+        key = col[len("sweep.") :] if col.startswith("sweep.") and col not in grid else col
         name = f"__order_{len(tmp)}"
         runs[name] = _sort_key_values(runs[col], grid.get(key))
         keys.append(name)
@@ -196,12 +198,11 @@ def _filter(df: pd.DataFrame, where: Optional[Mapping[str, Any]]) -> pd.DataFram
         col = key if key in df.columns else f"sweep.{key}" if f"sweep.{key}" in df.columns else None
         if col is None:
             raise PlotError(f"no column {key!r} to select on (columns: {', '.join(map(str, df.columns))})")
-        df = df[df[col].map(lambda v: _matches(v, wanted))]
+        df = df[df[col].map(lambda v, wanted=wanted: _matches(v, wanted))]
     return df
 
 
-def select_run(results: Any, run_id: Optional[str] = None,
-               where: Optional[Mapping[str, Any]] = None) -> str:
+def select_run(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> str:
     """The run a time-series figure shows: ``run_id`` (a unique prefix is enough), else the first
     ok run matching ``where`` in stable order (grid order, repeat, run id)."""
     t = tables(results)
@@ -272,8 +273,9 @@ def _label(values: Mapping[str, Any]) -> str:
 # ---- helpers for drawing ---------------------------------------------------------------------
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, width: float = 7.0, height: float = 4.2,
-            sharex: bool = False, sharey: bool = False):
+def new_figure(
+    nrows: int = 1, ncols: int = 1, width: float = 7.0, height: float = 4.2, sharex: bool = False, sharey: bool = False
+):
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=False)
@@ -290,8 +292,18 @@ def _mean_ci(values: Iterable[float], high: Optional[float] = None):
 
 def colour_map(names: Iterable[str]) -> dict[str, str]:
     """A fixed colour per algorithm name so every figure uses the same one."""
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-               "#7f7f7f", "#bcbd22", "#17becf"]
+    palette = [
+        "#1f77b4",
+        "#d62728",
+        "#2ca02c",
+        "#ff7f0e",
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#7f7f7f",
+        "#bcbd22",
+        "#17becf",
+    ]
     return {n: palette[i % len(palette)] for i, n in enumerate(sorted(set(map(str, names))))}
 
 
@@ -345,7 +357,7 @@ def _dodge(positions: dict[float, float], log: bool, k: int, n: int) -> dict[flo
         return positions
     shift = k - (n - 1) / 2.0
     if log:
-        return {v: p * 1.035 ** shift for v, p in positions.items()}
+        return {v: p * 1.035**shift for v, p in positions.items()}
     vals = list(positions.values())
     span = (max(vals) - min(vals)) or (abs(vals[0]) or 1.0)
     return {v: p + shift * 0.006 * span for v, p in positions.items()}
@@ -391,18 +403,31 @@ def goodput_vs(results: Any, x: str = "loss_pct", confidence: float = 0.95) -> F
                 pts.append((pos[xv], ci.mean, ci.lo, ci.hi))
             px = [p[0] for p in pts]
             py = [p[1] for p in pts]
-            err = np.array([[(m - lo) if lo is not None else 0.0 for _, m, lo, _ in pts],
-                            [(hi - m) if hi is not None else 0.0 for _, m, _, hi in pts]])
+            err = np.array(
+                [
+                    [(m - lo) if lo is not None else 0.0 for _, m, lo, _ in pts],
+                    [(hi - m) if hi is not None else 0.0 for _, m, _, hi in pts],
+                ]
+            )
             label = str(cc) + (f" ({_label(dict(zip(others, okey)))})" if others else "")
-            ax.errorbar(px, py, yerr=err, label=label, color=colours[str(cc)], marker="o", ms=4,
-                        capsize=3, ls=styles[oi % len(styles)], lw=1.4)
+            ax.errorbar(
+                px,
+                py,
+                yerr=err,
+                label=label,
+                color=colours[str(cc)],
+                marker="o",
+                ms=4,
+                capsize=3,
+                ls=styles[oi % len(styles)],
+                lw=1.4,
+            )
     _setup_x(ax, x, positions, log)
     ax.set_ylabel("goodput per flow (Mbit/s)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
-    ax.set_title(f"Goodput vs {AXES.get(x, x)}: mean of repeats, {confidence:.0%} t interval",
-                 fontsize="medium")
+    ax.set_title(f"Goodput vs {AXES.get(x, x)}: mean of repeats, {confidence:.0%} t interval", fontsize="medium")
     return fig
 
 
@@ -431,8 +456,13 @@ def default_pair(ccs: Sequence[str]) -> tuple[str, str]:
     return num, base
 
 
-def goodput_ratio(results: Any, numerator: Optional[str] = None, baseline: Optional[str] = None,
-                  x: Optional[str] = None, confidence: float = 0.95) -> Figure:
+def goodput_ratio(
+    results: Any,
+    numerator: Optional[str] = None,
+    baseline: Optional[str] = None,
+    x: Optional[str] = None,
+    confidence: float = 0.95,
+) -> Figure:
     """Mean goodput of ``numerator`` over ``baseline`` (default BBR/CUBIC, else the first two
     algorithms) vs the swept numeric axis ``x`` (default: the first one that varies), with the
     interval from analysis.ratio_ci when it exists."""
@@ -486,11 +516,23 @@ def goodput_ratio(results: Any, numerator: Optional[str] = None, baseline: Optio
         pos = _dodge(positions, log, k, len(lines))
         px = [pos[r[0]] for r in rows]
         py = [r[1] for r in rows]
-        err = np.array([[(r[1] - r[2]) if r[2] is not None and np.isfinite(r[2]) else 0.0 for r in rows],
-                        [(r[3] - r[1]) if r[3] is not None and np.isfinite(r[3]) else 0.0 for r in rows]])
+        err = np.array(
+            [
+                [(r[1] - r[2]) if r[2] is not None and np.isfinite(r[2]) else 0.0 for r in rows],
+                [(r[3] - r[1]) if r[3] is not None and np.isfinite(r[3]) else 0.0 for r in rows],
+            ]
+        )
         label = f"{numerator} / {baseline}" + (f" ({cell})" if cell else "")
-        ax.errorbar(px, py, yerr=err, marker="o", capsize=3, color=greys[k % len(greys)],
-                    ls=styles[(k // len(greys)) % len(styles)], label=label)
+        ax.errorbar(
+            px,
+            py,
+            yerr=err,
+            marker="o",
+            capsize=3,
+            color=greys[k % len(greys)],
+            ls=styles[(k // len(greys)) % len(styles)],
+            label=label,
+        )
     ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
     _setup_x(ax, x, positions, log)
     ax.set_ylabel(f"goodput ratio {numerator} / {baseline}")
@@ -516,8 +558,15 @@ def _run_series(t: Tables, run_id: str, column: str) -> pd.DataFrame:
     return s.sort_values(["flow_id", "t_s"])
 
 
-def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: str,
-                   run_id: Optional[str], where: Optional[Mapping[str, Any]]) -> Figure:
+def _per_flow_time(
+    results: Any,
+    column: str,
+    ylabel: str,
+    scale: float,
+    title: str,
+    run_id: Optional[str],
+    where: Optional[Mapping[str, Any]],
+) -> Figure:
     """One panel per algorithm, one line per flow of ``column`` / ``scale`` over time."""
     t = tables(results)
     rid = select_run(t, run_id, where)
@@ -534,10 +583,15 @@ def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: 
         flows = sub["flow_id"].unique()
         lw = 1.2 if len(flows) <= 4 else 0.7
         for fid, f in sub.groupby("flow_id", sort=True):
-            ax.plot(f["t_s"], f[column].astype(float) / scale, lw=lw, alpha=0.85,
-                    color=colours[cc] if len(flows) == 1 else None, label=f"flow {fid}")
-        ax.set_title(f"{cc}: {len(flows)} flow{'s' if len(flows) != 1 else ''}", fontsize="medium",
-                     loc="left")
+            ax.plot(
+                f["t_s"],
+                f[column].astype(float) / scale,
+                lw=lw,
+                alpha=0.85,
+                color=colours[cc] if len(flows) == 1 else None,
+                label=f"flow {fid}",
+            )
+        ax.set_title(f"{cc}: {len(flows)} flow{'s' if len(flows) != 1 else ''}", fontsize="medium", loc="left")
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         if 1 < len(flows) <= 6:
@@ -549,27 +603,20 @@ def _per_flow_time(results: Any, column: str, ylabel: str, scale: float, title: 
     return fig
 
 
-def throughput_time(results: Any, run_id: Optional[str] = None,
-                    where: Optional[Mapping[str, Any]] = None) -> Figure:
-    return _per_flow_time(results, "goodput_bps", "throughput (Mbit/s)", 1e6,
-                          "Per-flow throughput", run_id, where)
+def throughput_time(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "goodput_bps", "throughput (Mbit/s)", 1e6, "Per-flow throughput", run_id, where)
 
 
-def cwnd_time(results: Any, run_id: Optional[str] = None,
-              where: Optional[Mapping[str, Any]] = None) -> Figure:
-    return _per_flow_time(results, "cwnd_pkts", "cwnd (packets)", 1.0,
-                          "Congestion window", run_id, where)
+def cwnd_time(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "cwnd_pkts", "cwnd (packets)", 1.0, "Congestion window", run_id, where)
 
 
-def rtt_time(results: Any, run_id: Optional[str] = None,
-             where: Optional[Mapping[str, Any]] = None) -> Figure:
+def rtt_time(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
     return _per_flow_time(results, "rtt_ms", "RTT (ms)", 1.0, "Smoothed RTT", run_id, where)
 
 
-def pacing_time(results: Any, run_id: Optional[str] = None,
-                where: Optional[Mapping[str, Any]] = None) -> Figure:
-    return _per_flow_time(results, "pacing_bps", "pacing rate (Mbit/s)", 1e6, "Pacing rate",
-                          run_id, where)
+def pacing_time(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
+    return _per_flow_time(results, "pacing_bps", "pacing rate (Mbit/s)", 1e6, "Pacing rate", run_id, where)
 
 
 def _run_link_series(t: Tables, run_id: str, column: str, missing: str) -> pd.DataFrame:
@@ -582,8 +629,7 @@ def _run_link_series(t: Tables, run_id: str, column: str, missing: str) -> pd.Da
     return s.sort_values("t_s")
 
 
-def queue_time(results: Any, run_id: Optional[str] = None,
-               where: Optional[Mapping[str, Any]] = None) -> Figure:
+def queue_time(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
     """Bottleneck queue occupancy over time (link_series.queue_bytes), with the buffer size."""
     t = tables(results)
     rid = select_run(t, run_id, where)
@@ -591,8 +637,11 @@ def queue_time(results: Any, run_id: Optional[str] = None,
     fig, axes = new_figure()
     ax = axes[0, 0]
     ax.plot(s["t_s"], s["queue_bytes"].astype(float) / 1e3, lw=1.0, color="#1f77b4", label="queue")
-    buf = t.flows.loc[t.flows.get("run_id", pd.Series(dtype=str)) == rid, "buffer_bytes"] \
-        if "buffer_bytes" in t.flows.columns else pd.Series(dtype=float)
+    buf = (
+        t.flows.loc[t.flows.get("run_id", pd.Series(dtype=str)) == rid, "buffer_bytes"]
+        if "buffer_bytes" in t.flows.columns
+        else pd.Series(dtype=float)
+    )
     buf = buf.dropna()
     if not buf.empty:
         ax.axhline(float(buf.iloc[0]) / 1e3, color="#d62728", ls="--", lw=1.0, label="buffer size")
@@ -665,8 +714,7 @@ def _split_cells(labels: dict[str, str], n_colour: int, limit: int = 8) -> bool:
     return n_colour * max(1, len(set(labels.values()))) <= limit
 
 
-def rtt_cdf(results: Any, run_id: Optional[str] = None,
-            where: Optional[Mapping[str, Any]] = None) -> Figure:
+def rtt_cdf(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
     """CDF of the per-sample RTT (series.rtt_ms) per algorithm, pooled over the selected runs
     (default all ok runs); one line per cell too when that stays readable."""
     t = tables(results)
@@ -681,14 +729,12 @@ def rtt_cdf(results: Any, run_id: Optional[str] = None,
     ccs = sorted(s["cc"].dropna().astype(str).unique())
     split = _split_cells(labels, len(ccs))
     s = s.assign(_cell=s["run_id"].map(labels).fillna("") if split else "")
-    groups = [(str(cc), cell, g["rtt_ms"].to_numpy(float))
-              for (cc, cell), g in s.groupby(["cc", "_cell"], sort=True)]
+    groups = [(str(cc), cell, g["rtt_ms"].to_numpy(float)) for (cc, cell), g in s.groupby(["cc", "_cell"], sort=True)]
     what = f"run {ids[0][:10]}" if len(ids) == 1 else f"{len(ids)} runs"
     return _draw_cdfs(groups, "RTT (ms)", f"RTT samples of the flows ({what})")
 
 
-def probe_cdf(results: Any, run_id: Optional[str] = None,
-              where: Optional[Mapping[str, Any]] = None) -> Figure:
+def probe_cdf(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
     """CDF of the latency-probe RTT (link_series.probe_rtt_ms) per algorithm mix of the run."""
     t = tables(results)
     ids = _selected_run_ids(t, run_id, where)
@@ -702,10 +748,10 @@ def probe_cdf(results: Any, run_id: Optional[str] = None,
     mix = _cc_mix(t)
     labels = _cell_labels(t, ids)
     split = _split_cells(labels, len(set(mix.get(r, "") for r in ids)))
-    s = s.assign(_mix=s["run_id"].map(mix).fillna("?"),
-                 _cell=s["run_id"].map(labels).fillna("") if split else "")
-    groups = [(str(m), cell, g["probe_rtt_ms"].to_numpy(float))
-              for (m, cell), g in s.groupby(["_mix", "_cell"], sort=True)]
+    s = s.assign(_mix=s["run_id"].map(mix).fillna("?"), _cell=s["run_id"].map(labels).fillna("") if split else "")
+    groups = [
+        (str(m), cell, g["probe_rtt_ms"].to_numpy(float)) for (m, cell), g in s.groupby(["_mix", "_cell"], sort=True)
+    ]
     what = f"run {ids[0][:10]}" if len(ids) == 1 else f"{len(ids)} runs"
     return _draw_cdfs(groups, "probe RTT (ms)", f"Latency probes through the bottleneck ({what})")
 
@@ -721,8 +767,11 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     if "rtt_p95_ms" not in flows.columns or flows["rtt_p95_ms"].isna().all():
         raise PlotError("no rtt_p95_ms in the flows table")
     others = _other_cells(flows, t, ["cc"])
-    per_run = flows.groupby(["run_id", "cc", *others], dropna=False, sort=False).agg(
-        goodput=("goodput_bps", "mean"), delay=("rtt_p95_ms", "mean")).reset_index()
+    per_run = (
+        flows.groupby(["run_id", "cc", *others], dropna=False, sort=False)
+        .agg(goodput=("goodput_bps", "mean"), delay=("rtt_p95_ms", "mean"))
+        .reset_index()
+    )
     per_run = per_run[per_run["delay"].notna() & per_run["goodput"].notna()]
     if per_run.empty:
         raise PlotError("no flow has both a goodput and a 95th-percentile RTT")
@@ -742,21 +791,44 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
             xerr = [[gx.mean - max(gx.lo, 0.0)], [gx.hi - gx.mean]] if gx.lo is not None else None
             yerr = [[gy.mean - max(gy.lo, 0.0)], [gy.hi - gy.mean]] if gy.lo is not None else None
             label = str(cc) + (f" ({_label(dict(zip(others, ckey)))})" if others else "")
-            ax.errorbar([gx.mean], [gy.mean], xerr=xerr, yerr=yerr, color=c, capsize=3,
-                        marker=markers[ci_ % len(markers)], ms=7, ls="none", label=label)
+            ax.errorbar(
+                [gx.mean],
+                [gy.mean],
+                xerr=xerr,
+                yerr=yerr,
+                color=c,
+                capsize=3,
+                marker=markers[ci_ % len(markers)],
+                ms=7,
+                ls="none",
+                label=label,
+            )
     ax.invert_xaxis()
     ax.set_xlabel("95th percentile RTT (ms)  ← more delay")
     ax.set_ylabel("goodput per flow (Mbit/s)")
     ax.grid(True, alpha=0.3)
     # above the top right corner, outside the data, as Pantheon writes it
-    ax.annotate("up and right is better", xy=(1.0, 1.065), xycoords="axes fraction",
-                xytext=(0.82, 1.02), textcoords="axes fraction", ha="right", va="bottom",
-                fontsize="small", color="0.3", arrowprops=dict(arrowstyle="->", color="0.4"))
+    ax.annotate(
+        "up and right is better",
+        xy=(1.0, 1.065),
+        xycoords="axes fraction",
+        xytext=(0.82, 1.02),
+        textcoords="axes fraction",
+        ha="right",
+        va="bottom",
+        fontsize="small",
+        color="0.3",
+        arrowprops=dict(arrowstyle="->", color="0.4"),
+    )
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.14),
-              ncols=2 if len(ax.containers) > 3 else 1, frameon=False)
-    ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium",
-                 loc="left")
+    ax.legend(
+        fontsize="small",
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.14),
+        ncols=2 if len(ax.containers) > 3 else 1,
+        frameon=False,
+    )
+    ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium", loc="left")
     return fig
 
 
@@ -772,8 +844,9 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
         raise PlotError("no probe_rtt_p95_ms in the runs table (the scenario needs a [probe] ping)")
     runs = runs[runs["probe_rtt_p95_ms"].notna()].copy()
     runs["cc"] = runs["run_id"].map(_cc_mix(t))
-    runs["_n"] = runs["run_id"].map(flows.groupby("run_id")["flow_id"].nunique()
-                                    if "flow_id" in flows.columns else flows.groupby("run_id").size())
+    runs["_n"] = runs["run_id"].map(
+        flows.groupby("run_id")["flow_id"].nunique() if "flow_id" in flows.columns else flows.groupby("run_id").size()
+    )
     runs["goodput"] = runs["run_id"].map(flows.groupby("run_id")["goodput_bps"].sum()) / 1e6
     runs = runs[runs["cc"].notna() & runs["goodput"].notna()]
     if runs.empty:
@@ -784,11 +857,22 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
     cells = list(dict.fromkeys(ordered["_cell"]))
     mixes = sorted(ordered["cc"].unique(), key=lambda c: ({"cubic": 0, "bbr": 1, "vegas": 2}.get(c, 9), c))
     counts = sorted(ordered["_n"].unique())
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-               "#7f7f7f", "#bcbd22", "#17becf"]
+    palette = [
+        "#1f77b4",
+        "#d62728",
+        "#2ca02c",
+        "#ff7f0e",
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#7f7f7f",
+        "#bcbd22",
+        "#17becf",
+    ]
     colours = {c: palette[i % len(palette)] for i, c in enumerate(cells)}
-    fig, axes = new_figure(len(counts), len(mixes), width=3.4 * len(mixes) + 1.0,
-                        height=2.9 * len(counts) + 1.0, sharex=True, sharey=True)
+    fig, axes = new_figure(
+        len(counts), len(mixes), width=3.4 * len(mixes) + 1.0, height=2.9 * len(counts) + 1.0, sharex=True, sharey=True
+    )
     d = ordered["probe_rtt_p95_ms"].astype(float)
     log = d.min() > 0 and d.max() / d.min() > 10
     base = ordered["base_rtt_ms"].dropna().unique() if "base_rtt_ms" in ordered.columns else []
@@ -805,8 +889,18 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
                 gx, gy = _mean_ci(g["probe_rtt_p95_ms"]), _mean_ci(g["goodput"])
                 xerr = [[gx.mean - max(gx.lo, 1e-9)], [gx.hi - gx.mean]] if gx.lo is not None else None
                 yerr = [[gy.mean - max(gy.lo, 0.0)], [gy.hi - gy.mean]] if gy.lo is not None else None
-                ax.errorbar([gx.mean], [gy.mean], xerr=xerr, yerr=yerr, color=c, capsize=3,
-                            marker="o", ms=6, ls="none", label=cell)
+                ax.errorbar(
+                    [gx.mean],
+                    [gy.mean],
+                    xerr=xerr,
+                    yerr=yerr,
+                    color=c,
+                    capsize=3,
+                    marker="o",
+                    ms=6,
+                    ls="none",
+                    label=cell,
+                )
             if len(base) == 1:
                 ax.axvline(float(base[0]), color="0.5", lw=0.8, ls="--")
             ax.set_title(f"{mix}, {n} flow{'s' if n != 1 else ''}", fontsize="medium")
@@ -818,7 +912,7 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
         from matplotlib.ticker import FixedLocator, NullFormatter
 
         ax0.set_xscale("log")
-        ticks = [v * 10 ** k for k in range(-1, 6) for v in (1, 2, 5)]
+        ticks = [v * 10**k for k in range(-1, 6) for v in (1, 2, 5)]
         ax0.xaxis.set_major_locator(FixedLocator([v for v in ticks if d.min() / 2 <= v <= d.max() * 2]))
         ax0.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax0.xaxis.set_minor_formatter(NullFormatter())
@@ -827,11 +921,21 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=colours[c], marker="o", ls="none") for c in cells]
-    fig.legend(handles, cells, title=" ".join(others) if others else None, fontsize="small",
-               loc="outside lower center", ncols=min(len(cells), 4), frameon=False)
-    fig.suptitle(f"Goodput vs latency under load: mean of runs, {confidence:.0%} t intervals"
-                 + (f"; dashed: base RTT {float(base[0]):g} ms" if len(base) == 1 else "")
-                 + "; up and right is better", fontsize="medium")
+    fig.legend(
+        handles,
+        cells,
+        title=" ".join(others) if others else None,
+        fontsize="small",
+        loc="outside lower center",
+        ncols=min(len(cells), 4),
+        frameon=False,
+    )
+    fig.suptitle(
+        f"Goodput vs latency under load: mean of runs, {confidence:.0%} t intervals"
+        + (f"; dashed: base RTT {float(base[0]):g} ms" if len(base) == 1 else "")
+        + "; up and right is better",
+        fontsize="medium",
+    )
     return fig
 
 
@@ -864,8 +968,12 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
 
     def bars(offset, cis, label, colour):
         m = [c.mean if c and c.mean is not None else np.nan for c in cis]
-        err = np.array([[(c.mean - c.lo) if c and c.lo is not None else 0 for c in cis],
-                        [(c.hi - c.mean) if c and c.hi is not None else 0 for c in cis]])
+        err = np.array(
+            [
+                [(c.mean - c.lo) if c and c.lo is not None else 0 for c in cis],
+                [(c.hi - c.mean) if c and c.hi is not None else 0 for c in cis],
+            ]
+        )
         ax.bar(x + offset, m, w, yerr=err, capsize=3, label=label, color=colour)
 
     bars(-w / 2 if has_groups else 0, overall, "all flows", "#1f77b4")
@@ -882,8 +990,7 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
     return fig
 
 
-def periodogram(results: Any, run_id: Optional[str] = None,
-                where: Optional[Mapping[str, Any]] = None) -> Figure:
+def periodogram(results: Any, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None) -> Figure:
     """Periodogram of each group's aggregate throughput in one run, with the dominant period
     (analysis.dominant_period) marked."""
     from . import analysis
@@ -916,10 +1023,16 @@ def periodogram(results: Any, run_id: Optional[str] = None,
         per = dp(agg.index.to_numpy(float), agg.to_numpy(float))
         if per.period_s is not None:
             ax.axvline(per.period_s, color=c, ls="--", lw=1.0)
-            ax.annotate(f"{per.period_s:.3g} s (strength {per.strength:.2f})",
-                        xy=(per.period_s, 1.0), xycoords=("data", "axes fraction"),
-                        xytext=(3, -4 - 12 * drawn), textcoords="offset points", color=c,
-                        fontsize="small", va="top")
+            ax.annotate(
+                f"{per.period_s:.3g} s (strength {per.strength:.2f})",
+                xy=(per.period_s, 1.0),
+                xycoords=("data", "axes fraction"),
+                xytext=(3, -4 - 12 * drawn),
+                textcoords="offset points",
+                color=c,
+                fontsize="small",
+                va="top",
+            )
         drawn += 1
     if not drawn:
         raise PlotError(f"run {rid}: too few throughput samples for a periodogram")
@@ -930,8 +1043,7 @@ def periodogram(results: Any, run_id: Optional[str] = None,
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="upper left")
-    ax.set_title(f"Periodogram of each group's aggregate throughput\n{_run_title(t, rid)}",
-                 fontsize="medium")
+    ax.set_title(f"Periodogram of each group's aggregate throughput\n{_run_title(t, rid)}", fontsize="medium")
     return fig
 
 
@@ -949,18 +1061,31 @@ KINDS: dict[str, tuple[Callable[..., Figure], str]] = {
     "rtt-cdf": (rtt_cdf, "CDF of the flows' RTT samples per cc"),
     "probe-cdf": (probe_cdf, "CDF of the latency-probe RTT (needs a [probe] in the scenario)"),
     "throughput-delay": (throughput_delay, "goodput vs 95th-percentile RTT per cc, delay axis inverted (Pantheon)"),
-    "goodput-probe-delay": (goodput_probe_delay, "total goodput vs the ping's p95 per combination: a panel per cc mix and flow count, a colour per remaining cell"),
+    "goodput-probe-delay": (
+        goodput_probe_delay,
+        "total goodput vs the ping's p95 per combination: a panel per cc mix and flow count, "
+        "a colour per remaining cell",
+    ),
     "jain": (jain, "Jain's fairness index per cell, over all flows and between groups"),
     "periodogram": (periodogram, "periodogram of each group's aggregate throughput, dominant period marked"),
 }
 
 # kinds that draw one run and so accept run_id / where
-RUN_KINDS = {"throughput-time", "cwnd-time", "rtt-time", "pacing-time", "queue-time", "periodogram",
-             "rtt-cdf", "probe-cdf"}
+RUN_KINDS = {
+    "throughput-time",
+    "cwnd-time",
+    "rtt-time",
+    "pacing-time",
+    "queue-time",
+    "periodogram",
+    "rtt-cdf",
+    "probe-cdf",
+}
 
 
-def make(results: Any, kind: str, run_id: Optional[str] = None,
-         where: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Figure:
+def make(
+    results: Any, kind: str, run_id: Optional[str] = None, where: Optional[Mapping[str, Any]] = None, **kwargs: Any
+) -> Figure:
     """Draw figure ``kind`` of KINDS. ``run_id``/``where`` select the run(s) for kinds that draw
     runs; for the others ``where`` filters the runs first."""
     if kind not in KINDS:
@@ -971,8 +1096,13 @@ def make(results: Any, kind: str, run_id: Optional[str] = None,
         return fn(t, run_id=run_id, where=where, **kwargs)
     if run_id is not None or where:
         ids = set(_selected_run_ids(t, run_id, where))
-        t = Tables(t.runs[t.runs["run_id"].isin(ids)], t.flows[t.flows["run_id"].isin(ids)]
-                   if "run_id" in t.flows.columns else t.flows, t.series, t.link_series, t.meta)
+        t = Tables(
+            t.runs[t.runs["run_id"].isin(ids)],
+            t.flows[t.flows["run_id"].isin(ids)] if "run_id" in t.flows.columns else t.flows,
+            t.series,
+            t.link_series,
+            t.meta,
+        )
     return fn(t, **kwargs)
 
 

@@ -4,6 +4,7 @@ conventional exit status, and finding what a killed sweep left behind (``ccbench
 Linux only where it matters (prctl, /proc); elsewhere the functions do what they can and never
 raise.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -76,8 +77,7 @@ def signal_handler(signals: tuple[int, ...], handler) -> Iterator[None]:
             signal.signal(s, h)
 
 
-def signals_raise(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP),
-                  exc: type[Terminated] = Terminated):
+def signals_raise(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP), exc: type[Terminated] = Terminated):
     """During the body, ``signals`` raise ``exc`` (:class:`Terminated` or a subclass) in the main
     thread (SIGINT keeps raising KeyboardInterrupt). Outside the main thread this does nothing.
     A process forked during the body that inherits the handler exits with 128 + signum instead
@@ -110,8 +110,13 @@ def worker_comm(sweep_pid: int) -> str:
     return f"{WORKER_COMM}{sweep_pid}"[:15]
 
 
-def die_with_parent(sweep_pid: int, sig: int = signal.SIGTERM, watch_s: float = 0.5,
-                    busy: Callable[[], bool] = lambda: False, teardown_s: float = 30.0) -> None:
+def die_with_parent(
+    sweep_pid: int,
+    sig: int = signal.SIGTERM,
+    watch_s: float = 0.5,
+    busy: Callable[[], bool] = lambda: False,
+    teardown_s: float = 30.0,
+) -> None:
     """Make this (worker) process die when its parent does: PR_SET_PDEATHSIG, a check that the
     parent did not die before that, and a watchdog thread. SIGTERM (not SIGKILL): it kills an
     idle worker or a simulation at once, and a kernel-backend run tears its namespaces down on
@@ -175,7 +180,7 @@ def leftover_workers() -> list[tuple[int, int]]:
         if not comm.startswith(WORKER_COMM):
             continue
         try:
-            sweep_pid = int(comm[len(WORKER_COMM):])
+            sweep_pid = int(comm[len(WORKER_COMM) :])
         except ValueError:
             continue
         pid = int(entry.name)

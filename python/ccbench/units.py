@@ -20,11 +20,12 @@ Accepted spellings (see docs/scenario.md):
   ``0.01`` could mean 1 % or 0.01 %.
 * buffers: ``"1bdp"`` / ``"0.25bdp"``, ``"100pkt"`` (also ``pkts``, ``packets``), or a size.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation, ROUND_HALF_EVEN
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Union
 
 __all__ = [
@@ -86,8 +87,16 @@ _NUM_UNIT = re.compile(r"^\s*" + _NUM + r"\s*([A-Za-zµ/%]*)\s*$")
 
 _RATE_UNIT = re.compile(r"^([kKmMgGtT]?)(bit|bits|bit/s|bits/s|bps|)$")
 _RATE_PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_TIME_UNITS = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "": 10**9,
-               "min": 60 * 10**9, "h": 3600 * 10**9}
+_TIME_UNITS = {
+    "ns": 1,
+    "us": 10**3,
+    "µs": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "": 10**9,
+    "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
 _SIZE_UNITS = {
     "": 1,
     "B": 1,

@@ -4,13 +4,14 @@ ScenarioError for what it cannot run) and ``algorithms() -> list[dict(name, linu
 The simulator is always there; ``kernel`` (and later ``ns3``) are imported lazily so that a
 missing or broken optional backend never breaks ``import ccbench``.
 """
+
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
 
-from ..scenario.model import Scenario
 from ..scenario.errors import ScenarioError
+from ..scenario.model import Scenario
 
 __all__ = ["BACKENDS", "get_backend", "run", "check", "algorithms", "available_backends", "BackendUnavailable"]
 
@@ -23,8 +24,7 @@ class BackendUnavailable(ScenarioError):
     installed). A ScenarioError so the CLI reports it as bad input, in one line."""
 
     def __init__(self, name: str, reason: str):
-        super().__init__(None, "backend", f"'{name}' is not available: {reason}",
-                         "one of " + ", ".join(BACKENDS))
+        super().__init__(None, "backend", f"'{name}' is not available: {reason}", "one of " + ", ".join(BACKENDS))
         self.name = name
         self.reason = reason
 

@@ -11,6 +11,7 @@ afterwards as usual (an import already finished is a dictionary look-up; one sti
 on the thread makes the caller wait for it; a failure on the thread is ignored here and
 raised again, with its normal traceback, by the caller's own import).
 """
+
 from __future__ import annotations
 
 import importlib

@@ -6,6 +6,7 @@ crates/sim/src/report.rs as columns (crates/sim/src/columns.rs: a JSON header an
 buffers), converted to the shared result schema by ``build_result`` without a Python object
 per value.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,10 +14,10 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from . import preload
 from ..scenario.aqm import NAMES as AQM_NAMES
-from ..scenario.model import Scenario
 from ..scenario.errors import ScenarioError
+from ..scenario.model import Scenario
+from . import preload
 
 # pyarrow and ccbench.results are imported where they are used: ``run`` starts their import on
 # a second thread while the simulator runs (ccbench/backends/preload.py), so that a run does not pay for
@@ -55,15 +56,11 @@ def check(scenario: Scenario) -> None:
     problems = []
     aqm = scenario.bottleneck.aqm
     if aqm not in SIM_AQMS:
-        problems.append(
-            ("bottleneck.aqm", f"'{aqm}' is not implemented in the sim backend yet", " or ".join(SIM_AQMS))
-        )
+        problems.append(("bottleneck.aqm", f"'{aqm}' is not implemented in the sim backend yet", " or ".join(SIM_AQMS)))
     names = [a["name"] for a in _algorithms()]
     for i, g in enumerate(scenario.flows):
         if g.cc not in names:
-            problems.append(
-                (f"flows.{i}.cc", f"the sim backend cannot run '{g.cc}' yet", "one of " + ", ".join(names))
-            )
+            problems.append((f"flows.{i}.cc", f"the sim backend cannot run '{g.cc}' yet", "one of " + ", ".join(names)))
     if problems:
         key, problem, expected = problems[0]
         raise ScenarioError(scenario.source, key, problem, expected, problems)
@@ -73,8 +70,9 @@ def _arrow_type(dtype: str) -> "pa.DataType":
     """The Arrow type of a column layout's dtype (crates/sim/src/columns.rs)."""
     import pyarrow as pa
 
-    return {"uint32": pa.uint32, "uint64": pa.uint64, "float64": pa.float64, "bool": pa.bool_,
-            "string": pa.string}[dtype]()
+    return {"uint32": pa.uint32, "uint64": pa.uint64, "float64": pa.float64, "bool": pa.bool_, "string": pa.string}[
+        dtype
+    ]()
 
 
 def arrow_tables(header: dict, blob: bytes) -> dict[str, pa.Table]:
@@ -95,8 +93,7 @@ def arrow_tables(header: dict, blob: bytes) -> dict[str, pa.Table]:
             if c["offsets"] is not None:
                 buffers.append(part(c["offsets"]))
             buffers.append(part(c["data"]))
-            arr = pa.Array.from_buffers(_arrow_type(c["dtype"]), layout["rows"], buffers,
-                                        null_count=c["null_count"])
+            arr = pa.Array.from_buffers(_arrow_type(c["dtype"]), layout["rows"], buffers, null_count=c["null_count"])
             arr.validate()  # buffer sizes match the length: a layout bug fails here, not later
             arrays.append(arr)
             names.append(c["name"])
@@ -146,8 +143,9 @@ def run(scenario: Scenario) -> RunResult:
         from ..results.run_result import failed_result
 
         return failed_result(scenario, NAME, str(e), time.perf_counter() - t0)
-    from ..results.schema import COUNTER_SIDES
     from ..results.run_result import build_result
+    from ..results.schema import COUNTER_SIDES
+
     run_extra = dict(report.get("run", {}))
     run_extra.pop("duration_s", None)
     # MIB counters per side (report.rs `counters`); a simulator build without them gives the
@@ -156,8 +154,14 @@ def run(scenario: Scenario) -> RunResult:
     if counters is None:
         counters = [{"side": side} for side in COUNTER_SIDES]
     result = build_result(
-        scenario, NAME, report.get("flows", []), _lower_cc_state(report.get("series")), run_extra, wall,
-        link_series=report.get("link_series"), counters=counters,
+        scenario,
+        NAME,
+        report.get("flows", []),
+        _lower_cc_state(report.get("series")),
+        run_extra,
+        wall,
+        link_series=report.get("link_series"),
+        counters=counters,
     )
     result.links = report.get("links", [])  # packet-conservation counters per link
     return result

@@ -9,6 +9,7 @@
 Bad input (ScenarioError) → one red line per problem on stderr, exit code 2, no traceback
 (``errors``). A run the backend could not complete → its error on stderr, exit code 1.
 """
+
 from . import algorithms, compare, demo, kernel, recommend, report, run, study, sweep, validate
 from .app import app
 from .errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, error

@@ -1,4 +1,5 @@
 """``python -m ccbench.cli``: the same as the ``ccbench`` command."""
+
 from .app import app
 
 app()

@@ -1,10 +1,13 @@
 """``ccbench algorithms``: the congestion controls each backend can run."""
+
 from __future__ import annotations
 
 import json
 import sys
+
 import typer
 from rich.table import Table
+
 from ..scenario.errors import ScenarioError
 from .errors import console
 

@@ -1,10 +1,13 @@
 """The typer application every command registers into, its --version, and a cheap exit."""
+
 from __future__ import annotations
 
 import atexit
 import gc
 import sys
+
 import typer
+
 from .. import __version__
 from .errors import console
 

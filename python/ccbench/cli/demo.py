@@ -1,8 +1,11 @@
 """``ccbench demo``: a real comparison on the simulator, printed as a table."""
+
 from __future__ import annotations
 
 from typing import Optional
+
 import typer
+
 from ..scenario.errors import ScenarioError
 from .errors import EXIT_BAD_INPUT, console, error
 
@@ -17,7 +20,7 @@ def demo(
     try:
         code = demo_mod.main(duration=duration, workers=workers, console=console)
     except ScenarioError as e:
-        raise error(str(e), EXIT_BAD_INPUT)
+        raise error(str(e), EXIT_BAD_INPUT) from None
     raise typer.Exit(code)
 
 

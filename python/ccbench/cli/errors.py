@@ -1,11 +1,11 @@
 """How every command ends on bad input or a failed run: one red ``error:`` line per problem on
 stderr and exit code 2 (bad input) or 1 (a run the backend could not complete), no traceback."""
+
 from __future__ import annotations
 
 import typer
 from rich.console import Console
 from rich.text import Text
-
 
 console = Console()
 

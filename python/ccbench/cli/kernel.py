@@ -1,4 +1,5 @@
 """CLI commands ``ccbench doctor`` and ``ccbench cleanup`` (registered into cli.py's typer app)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,7 @@ def doctor_command(
     checks = env.doctor_checks()
     ok = all(c.ok for c in checks if c.name != "ping")
     if as_json:
-        print(json.dumps({"ok": ok, "kernel": env.kernel_version(),
-                          "checks": [c.__dict__ for c in checks]}, indent=2))
+        print(json.dumps({"ok": ok, "kernel": env.kernel_version(), "checks": [c.__dict__ for c in checks]}, indent=2))
         raise typer.Exit(0 if ok else 1)
     con = Console()
     t = Table(title=f"kernel backend on Linux {env.kernel_version()}", title_justify="left")
@@ -38,8 +38,7 @@ def doctor_command(
 
 
 def cleanup_command(
-    force: bool = typer.Option(False, "--force",
-                               help="Also remove namespaces of runs whose process is still alive."),
+    force: bool = typer.Option(False, "--force", help="Also remove namespaces of runs whose process is still alive."),
 ) -> None:
     """Remove what killed sweeps and crashed kernel runs left behind: sweep worker processes
     whose sweep is gone, and (as root) ccb* namespaces, their processes, emulators, links and
@@ -48,18 +47,24 @@ def cleanup_command(
 
     workers = leftover_workers()
     gone = [pid for pid, _ in workers if kill(pid)]
-    typer.echo(f"removed {len(gone)} leftover sweep worker processes"
-               + (f": {', '.join(map(str, gone))}" if gone else ""))
+    typer.echo(
+        f"removed {len(gone)} leftover sweep worker processes" + (f": {', '.join(map(str, gone))}" if gone else "")
+    )
     stuck = [pid for pid, _ in workers if pid not in gone]
     if stuck:
-        typer.echo(f"could not stop {len(stuck)} worker processes ({', '.join(map(str, stuck))}): "
-                   "they belong to another user; run ccbench cleanup as that user or as root", err=True)
+        typer.echo(
+            f"could not stop {len(stuck)} worker processes ({', '.join(map(str, stuck))}): "
+            "they belong to another user; run ccbench cleanup as that user or as root",
+            err=True,
+        )
 
     from ..backends.kernel import env
 
     if not env.is_root():
-        typer.echo("kernel runs' namespaces, links and temporary directories belong to root: "
-                   "sudo ccbench cleanup removes those too")
+        typer.echo(
+            "kernel runs' namespaces, links and temporary directories belong to root: "
+            "sudo ccbench cleanup removes those too"
+        )
         raise typer.Exit(1 if stuck else 0)
     from ..backends.kernel.topology import cleanup_stale
 
@@ -70,8 +75,10 @@ def cleanup_command(
     dirs = done.get("dirs", [])
     typer.echo(f"removed {len(dirs)} temporary directories" + (f": {', '.join(dirs)}" if dirs else ""))
     if done["kept"]:
-        typer.echo(f"kept {len(done['kept'])} namespaces of runs still in progress "
-                   f"({', '.join(done['kept'])}); --force removes them too")
+        typer.echo(
+            f"kept {len(done['kept'])} namespaces of runs still in progress "
+            f"({', '.join(done['kept'])}); --force removes them too"
+        )
     if stuck:
         raise typer.Exit(1)
 

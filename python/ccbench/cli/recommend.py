@@ -1,4 +1,5 @@
 """``ccbench recommend`` (registered into cli.py's typer app). See docs/recommend.md."""
+
 from __future__ import annotations
 
 import json
@@ -51,9 +52,9 @@ def _ci(c, spec=".1f", scale=1.0) -> str:
         return m
     lo, hi = sorted((c["lo"] * scale, c["hi"] * scale))
     mean = c["mean"] * scale
-    if abs((hi - mean) - (mean - lo)) <= 1e-9 * max(1.0, abs(mean)):   # a t interval: symmetric
+    if abs((hi - mean) - (mean - lo)) <= 1e-9 * max(1.0, abs(mean)):  # a t interval: symmetric
         return f"{m} ±{_num((hi - lo) / 2, spec)}"
-    return f"{m} ({_num(lo, spec)}–{_num(hi, spec)})"                    # cut at the quantity's range
+    return f"{m} ({_num(lo, spec)}–{_num(hi, spec)})"  # cut at the quantity's range
 
 
 def print_recommendation(rec, console) -> None:
@@ -63,7 +64,7 @@ def print_recommendation(rec, console) -> None:
     from ..recommend.verdict import ratio_text
 
     doc = rec.to_json()
-    us = rec.link.rtt_s < 1e-3        # a data-centre RTT: delays in µs
+    us = rec.link.rtt_s < 1e-3  # a data-centre RTT: delays in µs
     dunit, dscale = ("µs", 1e3) if us else ("ms", 1.0)
     console.print(f"[bold]link[/]: {rec.link.describe()}; backend {rec.backend}", highlight=False, soft_wrap=True)
     console.print(f"[bold]goal[/]: {GOAL_TEXT[rec.goal]}", highlight=False, soft_wrap=True)
@@ -74,41 +75,54 @@ def print_recommendation(rec, console) -> None:
     console.print(f"[bold]how sure[/]: {rec.confidence_text()}", highlight=False, soft_wrap=True)
 
     nv = len(rec.points)
-    t = Table(title=f"evidence: mean over the {nv} link variant{'s' if nv != 1 else ''}, ± the 95 % interval (cut at 0: lo–hi) over "
-                    f"{rec.repeats} repeats (CV: goodput across repeats at the stated link)",
-              title_justify="left")
+    t = Table(
+        title=f"evidence: mean over the {nv} link variant{'s' if nv != 1 else ''}, "
+        f"± the 95 % interval (cut at 0: lo–hi) over "
+        f"{rec.repeats} repeats (CV: goodput across repeats at the stated link)",
+        title_justify="left",
+    )
     has_comp = bool(rec.link.competing)
     cols = ["cc", "goodput Mbit/s", f"p95 RTT {dunit}", "p95/base", "CV %"]
     if has_comp:
         cols += ["share of link %", "Jain"]
     elif rec.link.flows > 1:
         cols += ["Jain"]
-    lat = rec.goal == "latency"   # scores are minus the p95 RTT: shown as the p95 RTT itself
+    lat = rec.goal == "latency"  # scores are minus the p95 RTT: shown as the p95 RTT itself
     cols += [f"score (latency)\n= p95 RTT {dunit}" if lat else f"score ({rec.goal})"]
     for c in cols:
         t.add_column(c, justify="left" if c == "cc" else "right")
-    for i, row in enumerate(doc["evidence"]):
+    for _i, row in enumerate(doc["evidence"]):
         name = cc_name(row["cc"]) + ("" if row["eligible"] else " (not eligible)")
         if row["cc"] == doc["leader"]:
             name += " *"
-        cells = [name, _ci(row["goodput_mbps"], ".2f"), _ci(row["p95_rtt_ms"], ".3g", dscale),
-                 "–" if row["p95_over_base"] is None else f"{row['p95_over_base']:.1f}×",
-                 "–" if row["cv_pct"] is None else f"{row['cv_pct']:.1f}"]
+        cells = [
+            name,
+            _ci(row["goodput_mbps"], ".2f"),
+            _ci(row["p95_rtt_ms"], ".3g", dscale),
+            "–" if row["p95_over_base"] is None else f"{row['p95_over_base']:.1f}×",
+            "–" if row["cv_pct"] is None else f"{row['cv_pct']:.1f}",
+        ]
         if has_comp:
             cells += [_ci(row["share"], ".0f", 100.0), _ci(row["jain"], ".2f")]
         elif rec.link.flows > 1:
             cells += [_ci(row["jain"], ".2f")]
         sc = row["score"]
         if lat and sc and sc.get("mean") is not None:
-            sc = {"mean": -sc["mean"], "lo": None if sc["hi"] is None else -sc["hi"],
-                  "hi": None if sc["lo"] is None else -sc["lo"]}
+            sc = {
+                "mean": -sc["mean"],
+                "lo": None if sc["hi"] is None else -sc["hi"],
+                "hi": None if sc["lo"] is None else -sc["lo"],
+            }
         cells.append(_ci(sc, ".3g", dscale if lat else 1.0))
         t.add_row(*cells)
     console.print(t)
 
-    nb = Table(title="neighbourhood: the goal score per link variant"
-                     + (f" (p95 RTT {dunit}, lower is better)" if lat else "") + " (your figures are estimates)",
-               title_justify="left")
+    nb = Table(
+        title="neighbourhood: the goal score per link variant"
+        + (f" (p95 RTT {dunit}, lower is better)" if lat else "")
+        + " (your figures are estimates)",
+        title_justify="left",
+    )
     nb.add_column("link variant")
     for cc in rec.candidates:
         nb.add_column(cc_name(cc), justify="right")
@@ -125,25 +139,39 @@ def print_recommendation(rec, console) -> None:
         else:
             ans = f"not separated ({cc_name(d['leader'])} ahead)"
         sign = -dscale if lat else 1.0
-        nb.add_row(p["label"], *["–" if p["score_means"].get(cc) is None else _num(sign * p['score_means'][cc], ".3g")
-                                 for cc in rec.candidates], ans)
+        nb.add_row(
+            p["label"],
+            *[
+                "–" if p["score_means"].get(cc) is None else _num(sign * p["score_means"][cc], ".3g")
+                for cc in rec.candidates
+            ],
+            ans,
+        )
     console.print(nb)
     flips = doc["flips"]
     real = [f for f in flips if f["winner"]]
     for f in flips:
         if f["winner"]:
-            console.print(f"[bold yellow]the answer flips[/] at {f['point']}: {cc_name(f['winner'])} wins there",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"[bold yellow]the answer flips[/] at {f['point']}: {cc_name(f['winner'])} wins there",
+                highlight=False,
+                soft_wrap=True,
+            )
         else:
-            console.print(f"weaker at {f['point']}: {cc_name(f['leader'])} nominally ahead there, not separated "
-                          f"({f['outcome']})",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"weaker at {f['point']}: {cc_name(f['leader'])} nominally ahead there, not separated ({f['outcome']})",
+                highlight=False,
+                soft_wrap=True,
+            )
     for b in doc["boundaries"]:
         console.print(f"  boundary: {b['text']}", highlight=False, soft_wrap=True)
     if real:
-        console.print("  your link is near a boundary between answers (seed 002's 'chaos zone'): measure the "
-                      "figure that flips it more precisely, or pick the algorithm that is safe on both sides.",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            "  your link is near a boundary between answers (seed 002's 'chaos zone'): measure the "
+            "figure that flips it more precisely, or pick the algorithm that is safe on both sides.",
+            highlight=False,
+            soft_wrap=True,
+        )
     elif not flips:
         console.print("the answer is the same across the neighbourhood (no flip)", highlight=False)
     for line in doc["fairness"]:
@@ -153,38 +181,88 @@ def print_recommendation(rec, console) -> None:
     if doc["kernel"]:
         k = doc["kernel"]
         means = ", ".join(f"{cc_name(c)} {v:.3g}" for c, v in k["score_means"].items() if v is not None)
-        console.print(f"kernel confirmation ({k['repeats']} runs each at the stated link): {means}; "
-                      f"{'agrees' if k['agrees'] else 'DISAGREES'} with the simulator's order "
-                      f"({k['outcome']})", highlight=False, soft_wrap=True)
-    console.print(f"{doc['runs']} runs, {doc['repeats']} repeats, {doc['wall_s']:.1f} s (budget {doc['budget_s']:g} s; "
-                  f"stopped: {doc['stop_reason']})", style="dim", highlight=False, soft_wrap=True)
+        console.print(
+            f"kernel confirmation ({k['repeats']} runs each at the stated link): {means}; "
+            f"{'agrees' if k['agrees'] else 'DISAGREES'} with the simulator's order "
+            f"({k['outcome']})",
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(
+        f"{doc['runs']} runs, {doc['repeats']} repeats, {doc['wall_s']:.1f} s (budget {doc['budget_s']:g} s; "
+        f"stopped: {doc['stop_reason']})",
+        style="dim",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def recommend_command(
-    rate: Optional[str] = typer.Option(None, "--rate", help="Bottleneck rate, 100kbit to 10Gbit, e.g. 50Mbit (with --ping: default 50Mbit)."),
-    rtt: Optional[str] = typer.Option(None, "--rtt", help="Base round-trip time, 100us to 1s, e.g. 50ms (or from --ping)."),
-    loss: Optional[str] = typer.Option(None, "--loss", help="Random loss on data packets, 0% to 20%, e.g. 0.5% (default 0)."),
-    jitter: Optional[str] = typer.Option(None, "--jitter", help="± per-packet delay variation, up to half the RTT, e.g. 5ms (default 0)."),
-    reorder: Optional[str] = typer.Option(None, "--reorder", metavar="BOOL",
-                                          help="true (default): jitter reorders packets, as netem does; false: packets keep their order (queueing-like delay variation)."),
-    buffer: Optional[str] = typer.Option(None, "--buffer", help="Bottleneck buffer, 0.1 to 100 BDP: 1bdp (default), 0.5bdp, 100pkt, 256KB."),
-    aqm: Optional[str] = typer.Option(None, "--aqm", help="Queue discipline at the bottleneck: droptail (default), codel, fq_codel, pie, red or fq (docs/scenario.md; the kernel backend serves the same disciplines in ccbench-link)."),
-    flows: Optional[int] = typer.Option(None, "--flows", help="Your parallel connections, 1 to 100, all of the candidate algorithm (default 1)."),
+    rate: Optional[str] = typer.Option(
+        None, "--rate", help="Bottleneck rate, 100kbit to 10Gbit, e.g. 50Mbit (with --ping: default 50Mbit)."
+    ),
+    rtt: Optional[str] = typer.Option(
+        None, "--rtt", help="Base round-trip time, 100us to 1s, e.g. 50ms (or from --ping)."
+    ),
+    loss: Optional[str] = typer.Option(
+        None, "--loss", help="Random loss on data packets, 0% to 20%, e.g. 0.5% (default 0)."
+    ),
+    jitter: Optional[str] = typer.Option(
+        None, "--jitter", help="± per-packet delay variation, up to half the RTT, e.g. 5ms (default 0)."
+    ),
+    reorder: Optional[str] = typer.Option(
+        None,
+        "--reorder",
+        metavar="BOOL",
+        help="true (default): jitter reorders packets, as netem does; "
+        "false: packets keep their order (queueing-like delay variation).",
+    ),
+    buffer: Optional[str] = typer.Option(
+        None, "--buffer", help="Bottleneck buffer, 0.1 to 100 BDP: 1bdp (default), 0.5bdp, 100pkt, 256KB."
+    ),
+    aqm: Optional[str] = typer.Option(
+        None,
+        "--aqm",
+        help="Queue discipline at the bottleneck: droptail (default), codel, fq_codel, pie, red or fq "
+        "(docs/scenario.md; the kernel backend serves the same disciplines in ccbench-link).",
+    ),
+    flows: Optional[int] = typer.Option(
+        None, "--flows", help="Your parallel connections, 1 to 100, all of the candidate algorithm (default 1)."
+    ),
     competing: Optional[str] = typer.Option(
-        None, "--competing", help="Other traffic sharing the bottleneck: cubic, 2xcubic, cubic,bbr."),
-    scenario: Optional[Path] = typer.Option(None, "--scenario", metavar="FILE",
-                                            help="Take the link from a scenario file (Wi-Fi hop, trace, AQM, access links, competing flows): its first [[flows]] group is your flows, the others compete. Flags given beside it override its values."),
+        None, "--competing", help="Other traffic sharing the bottleneck: cubic, 2xcubic, cubic,bbr."
+    ),
+    scenario: Optional[Path] = typer.Option(
+        None,
+        "--scenario",
+        metavar="FILE",
+        help="Take the link from a scenario file (Wi-Fi hop, trace, AQM, access links, competing flows): "
+        "its first [[flows]] group is your flows, the others compete. Flags given beside it override its values.",
+    ),
     goal: str = typer.Option("throughput", "--goal", help="throughput | latency | balanced | fairness."),
-    backend: str = typer.Option("sim", "--backend", "-b",
-                                help="sim; ns3 (the search runs on ns-3, which also has hybla, dctcp, westwood, ...); or kernel (root): simulator search, then the top two confirmed on the kernel."),
+    backend: str = typer.Option(
+        "sim",
+        "--backend",
+        "-b",
+        help="sim; ns3 (the search runs on ns-3, which also has hybla, dctcp, westwood, ...); "
+        "or kernel (root): simulator search, then the top two confirmed on the kernel.",
+    ),
     budget: str = typer.Option("30s", "--budget", help="Wall-time budget for the search."),
-    ping: Optional[Path] = typer.Option(None, "--ping", metavar="FILE",
-                                        help="Saved output of iputils ping (or ping -D): base RTT, jitter, loss."),
-    cc: Optional[str] = typer.Option(None, "--cc", help="Candidates, e.g. cubic,bbr (default: the simulator's four; `bbr` is BBR v1)."),
-    duration: Optional[str] = typer.Option(None, "--duration", help="Simulated length of each run (default 15s, or 30 base RTTs when longer)."),
-    max_repeats: int = typer.Option(20, "--max-repeats", help="Cap on repeats per candidate and link variant (at least 3)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j",
-                                          help="Local processes (default: in-process when runs are quick)."),
+    ping: Optional[Path] = typer.Option(
+        None, "--ping", metavar="FILE", help="Saved output of iputils ping (or ping -D): base RTT, jitter, loss."
+    ),
+    cc: Optional[str] = typer.Option(
+        None, "--cc", help="Candidates, e.g. cubic,bbr (default: the simulator's four; `bbr` is BBR v1)."
+    ),
+    duration: Optional[str] = typer.Option(
+        None, "--duration", help="Simulated length of each run (default 15s, or 30 base RTTs when longer)."
+    ),
+    max_repeats: int = typer.Option(
+        20, "--max-repeats", help="Cap on repeats per candidate and link variant (at least 3)."
+    ),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", "-j", help="Local processes (default: in-process when runs are quick)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (schema: docs/recommend.md)."),
 ):
     """Which congestion control for this link? Runs the candidates over your link and its
@@ -196,9 +274,9 @@ def recommend_command(
     from rich.console import Console
 
     from .. import units
-    from .errors import EXIT_BAD_INPUT, error
     from ..recommend import GOALS, RecommendError, link_from_options, link_from_scenario, recommend
     from ..scenario.errors import ScenarioError
+    from .errors import EXIT_BAD_INPUT, error
 
     console = Console()
     err = Console(stderr=True)
@@ -210,12 +288,25 @@ def recommend_command(
             budget_s = units.parse_time(budget)
         except ValueError as e:
             raise RecommendError("--budget", f"{budget!r}: {getattr(e, 'problem', e)}", units.TIME_FORM) from None
-        figures = dict(rate=rate, rtt=rtt, loss=loss, jitter=jitter, buffer=buffer, aqm=aqm, flows=flows,
-                       competing=competing, duration=duration, reorder=reorder)
+        figures = dict(
+            rate=rate,
+            rtt=rtt,
+            loss=loss,
+            jitter=jitter,
+            buffer=buffer,
+            aqm=aqm,
+            flows=flows,
+            competing=competing,
+            duration=duration,
+            reorder=reorder,
+        )
         if scenario is not None:
             if ping is not None:
-                raise RecommendError("--ping", "--ping and --scenario both describe the link",
-                                     "one of them (the file can hold what the ping measured)")
+                raise RecommendError(
+                    "--ping",
+                    "--ping and --scenario both describe the link",
+                    "one of them (the file can hold what the ping measured)",
+                )
             link, notes = link_from_scenario(scenario, **figures)
         else:
             if ping is not None:
@@ -228,11 +319,19 @@ def recommend_command(
             link, notes = link_from_options(**figures, ping=est)
         cands = [c.strip().lower() for c in cc.split(",") if c.strip()] if cc else None
         progress = None if as_json else (lambda s: err.print(f"  {s}", style="dim", highlight=False))
-        rec = recommend(link, goal, backend=backend, candidates=cands, budget_s=budget_s, workers=workers,
-                        max_repeats=max_repeats, progress=progress)
+        rec = recommend(
+            link,
+            goal,
+            backend=backend,
+            candidates=cands,
+            budget_s=budget_s,
+            workers=workers,
+            max_repeats=max_repeats,
+            progress=progress,
+        )
         rec.notes[:0] = notes
     except ScenarioError as e:
-        raise error(str(e), EXIT_BAD_INPUT)
+        raise error(str(e), EXIT_BAD_INPUT) from None
     if as_json:
         doc = _clean(rec.to_json())
         if est is not None:

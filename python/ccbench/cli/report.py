@@ -1,9 +1,10 @@
 """CLI commands ``ccbench plot`` and ``ccbench report`` (registered into cli.py's typer app).
 
-    ccbench plot DIR KIND [--out FILE.svg|png|pdf] [--run RUN_ID] [--where KEY=VALUE ...]
-    ccbench plot --list
-    ccbench report DIR [--out report.html] [--title TEXT]
+ccbench plot DIR KIND [--out FILE.svg|png|pdf] [--run RUN_ID] [--where KEY=VALUE ...]
+ccbench plot --list
+ccbench report DIR [--out report.html] [--title TEXT]
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,18 +38,19 @@ def _parse_where(items: List[str]) -> dict:
 def plot_command(
     dir: Optional[Path] = typer.Argument(None, help="Store directory (ccbench sweep / run --out)."),
     kind: Optional[str] = typer.Argument(None, help="Figure kind (see --list)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
-                                       help="Output file: .svg, .png or .pdf (default DIR/KIND.svg)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Output file: .svg, .png or .pdf (default DIR/KIND.svg)."
+    ),
     run: Optional[str] = typer.Option(None, "--run", help="Run id (or a unique prefix) to draw."),
-    where: List[str] = typer.Option([], "--where", "-w", metavar="KEY=VALUE",
-                                    help="Select runs by a column, e.g. bottleneck.loss=1%. Repeatable."),
+    where: List[str] = typer.Option(
+        [], "--where", "-w", metavar="KEY=VALUE", help="Select runs by a column, e.g. bottleneck.loss=1%. Repeatable."
+    ),
     list_: bool = typer.Option(False, "--list", help="List the figure kinds."),
 ) -> None:
     """Draw one figure of a result store."""
     from rich.console import Console
-    from rich.table import Table
-
     from rich.markup import escape
+    from rich.table import Table
 
     from .. import plots
 
@@ -76,7 +78,7 @@ def plot_command(
         out.parent.mkdir(parents=True, exist_ok=True)
         plots.save(fig, out)
     except plots.PlotError as e:
-        raise _err(f"{kind}: {e}", 1)
+        raise _err(f"{kind}: {e}", 1) from None
     Console(stderr=True).print(f"wrote {out}", highlight=False, soft_wrap=True)
 
 
@@ -89,14 +91,14 @@ def report_command(
     from rich.console import Console
 
     from ..report import ReportError
-    from ..study import build_report   # a study store gets its study's sections too
+    from ..study import build_report  # a study store gets its study's sections too
 
     if not dir.is_dir():
         raise _err(f"{dir}: no such store directory")
     try:
         path = build_report(dir, out=out, title=title)
     except ReportError as e:
-        raise _err(str(e), 1)
+        raise _err(str(e), 1) from None
     Console(stderr=True).print(f"wrote {path}", highlight=False, soft_wrap=True)
 
 

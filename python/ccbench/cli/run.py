@@ -1,5 +1,6 @@
 """``ccbench run``: one scenario on one backend, its per-flow table, iperf3-like interval lines,
 JSON, or a store."""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,15 +9,15 @@ import os
 import sys
 from pathlib import Path
 from typing import List, Optional
+
 import typer
 from rich.table import Table
 from rich.text import Text
+
 from ..procs import exit_status, signals_raise
 from ..scenario.errors import ScenarioError
 from ..scenario.model import load_scenario
 from .errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, console, err_console, error
-
-
 
 
 @contextlib.contextmanager
@@ -75,15 +76,24 @@ def print_result(result, scenario=None, out=None) -> None:
     title = scenario.describe() if scenario is not None else None
     table = Table(title=title, title_justify="left")
     for name, justify in (
-        ("flow", "right"), ("cc", "left"), ("goodput\nMbit/s", "right"), ("RTT mean\nms", "right"),
-        ("RTT p95\nms", "right"), ("retrans-\nmits", "right"), ("cwnd mean\npkts", "right"),
+        ("flow", "right"),
+        ("cc", "left"),
+        ("goodput\nMbit/s", "right"),
+        ("RTT mean\nms", "right"),
+        ("RTT p95\nms", "right"),
+        ("retrans-\nmits", "right"),
+        ("cwnd mean\npkts", "right"),
     ):
         table.add_column(name, justify=justify)
     for r in rows:
         table.add_row(
-            str(r["flow_id"]), str(r.get("cc") or ""), _f(r.get("goodput_bps"), ".2f", 1e6),
-            _f(r.get("rtt_mean_ms"), ".1f"), _f(r.get("rtt_p95_ms"), ".1f"),
-            _f(r.get("retransmits"), "d"), _f(r.get("cwnd_mean"), ".1f"),
+            str(r["flow_id"]),
+            str(r.get("cc") or ""),
+            _f(r.get("goodput_bps"), ".2f", 1e6),
+            _f(r.get("rtt_mean_ms"), ".1f"),
+            _f(r.get("rtt_p95_ms"), ".1f"),
+            _f(r.get("retransmits"), "d"),
+            _f(r.get("cwnd_mean"), ".1f"),
         )
     console.print(table)
     if flows.num_rows > len(rows):
@@ -93,10 +103,15 @@ def print_result(result, scenario=None, out=None) -> None:
         spread = ""
         if len(g):
             q = pc.quantile(g, q=[0.0, 0.5, 1.0]).to_pylist()
-            spread = (f"; goodput of all {flows.num_rows} flows min/median/max "
-                      f"{q[0] / 1e6:.2f}/{q[1] / 1e6:.2f}/{q[2] / 1e6:.2f} Mbit/s")
-        console.print(f"... {flows.num_rows - len(rows)} more flows (all of them: --json, or --out "
-                      f"and ccbench query){spread}", highlight=False, soft_wrap=True)
+            spread = (
+                f"; goodput of all {flows.num_rows} flows min/median/max "
+                f"{q[0] / 1e6:.2f}/{q[1] / 1e6:.2f}/{q[2] / 1e6:.2f} Mbit/s"
+            )
+        console.print(
+            f"... {flows.num_rows - len(rows)} more flows (all of them: --json, or --out and ccbench query){spread}",
+            highlight=False,
+            soft_wrap=True,
+        )
     parts = [f"backend {run['backend']}", f"run {run['run_id']}"]
     if run.get("link_utilisation") is not None:
         parts.append(f"utilisation {run['link_utilisation'] * 100:.1f} %")
@@ -122,36 +137,48 @@ def print_result(result, scenario=None, out=None) -> None:
         parts.append(f"wall {run['wall_time_s']:.2f} s")
     console.print(", ".join(parts), highlight=False, soft_wrap=True)
     if out is not None:
-        console.print(f"stored in {out} (ccbench.load({str(out)!r}), ccbench query {out}, "
-                      f"ccbench report {out})", style="dim", highlight=False, soft_wrap=True)
+        console.print(
+            f"stored in {out} (ccbench.load({str(out)!r}), ccbench query {out}, ccbench report {out})",
+            style="dim",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def run(
     scenario: Path = typer.Argument(..., metavar="SCENARIO", help="Scenario TOML file."),
     set_: List[str] = typer.Option(
-        [], "--set", metavar="KEY=VALUE",
+        [],
+        "--set",
+        metavar="KEY=VALUE",
         help="Override a field: --set bottleneck.loss=1% --set flows.0.cc=bbr (repeatable).",
     ),
     duration: Optional[str] = typer.Option(
-        None, "--duration", metavar="TIME",
+        None,
+        "--duration",
+        metavar="TIME",
         help="Run for TIME instead of the scenario's duration (30s, 2min, 1h; a bare number is "
-             "seconds): the same as --set duration=TIME.",
+        "seconds): the same as --set duration=TIME.",
     ),
     backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
     out: Optional[Path] = typer.Option(
-        None, "--out", "-o", metavar="DIR",
+        None,
+        "--out",
+        "-o",
+        metavar="DIR",
         help="Store the run in DIR (the layout of ccbench sweep: read it with ccbench.load, "
-             "ccbench query, ccbench report).",
+        "ccbench query, ccbench report).",
     ),
     interval: Optional[str] = typer.Option(
-        None, "--interval", "-i", metavar="TIME",
+        None,
+        "--interval",
+        "-i",
+        metavar="TIME",
         help="After the run, print per-flow lines every TIME (e.g. 1s), as iperf3 does: goodput, "
-             "retransmits in the interval, cwnd, RTT. A multiple of the scenario's sample_interval.",
+        "retransmits in the interval, cwnd, RTT. A multiple of the scenario's sample_interval.",
     ),
-    as_json: bool = typer.Option(
-        False, "--json", help='Print only {"runs": \\[...], "flows": \\[...]} on stdout.'),
-    series: bool = typer.Option(
-        False, "--series", help='With --json: add the "series" and "link_series" rows.'),
+    as_json: bool = typer.Option(False, "--json", help='Print only {"runs": \\[...], "flows": \\[...]} on stdout.'),
+    series: bool = typer.Option(False, "--series", help='With --json: add the "series" and "link_series" rows.'),
 ):
     """Run one scenario and print the per-flow summary.
 
@@ -168,13 +195,21 @@ def _with_duration(set_: List[str], duration: Optional[str]) -> List[str]:
         return list(set_)
     given = [s.partition("=")[2].strip() for s in set_ if s.partition("=")[0].strip() == "duration"]
     if any(g != duration.strip() for g in given):
-        raise error(f"--duration {duration!r} and --set duration={given[-1]} disagree: give one of them",
-                    EXIT_BAD_INPUT)
+        raise error(
+            f"--duration {duration!r} and --set duration={given[-1]} disagree: give one of them", EXIT_BAD_INPUT
+        )
     return [*set_, f"duration={duration}"]
 
 
-def _run(scenario: Path, set_: List[str], backend: str, out: Optional[Path], interval: Optional[str],
-         as_json: bool, series: bool) -> None:
+def _run(
+    scenario: Path,
+    set_: List[str],
+    backend: str,
+    out: Optional[Path],
+    interval: Optional[str],
+    as_json: bool,
+    series: bool,
+) -> None:
     from .. import backends
 
     try:
@@ -186,13 +221,16 @@ def _run(scenario: Path, set_: List[str], backend: str, out: Optional[Path], int
         with signals_raise():  # SIGTERM/SIGHUP stop the run like Ctrl-C (the simulator polls)
             result = backends.run(sc, backend)
     except ScenarioError as e:
-        raise error(str(e), EXIT_BAD_INPUT)
+        raise error(str(e), EXIT_BAD_INPUT) from None
     except KeyboardInterrupt as e:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
-        raise typer.Exit(exit_status(e))
+        raise typer.Exit(exit_status(e)) from None
     if out is not None:
         save_run(result, out)
-    intervals = interval_rows(result.series, result.flows, interval_s, sc.sample_interval_s,
-                              sc.duration_s) if interval_s is not None and result.ok else None
+    intervals = (
+        interval_rows(result.series, result.flows, interval_s, sc.sample_interval_s, sc.duration_s)
+        if interval_s is not None and result.ok
+        else None
+    )
     if as_json:
         doc = result.to_json_dict()
         if series:
@@ -233,9 +271,14 @@ def _note_sweep_table(sc, path: Path) -> None:
     except (ValueError, ImportError):  # a malformed [sweep] is ccbench sweep's to report
         size = "a [sweep] table"
     err_console.print(
-        Text(f"note: {path} has {size}; ccbench run runs only the base scenario (once). "
-             f"For the grid: ccbench sweep {path}", style="yellow"),
-        soft_wrap=True, highlight=False)
+        Text(
+            f"note: {path} has {size}; ccbench run runs only the base scenario (once). "
+            f"For the grid: ccbench sweep {path}",
+            style="yellow",
+        ),
+        soft_wrap=True,
+        highlight=False,
+    )
 
 
 def _check_out_dir(out: Path) -> None:
@@ -243,13 +286,16 @@ def _check_out_dir(out: Path) -> None:
     from ..results import layout as store
 
     if out.exists() and not out.is_dir():
-        raise error(f"--out {out}: is a file (expected a store directory, new or written by "
-                    f"ccbench run --out or ccbench sweep)", EXIT_BAD_INPUT)
+        raise error(
+            f"--out {out}: is a file (expected a store directory, new or written by "
+            f"ccbench run --out or ccbench sweep)",
+            EXIT_BAD_INPUT,
+        )
     try:
         store.check_store_dir(out, purpose="write")
         store.check_writable(out)  # before the run: a result that cannot be stored is lost
     except ValueError as e:  # StoreError
-        raise error(f"--out: {e}", EXIT_BAD_INPUT)
+        raise error(f"--out: {e}", EXIT_BAD_INPUT) from None
 
 
 def save_run(result, out: Path) -> None:
@@ -258,7 +304,7 @@ def save_run(result, out: Path) -> None:
     try:
         result.save(out, command=["ccbench", *sys.argv[1:]])
     except ValueError as e:  # StoreError: the disk filled or the directory changed during the run
-        raise error(f"--out: {e}", EXIT_BAD_INPUT)
+        raise error(f"--out: {e}", EXIT_BAD_INPUT) from None
 
 
 def _check_interval(text: str, sc) -> float:
@@ -273,8 +319,11 @@ def _check_interval(text: str, sc) -> float:
     ratio = interval_s / sample_s if sample_s > 0 else 0.0
     if interval_s <= 0 or round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * max(1.0, ratio):
         raise ScenarioError(
-            None, "--interval", f"{text!r} is not a multiple of the scenario's sample_interval "
-            f"({sample_s:g} s)", f"a whole number of sample intervals, e.g. {max(1.0, sample_s * 10):g}s")
+            None,
+            "--interval",
+            f"{text!r} is not a multiple of the scenario's sample_interval ({sample_s:g} s)",
+            f"a whole number of sample intervals, e.g. {max(1.0, sample_s * 10):g}s",
+        )
     return interval_s
 
 
@@ -326,10 +375,18 @@ def interval_rows(series, flows, interval_s: float, sample_s: float, duration_s:
         rows.extend(by_window[k])
         if multi:
             ws = by_window[k]
-            rows.append({"flow_id": "SUM", "cc": None, "start_s": ws[0]["start_s"], "end_s": ws[0]["end_s"],
-                         "goodput_bps": sum(r["goodput_bps"] for r in ws),
-                         "retransmits": sum(r["retransmits"] for r in ws),
-                         "cwnd_pkts": None, "rtt_ms": None})
+            rows.append(
+                {
+                    "flow_id": "SUM",
+                    "cc": None,
+                    "start_s": ws[0]["start_s"],
+                    "end_s": ws[0]["end_s"],
+                    "goodput_bps": sum(r["goodput_bps"] for r in ws),
+                    "retransmits": sum(r["retransmits"] for r in ws),
+                    "cwnd_pkts": None,
+                    "rtt_ms": None,
+                }
+            )
     return rows
 
 
@@ -341,8 +398,10 @@ def format_intervals(rows: list[dict]) -> list[str]:
         span = f"{r['start_s']:.2f}-{r['end_s']:.2f} s"
         cwnd = f"{r['cwnd_pkts']} pkts" if r["cwnd_pkts"] is not None else ""
         rtt = f"{r['rtt_ms']:.1f} ms" if r["rtt_ms"] is not None else ""
-        lines.append(f"{ident:<6} {span:>15} {r['cc'] or '':<8} {r['goodput_bps'] / 1e6:8.2f} Mbit/s "
-                     f"{r['retransmits']:>6} {cwnd:>10} {rtt:>10}")
+        lines.append(
+            f"{ident:<6} {span:>15} {r['cc'] or '':<8} {r['goodput_bps'] / 1e6:8.2f} Mbit/s "
+            f"{r['retransmits']:>6} {cwnd:>10} {rtt:>10}"
+        )
     return lines
 
 

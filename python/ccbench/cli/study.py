@@ -2,6 +2,7 @@
 
 NAME is a built-in study (python/ccbench/study/studies/<name>.toml) or a path to a study file.
 """
+
 from __future__ import annotations
 
 import sys
@@ -10,12 +11,18 @@ from typing import Optional
 
 import typer
 
-from .errors import console as _stdout, err_console as _stderr, error as _fail
+from .errors import console as _stdout
+from .errors import err_console as _stderr
+from .errors import error as _fail
 
 __all__ = ["register", "app"]
 
-app = typer.Typer(help="Built-in studies: the seed documents' questions, run and reported.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="Built-in studies: the seed documents' questions, run and reported.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 
 def _load(name: str):
@@ -49,8 +56,9 @@ def list_command() -> None:
         except ValueError as e:
             t.add_row(path.stem, "", "", "", "", "", f"[red]invalid: {e}[/]")
             continue
-        t.add_row(s.name, s.seed, str(s.n_runs()), str(s.n_runs(True)), s.full_runtime or "?",
-                  s.quick_runtime or "?", s.title)
+        t.add_row(
+            s.name, s.seed, str(s.n_runs()), str(s.n_runs(True)), s.full_runtime or "?", s.quick_runtime or "?", s.title
+        )
     _stdout.print(t)
 
 
@@ -75,13 +83,23 @@ def show_command(name: str = typer.Argument(..., help="Built-in study name or st
         quick = p.sweep_table(True)
         grid = "; ".join(f"{k} ({len(v)}): {', '.join(map(str, v))}" for k, v in p.axes().items()) or "-"
         qgrid = "; ".join(f"{k} ({len(v)})" for k, v in p.axes(True).items())
-        t.add_row(p.name, sc.describe().split(": ", 1)[-1], grid, str(full["repeat"]), str(p.n_runs()),
-                  f"{qgrid or '-'} / {quick['repeat']} / {_duration(p.duration_s(True))}", str(p.n_runs(True)))
+        t.add_row(
+            p.name,
+            sc.describe().split(": ", 1)[-1],
+            grid,
+            str(full["repeat"]),
+            str(p.n_runs()),
+            f"{qgrid or '-'} / {quick['repeat']} / {_duration(p.duration_s(True))}",
+            str(p.n_runs(True)),
+        )
     c.print(t)
-    c.print(f"runs: {s.n_runs()} full ({_duration(s.simulated_s())} simulated; measured "
-            f"{s.full_runtime or 'unknown'}), {s.n_runs(True)} with --quick "
-            f"({_duration(s.simulated_s(True))} simulated; measured {s.quick_runtime or 'unknown'})",
-            highlight=False, soft_wrap=True)
+    c.print(
+        f"runs: {s.n_runs()} full ({_duration(s.simulated_s())} simulated; measured "
+        f"{s.full_runtime or 'unknown'}), {s.n_runs(True)} with --quick "
+        f"({_duration(s.simulated_s(True))} simulated; measured {s.quick_runtime or 'unknown'})",
+        highlight=False,
+        soft_wrap=True,
+    )
     if s.published:
         pt = Table(title="published numbers (the seed's)", title_justify="left")
         for col in ("part", "cell", "metric", "value", "unit", "where"):
@@ -97,27 +115,39 @@ def show_command(name: str = typer.Argument(..., help="Built-in study name or st
 def run_command(
     name: str = typer.Argument(..., help="Built-in study name or study file path."),
     backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
-                                       help="Store directory (default results/NAME, or results/NAME-quick)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Store directory (default results/NAME, or results/NAME-quick)."
+    ),
     repeat: Optional[int] = typer.Option(None, "--repeat", "-r", min=1, help="Runs per grid cell, every part."),
-    quick: bool = typer.Option(False, "--quick", help="The reduced grid: shorter runs, fewer cells or repeats (at least 3 per cell)."),
+    quick: bool = typer.Option(
+        False, "--quick", help="The reduced grid: shorter runs, fewer cells or repeats (at least 3 per cell)."
+    ),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Local worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Sweep every part into one store, analyse, and write DIR/report.html."""
     from rich.table import Table
 
-    from ..study.run import default_out, run_study
     from ..study.published import published_table
+    from ..study.run import default_out, run_study
 
     s = _load(name)
     out = out or default_out(s, quick)
     err = _stderr
     try:
-        run = run_study(s, out, backend=backend, quick=quick, repeat=repeat, workers=workers,
-                        progress=not quiet, console=err, command=["ccbench", *sys.argv[1:]])
+        run = run_study(
+            s,
+            out,
+            backend=backend,
+            quick=quick,
+            repeat=repeat,
+            workers=workers,
+            progress=not quiet,
+            console=err,
+            command=["ccbench", *sys.argv[1:]],
+        )
     except KeyboardInterrupt:
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except ValueError as e:  # StudyError, ScenarioError, SweepError, ReportError
         raise _fail(str(e)) from None
     import ccbench
@@ -135,16 +165,24 @@ def run_command(
             style = {"agrees": "green", "close": "yellow", "disagrees": "red"}.get(r["verdict"], "")
             interval = f" ({num(r['95% lo'])}-{num(r['95% hi'])})" if num(r["95% lo"]) else ""
             unit = f" {r['unit']}" if r["unit"] else ""
-            t.add_row(f"{r['part']}: {r['cell']}", r["metric"], f"{r['published']:g}{unit}",
-                      f"{num(r['measured'])}{interval}", num(r["measured / published"]),
-                      f"[{style}]{r['verdict']}[/]" if style else str(r["verdict"]))
+            t.add_row(
+                f"{r['part']}: {r['cell']}",
+                r["metric"],
+                f"{r['published']:g}{unit}",
+                f"{num(r['measured'])}{interval}",
+                num(r["measured / published"]),
+                f"[{style}]{r['verdict']}[/]" if style else str(r["verdict"]),
+            )
         _stdout.print(t)
-    _stdout.print(f"{run.study.name}: {sum(x.total for x in run.summaries)} runs in {run.wall_s:.1f} s; "
-                     f"store {out}; report {run.report}", highlight=False, soft_wrap=True)
+    _stdout.print(
+        f"{run.study.name}: {sum(x.total for x in run.summaries)} runs in {run.wall_s:.1f} s; "
+        f"store {out}; report {run.report}",
+        highlight=False,
+        soft_wrap=True,
+    )
     if not run.all_ok:
         raise typer.Exit(1)
 
 
 def register(parent: typer.Typer) -> None:
     parent.add_typer(app, name="study")
-

@@ -2,6 +2,7 @@
 
 Also runnable on its own: ``python -m ccbench.cli sweep study.toml ...``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,36 +21,62 @@ def _default_out(scenario_path: Path) -> Path:
 
 
 def sweep_command(
-    scenario: Path = typer.Argument(..., metavar="SCENARIO",
-                                    help="Scenario TOML file; its \\[sweep] table defines the grid.",
-                                    exists=True, dir_okay=False, readable=True),
-    grid: List[str] = typer.Option([], "--grid", "-g", metavar="KEY=V1,V2,...",
-                                   help="Sweep KEY over these values (replaces the axis of \\[sweep] "
-                                        "or adds one). Repeatable."),
-    zip_: List[str] = typer.Option([], "--zip", metavar="KEY1,KEY2",
-                                   help="Vary these swept keys together instead of crossing them. "
-                                        "Repeatable."),
-    repeat: Optional[int] = typer.Option(None, "--repeat", "-r", min=1,
-                                         help="Runs per grid cell (seeds: seed, seed+1, ...)."),
+    scenario: Path = typer.Argument(
+        ...,
+        metavar="SCENARIO",
+        help="Scenario TOML file; its \\[sweep] table defines the grid.",
+        exists=True,
+        dir_okay=False,
+        readable=True,
+    ),
+    grid: List[str] = typer.Option(
+        [],
+        "--grid",
+        "-g",
+        metavar="KEY=V1,V2,...",
+        help="Sweep KEY over these values (replaces the axis of \\[sweep] or adds one). Repeatable.",
+    ),
+    zip_: List[str] = typer.Option(
+        [], "--zip", metavar="KEY1,KEY2", help="Vary these swept keys together instead of crossing them. Repeatable."
+    ),
+    repeat: Optional[int] = typer.Option(
+        None, "--repeat", "-r", min=1, help="Runs per grid cell (seeds: seed, seed+1, ...)."
+    ),
     backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
-                                          help="Local worker processes (default: number of CPUs; "
-                                               "kernel backend: always 1)."),
-    dask: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS|local",
-                                       help="Run on Dask: 'local' (LocalCluster) or a scheduler "
-                                            "address tcp://HOST:PORT."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
-                                       help="Store directory (default: results/<scenario file stem>)."),
-    retry_failed: bool = typer.Option(False, "--retry-failed",
-                                      help="Run again the runs stored as failed."),
-    run_timeout: str = typer.Option("1h", "--run-timeout", metavar="TIME",
-                                    help="Stop a run after TIME (600, 90s, 30min, 2h: a scenario time, a bare "
-                                         "number is seconds; none = no limit) and store it as failed; "
-                                         "the sweep goes on."),
-    set_: List[str] = typer.Option([], "--set", "-s", metavar="KEY=VALUE",
-                                   help="Override a scenario value before expanding. A swept key (in "
-                                        "\\[sweep] or --grid) is pinned to this one value, as "
-                                        "--grid KEY=VALUE would. Repeatable."),
+    workers: Optional[int] = typer.Option(
+        None,
+        "--workers",
+        "-j",
+        min=1,
+        help="Local worker processes (default: number of CPUs; kernel backend: always 1).",
+    ),
+    dask: Optional[str] = typer.Option(
+        None,
+        "--dask",
+        metavar="ADDRESS|local",
+        help="Run on Dask: 'local' (LocalCluster) or a scheduler address tcp://HOST:PORT.",
+    ),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Store directory (default: results/<scenario file stem>)."
+    ),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Run again the runs stored as failed."),
+    run_timeout: str = typer.Option(
+        "1h",
+        "--run-timeout",
+        metavar="TIME",
+        help="Stop a run after TIME (600, 90s, 30min, 2h: a scenario time, a bare "
+        "number is seconds; none = no limit) and store it as failed; "
+        "the sweep goes on.",
+    ),
+    set_: List[str] = typer.Option(
+        [],
+        "--set",
+        "-s",
+        metavar="KEY=VALUE",
+        help="Override a scenario value before expanding. A swept key (in "
+        "\\[sweep] or --grid) is pinned to this one value, as "
+        "--grid KEY=VALUE would. Repeatable.",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the runs, run nothing."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary."),
 ) -> None:
@@ -68,27 +95,42 @@ def sweep_command(
             specs = sw.plan(base, g, backend)
             _print_plan(specs)
             return
-        summary = sw.run_sweep(scenario, out, grid=grid, zips=zip_, repeat=repeat, backend=backend,
-                               workers=workers, dask=dask, retry_failed=retry_failed,
-                               overrides=set_, progress=not quiet, console=err,
-                               command=["ccbench", *sys.argv[1:]],
-                               run_timeout=sw.parse_run_timeout(run_timeout))
+        summary = sw.run_sweep(
+            scenario,
+            out,
+            grid=grid,
+            zips=zip_,
+            repeat=repeat,
+            backend=backend,
+            workers=workers,
+            dask=dask,
+            retry_failed=retry_failed,
+            overrides=set_,
+            progress=not quiet,
+            console=err,
+            command=["ccbench", *sys.argv[1:]],
+            run_timeout=sw.parse_run_timeout(run_timeout),
+        )
     except ValueError as e:  # SweepError, ScenarioError, StoreError
         err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except KeyboardInterrupt as e:  # Ctrl-C 130, SIGTERM 143, SIGHUP 129
         from ..procs import exit_status
 
-        raise typer.Exit(exit_status(e))
+        raise typer.Exit(exit_status(e)) from None
     if not quiet:
-        err.print(f"results: {out}   (ccbench query {out} \"SELECT ...\", or ccbench.load({str(out)!r}))",
-                  highlight=False, soft_wrap=True)
+        err.print(
+            f'results: {out}   (ccbench query {out} "SELECT ...", or ccbench.load({str(out)!r}))',
+            highlight=False,
+            soft_wrap=True,
+        )
     if not summary.all_ok:
         raise typer.Exit(1)
 
 
-def pin_swept_overrides(scenario: Path, overrides: List[str], grid: List[str], zips: List[str],
-                        console=None) -> tuple[List[str], List[str]]:
+def pin_swept_overrides(
+    scenario: Path, overrides: List[str], grid: List[str], zips: List[str], console=None
+) -> tuple[List[str], List[str]]:
     """``--set KEY=V`` where KEY is swept (by [sweep] or --grid) pins the axis to V: the
     override becomes ``--grid KEY=[V]`` (without this the sweep's values would silently replace
     V). Returns (overrides left, grid options); says what it did on ``console``."""
@@ -111,16 +153,22 @@ def pin_swept_overrides(scenario: Path, overrides: List[str], grid: List[str], z
         group = next((z for z in g.zips if key in z), None)
         if group is not None:
             others = " ".join(f"--grid {k}=..." for k in group if k != key)
-            raise sw.SweepError(f"--set {item}: {key} is zipped with {', '.join(k for k in group if k != key)}; "
-                                f"pin them together with --grid {key}={text} {others}")
+            raise sw.SweepError(
+                f"--set {item}: {key} is zipped with {', '.join(k for k in group if k != key)}; "
+                f"pin them together with --grid {key}={text} {others}"
+            )
         value = parse_override_value(text)
         literal = text if not isinstance(value, str) or text[:1] in "'\"" else json.dumps(value)
         pinned.append(f"{key}=[{literal}]")
         if console is not None:
             was = ", ".join(sw.param_str(v) for v in g.values[key])
-            console.print(f"note: --set {key}={text}: {key} is swept ({was}); pinned to {text} "
-                          f"(as --grid {key}={text})", style="yellow", markup=False, highlight=False,
-                          soft_wrap=True)
+            console.print(
+                f"note: --set {key}={text}: {key} is swept ({was}); pinned to {text} (as --grid {key}={text})",
+                style="yellow",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
     return kept, [*grid, *pinned]
 
 
@@ -135,18 +183,25 @@ def _print_plan(specs) -> None:
     for c in ["#", "run_id", *keys, "repeat", "seed"]:
         t.add_column(c)
     for s in specs:
-        t.add_row(str(s.index), s.run_id, *(param_str(s.params[k]) for k in keys), str(s.repeat),
-                  str(s.seed))
+        t.add_row(str(s.index), s.run_id, *(param_str(s.params[k]) for k in keys), str(s.repeat), str(s.seed))
     Console().print(t)
 
 
 def query_command(
-    dir: Path = typer.Argument(..., metavar="DIR", help="Store directory written by ccbench sweep or "
-                               "ccbench run --out.", exists=True, file_okay=False),
-    sql: Optional[str] = typer.Argument(None, help='SQL over the views runs, flows, series, link_series, counters, e.g. '
-                                        '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc". '
-                                        'Quote swept columns: "bottleneck.loss". '
-                                        'Without SQL: list the views and their columns.'),
+    dir: Path = typer.Argument(
+        ...,
+        metavar="DIR",
+        help="Store directory written by ccbench sweep or ccbench run --out.",
+        exists=True,
+        file_okay=False,
+    ),
+    sql: Optional[str] = typer.Argument(
+        None,
+        help="SQL over the views runs, flows, series, link_series, counters, e.g. "
+        '"SELECT cc, avg(goodput_bps) FROM flows GROUP BY cc". '
+        'Quote swept columns: "bottleneck.loss". '
+        "Without SQL: list the views and their columns.",
+    ),
     csv: bool = typer.Option(False, "--csv", help="Print CSV instead of a table."),
     limit: int = typer.Option(200, "--limit", help="Rows shown in the table (0 = all; --csv prints all)."),
 ) -> None:
@@ -169,12 +224,11 @@ def query_command(
             df = query(dir, sql)
         except Exception as e:  # duckdb errors, StoreError: show the message, not a traceback
             err.print(f"[red]error:[/] {_one_line(e)}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         finally:  # files left out (truncated by a power loss): say which, one line each
             for w in skipped:
                 if issubclass(w.category, SkippedFileWarning):
-                    err.print(f"warning: {w.message}", style="yellow", markup=False,
-                              highlight=False, soft_wrap=True)
+                    err.print(f"warning: {w.message}", style="yellow", markup=False, highlight=False, soft_wrap=True)
     if csv:
         df.to_csv(sys.stdout, index=False)
         return

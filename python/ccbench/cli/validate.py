@@ -1,5 +1,6 @@
 """``ccbench validate``: the simulator against the kernel on one grid (registered into cli.py's
 typer app). The work is in ccbench.validate; docs/validate.md."""
+
 from __future__ import annotations
 
 import sys
@@ -8,28 +9,41 @@ from typing import Optional
 
 import typer
 
-from .errors import console as _stdout, err_console as _stderr, error as _fail
+from .errors import console as _stdout
+from .errors import err_console as _stderr
+from .errors import error as _fail
 
 __all__ = ["register", "validate_command"]
 
 
 def validate_command(
-    grid: str = typer.Option("default", "--grid", "-g",
-                             help="'default' (the built-in grid) or a study-format TOML file."),
-    backends: str = typer.Option("sim,kernel", "--backends", "-b",
-                                 help="Comma-separated backends; kernel is the reference."),
-    repeat: Optional[int] = typer.Option(None, "--repeat", "-r", min=1,
-                                         help="Runs (seeds) per cell per backend (default: the grid's, 5)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
-                                       help="Directory: DIR/<backend>/ stores, validate.md/.csv, goodput.svg "
-                                            "(default results/validate, or results/validate-quick)."),
+    grid: str = typer.Option(
+        "default", "--grid", "-g", help="'default' (the built-in grid) or a study-format TOML file."
+    ),
+    backends: str = typer.Option(
+        "sim,kernel", "--backends", "-b", help="Comma-separated backends; kernel is the reference."
+    ),
+    repeat: Optional[int] = typer.Option(
+        None, "--repeat", "-r", min=1, help="Runs (seeds) per cell per backend (default: the grid's, 5)."
+    ),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Directory: DIR/<backend>/ stores, validate.md/.csv, goodput.svg "
+        "(default results/validate, or results/validate-quick).",
+    ),
     duration: Optional[str] = typer.Option(None, "--duration", "-d", help="Length of every run, e.g. 10s."),
     quick: bool = typer.Option(False, "--quick", help="The small grid (the parts' \\[part.quick] tables)."),
-    rerun: Optional[str] = typer.Option(None, "--rerun",
-                                        help="Backends whose stored runs are deleted and run again, e.g. sim "
-                                             "(after a model change; the kernel runs are kept)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1,
-                                          help="Local worker processes (the kernel always runs one at a time)."),
+    rerun: Optional[str] = typer.Option(
+        None,
+        "--rerun",
+        help="Backends whose stored runs are deleted and run again, e.g. sim "
+        "(after a model change; the kernel runs are kept).",
+    ),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", "-j", min=1, help="Local worker processes (the kernel always runs one at a time)."
+    ),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Run stored failed runs again."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
@@ -39,22 +53,35 @@ def validate_command(
 
     err = _stderr
     try:
-        run = run_validate(grid, out, backends=backends, repeat=repeat, duration=duration, quick=quick,
-                           rerun=[x for x in (rerun or "").split(",") if x.strip()], workers=workers,
-                           retry_failed=retry_failed, progress=not quiet, console=err,
-                           command=["ccbench", *sys.argv[1:]])
+        run = run_validate(
+            grid,
+            out,
+            backends=backends,
+            repeat=repeat,
+            duration=duration,
+            quick=quick,
+            rerun=[x for x in (rerun or "").split(",") if x.strip()],
+            workers=workers,
+            retry_failed=retry_failed,
+            progress=not quiet,
+            console=err,
+            command=["ccbench", *sys.argv[1:]],
+        )
     except KeyboardInterrupt:
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except ValueError as e:  # ValidateError, StudyError, ScenarioError, SweepError, StoreError
         raise _fail(str(e)) from None
     c = _stdout
     print_tables(run, c)
-    c.print(f"wrote {run.files['md']}, {run.files['csv']}, {run.files['svg']}; stores "
-            + ", ".join(str(run.out / b) for b in run.comparison.backends), highlight=False, soft_wrap=True)
+    c.print(
+        f"wrote {run.files['md']}, {run.files['csv']}, {run.files['svg']}; stores "
+        + ", ".join(str(run.out / b) for b in run.comparison.backends),
+        highlight=False,
+        soft_wrap=True,
+    )
     if not run.all_ok:
         raise typer.Exit(1)
 
 
 def register(parent: typer.Typer) -> None:
     parent.command("validate")(validate_command)
-

@@ -20,19 +20,51 @@ Modules, each one job (imports point down this list):
 * ``search``: running the candidates, boundaries, kernel confirmation;
 * ``map``: the table of the recommendation-map study (its report section is a study analysis).
 """
+
 from .algorithms import NAMES, ORDER, cc_name
 from .decision import ALPHA, MARGIN, Decision, sequential_decision
 from .errors import RecommendError
 from .goals import GOAL_TEXT, GOALS, goal_score
-from .link import BAND, Link, Point, link_from_options, link_from_scenario, neighbourhood, parse_competing, scenario_dict
+from .link import (
+    BAND,
+    Link,
+    Point,
+    link_from_options,
+    link_from_scenario,
+    neighbourhood,
+    parse_competing,
+    scenario_dict,
+)
 from .map import map_table
 from .schema import JSON_SCHEMA, SCHEMA, SCHEMA_VERSION
 from .search import recommend, run_metrics
 from .verdict import Recommendation
 
 __all__ = [
-    "GOALS", "GOAL_TEXT", "ALPHA", "MARGIN", "BAND", "NAMES", "ORDER", "Link", "Point", "Decision",
-    "Recommendation", "RecommendError", "sequential_decision", "neighbourhood", "recommend", "goal_score",
-    "parse_competing", "link_from_options", "link_from_scenario", "scenario_dict", "run_metrics", "cc_name",
-    "map_table", "JSON_SCHEMA", "SCHEMA", "SCHEMA_VERSION",
+    "GOALS",
+    "GOAL_TEXT",
+    "ALPHA",
+    "MARGIN",
+    "BAND",
+    "NAMES",
+    "ORDER",
+    "Link",
+    "Point",
+    "Decision",
+    "Recommendation",
+    "RecommendError",
+    "sequential_decision",
+    "neighbourhood",
+    "recommend",
+    "goal_score",
+    "parse_competing",
+    "link_from_options",
+    "link_from_scenario",
+    "scenario_dict",
+    "run_metrics",
+    "cc_name",
+    "map_table",
+    "JSON_SCHEMA",
+    "SCHEMA",
+    "SCHEMA_VERSION",
 ]

@@ -1,4 +1,5 @@
 """The candidates' names as recommend prints them, and their order when nothing else decides."""
+
 from __future__ import annotations
 
 from ..scenario.model import UNMODELLED_ALGORITHMS
@@ -8,9 +9,20 @@ ORDER = {"cubic": 0, "bbr": 1, "reno": 2, "vegas": 3}
 #: printed names; ``bbr`` is BBR v1 (mainline Linux's tcp_bbr.c), in every output
 NAMES = {"cubic": "CUBIC", "bbr": "BBR v1", "reno": "Reno", "vegas": "Vegas"}
 #: the names of algorithms only ns-3 runs, as their authors write them
-NS3_NAMES = {"westwood": "Westwood", "highspeed": "HighSpeed", "hybla": "Hybla", "illinois": "Illinois",
-             "scalable": "Scalable", "yeah": "YeAH", "htcp": "H-TCP", "bic": "BIC", "veno": "Veno", "lp": "TCP-LP",
-             "dctcp": "DCTCP", "ledbat": "LEDBAT"}
+NS3_NAMES = {
+    "westwood": "Westwood",
+    "highspeed": "HighSpeed",
+    "hybla": "Hybla",
+    "illinois": "Illinois",
+    "scalable": "Scalable",
+    "yeah": "YeAH",
+    "htcp": "H-TCP",
+    "bic": "BIC",
+    "veno": "Veno",
+    "lp": "TCP-LP",
+    "dctcp": "DCTCP",
+    "ledbat": "LEDBAT",
+}
 #: names of BBR versions no backend models (refused with UNMODELLED_TEXT, not matched to ``bbr``)
 UNMODELLED_BBR = tuple(UNMODELLED_ALGORITHMS)
 UNMODELLED_TEXT = UNMODELLED_ALGORITHMS["bbr3"]

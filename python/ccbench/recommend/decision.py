@@ -1,6 +1,7 @@
 """The sequential stopping rule: after each batch of repeats, is the leader separated from the
 runner-up, equivalent to it, or neither yet? A pure function of per-repeat scores, tested on
 synthetic samples (tests/test_recommend.py)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,24 +30,31 @@ class Decision:
     leader: Optional[str]
     runner_up: Optional[str]
     n: int = 0
-    diff: Optional[float] = None          # mean(leader) - mean(runner-up), >= 0
-    lo: Optional[float] = None            # interval of diff at level 1 - alpha_look
+    diff: Optional[float] = None  # mean(leader) - mean(runner-up), >= 0
+    lo: Optional[float] = None  # interval of diff at level 1 - alpha_look
     hi: Optional[float] = None
-    rel_diff: Optional[float] = None      # diff / max(|mean leader|, |mean runner-up|)
-    p_value: Optional[float] = None       # Welch's two-sided p for leader vs runner-up
-    alpha_look: Optional[float] = None    # Bonferroni level of this look
-    margin: Optional[float] = None        # absolute indifference margin used
-    ranking: list = field(default_factory=list)   # candidates by mean, best first
-    tied: list = field(default_factory=list)      # no winner: the leader and every candidate not separated from it
+    rel_diff: Optional[float] = None  # diff / max(|mean leader|, |mean runner-up|)
+    p_value: Optional[float] = None  # Welch's two-sided p for leader vs runner-up
+    alpha_look: Optional[float] = None  # Bonferroni level of this look
+    margin: Optional[float] = None  # absolute indifference margin used
+    ranking: list = field(default_factory=list)  # candidates by mean, best first
+    tied: list = field(default_factory=list)  # no winner: the leader and every candidate not separated from it
 
     @property
     def done(self) -> bool:
         return self.outcome in ("winner", "tie", "single")
 
 
-def sequential_decision(samples: Mapping[str, Sequence[float]], *, look: int = 1, max_looks: int = 1,
-                        alpha: float = ALPHA, margin: float = MARGIN, min_n: int = 3,
-                        final: bool = False) -> Decision:
+def sequential_decision(
+    samples: Mapping[str, Sequence[float]],
+    *,
+    look: int = 1,
+    max_looks: int = 1,
+    alpha: float = ALPHA,
+    margin: float = MARGIN,
+    min_n: int = 3,
+    final: bool = False,
+) -> Decision:
     """One look of the sequential rule on per-repeat scores (higher is better).
 
     The leader (highest mean) is compared with the runner-up (second highest) by Welch's
@@ -62,13 +70,20 @@ def sequential_decision(samples: Mapping[str, Sequence[float]], *, look: int = 1
     Fewer than ``min_n`` values on either side: ``continue``. Constant samples (deterministic
     repeats) give a zero-width interval: the difference is then exact.
     """
-    cands = {k: np.asarray([float(x) for x in v if x is not None and np.isfinite(x)], dtype=float)
-             for k, v in samples.items()}
+    cands = {
+        k: np.asarray([float(x) for x in v if x is not None and np.isfinite(x)], dtype=float)
+        for k, v in samples.items()
+    }
     cands = {k: v for k, v in cands.items() if v.size}
     ranking = sorted(cands, key=lambda k: (-float(np.mean(cands[k])), ORDER.get(k, 9), k))
     if len(ranking) < 2:
-        return Decision("single" if ranking else "undecided", ranking[0] if ranking else None, None,
-                        n=int(cands[ranking[0]].size) if ranking else 0, ranking=ranking)
+        return Decision(
+            "single" if ranking else "undecided",
+            ranking[0] if ranking else None,
+            None,
+            n=int(cands[ranking[0]].size) if ranking else 0,
+            ranking=ranking,
+        )
     lead, second = ranking[0], ranking[1]
     a, b = cands[lead], cands[second]
     n = int(min(a.size, b.size))
@@ -77,8 +92,17 @@ def sequential_decision(samples: Mapping[str, Sequence[float]], *, look: int = 1
     ma, mb = float(np.mean(a)), float(np.mean(b))
     scale = max(abs(ma), abs(mb))
     m_abs = margin * scale
-    d = Decision("continue", lead, second, n=n, diff=ma - mb, rel_diff=(ma - mb) / scale if scale > 0 else 0.0,
-                 alpha_look=alpha_look, margin=m_abs, ranking=ranking)
+    d = Decision(
+        "continue",
+        lead,
+        second,
+        n=n,
+        diff=ma - mb,
+        rel_diff=(ma - mb) / scale if scale > 0 else 0.0,
+        alpha_look=alpha_look,
+        margin=m_abs,
+        ranking=ranking,
+    )
     if n < max(2, min_n):
         d.outcome = "undecided" if final else "continue"
         return d
@@ -92,7 +116,7 @@ def sequential_decision(samples: Mapping[str, Sequence[float]], *, look: int = 1
         d.outcome = "winner"
     elif -m_abs < d.lo and d.hi < m_abs:
         d.outcome = "tie"
-    elif d.diff == 0 and d.lo == d.hi == 0:   # identical constant samples (margin 0)
+    elif d.diff == 0 and d.lo == d.hi == 0:  # identical constant samples (margin 0)
         d.outcome = "tie"
     else:
         d.outcome = "undecided" if final else "continue"
@@ -108,4 +132,3 @@ def sequential_decision(samples: Mapping[str, Sequence[float]], *, look: int = 1
             if not (wc.diff_lo is not None and wc.diff_lo > 0 and diff >= m_abs and diff > 0):
                 d.tied.append(c)
     return d
-

@@ -1,4 +1,5 @@
 """The one error recommend raises for bad options: one line naming the user's flag."""
+
 from __future__ import annotations
 
 from typing import Optional

@@ -6,6 +6,7 @@
 * ``balanced``: utilisation / (p95 RTT / base RTT): 1 = the whole link with no queueing delay;
 * ``fairness``: Jain's index over every flow's goodput (the user's and the competing ones).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
@@ -15,7 +16,8 @@ import numpy as np
 GOALS = ("throughput", "latency", "balanced", "fairness")
 GOAL_TEXT = {
     "throughput": "throughput (goodput of your flows, higher is better)",
-    "latency": "latency (p95 RTT under load, lower is better; candidates with less than half the best goodput are not eligible)",
+    "latency": "latency (p95 RTT under load, lower is better; "
+    "candidates with less than half the best goodput are not eligible)",
     "balanced": "balanced (utilisation / (p95 RTT / base RTT), higher is better)",
     "fairness": "fairness (Jain's index over your flows and the competing ones, higher is better)",
 }

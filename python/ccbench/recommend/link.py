@@ -12,6 +12,7 @@ and the limit. The neighbourhood varies one figure at a time (rate ×0.8/×1.25,
 jitter ×0.5/×1.5); a variant that would leave the input space is clipped to its edge and the
 clip is noted, and one clipped back onto the stated value is dropped.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,8 +23,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from .. import units
-from ..scenario.model import DEFAULT_RWND_BYTES, Scenario
 from ..scenario.errors import ScenarioError
+from ..scenario.model import DEFAULT_RWND_BYTES, Scenario
 from ..scenario.parse import parse_toml, read_toml_text
 from .algorithms import NAMES, UNMODELLED_BBR, UNMODELLED_TEXT, cc_name
 from .errors import RecommendError
@@ -45,12 +46,29 @@ MIN_RUN_S, MIN_RUN_RTTS = 3.0, 10
 BAND = {"rate": (0.8, 1.25), "loss": (0.5, 2.0), "jitter": (0.5, 1.5)}
 
 #: scenario key -> the figure it holds (for naming a problem by the user's flag)
-_KEY_FIGURE = {"bottleneck.rate": "rate", "bottleneck.rtt": "rtt", "bottleneck.loss": "loss",
-               "bottleneck.jitter": "jitter", "bottleneck.buffer": "buffer", "bottleneck.aqm": "aqm",
-               "bottleneck.reorder": "reorder", "duration": "duration"}
-FLAGS = {"cc": "--cc", "rate": "--rate", "rtt": "--rtt", "loss": "--loss", "jitter": "--jitter", "buffer": "--buffer",
-         "aqm": "--aqm", "reorder": "--reorder", "duration": "--duration", "flows": "--flows",
-         "competing": "--competing"}
+_KEY_FIGURE = {
+    "bottleneck.rate": "rate",
+    "bottleneck.rtt": "rtt",
+    "bottleneck.loss": "loss",
+    "bottleneck.jitter": "jitter",
+    "bottleneck.buffer": "buffer",
+    "bottleneck.aqm": "aqm",
+    "bottleneck.reorder": "reorder",
+    "duration": "duration",
+}
+FLAGS = {
+    "cc": "--cc",
+    "rate": "--rate",
+    "rtt": "--rtt",
+    "loss": "--loss",
+    "jitter": "--jitter",
+    "buffer": "--buffer",
+    "aqm": "--aqm",
+    "reorder": "--reorder",
+    "duration": "--duration",
+    "flows": "--flows",
+    "competing": "--competing",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -93,16 +111,16 @@ def delay_text(ms: float) -> str:
 @dataclass
 class Link:
     rate_bps: float
-    rtt_s: float                      # base RTT of the path (bottleneck rtt + access delays)
-    loss: float = 0.0                 # fraction 0..1 (Bernoulli on data packets)
-    jitter_s: float = 0.0             # ± amplitude, uniform, per packet (netem-style)
+    rtt_s: float  # base RTT of the path (bottleneck rtt + access delays)
+    loss: float = 0.0  # fraction 0..1 (Bernoulli on data packets)
+    jitter_s: float = 0.0  # ± amplitude, uniform, per packet (netem-style)
     buffer: str = "1bdp"
     aqm: str = "droptail"
     flows: int = 1
-    competing: list = field(default_factory=list)   # [(cc, count)]
+    competing: list = field(default_factory=list)  # [(cc, count)]
     #: simulated length of each run; None: DEFAULT_RUN_S or DEFAULT_RUN_RTTS base RTTs
     duration_s: Optional[float] = None
-    reorder: bool = True              # jitter reorders packets (netem) or keeps their order
+    reorder: bool = True  # jitter reorders packets (netem) or keeps their order
     #: the TOML-shaped scenario the runs are built from (None: from the figures above)
     scenario: Optional[dict] = None
     #: the file the scenario came from (errors name it; trace paths are relative to it)
@@ -186,27 +204,41 @@ class Link:
         return {"name": "recommend", "bottleneck": bb, "flows": flows}
 
     def describe(self) -> str:
-        parts = [units.format_rate(self.rate_bps), f"RTT {units.format_time(self.rtt_s)}",
-                 f"loss {self.loss * 100:g} %"]
+        parts = [
+            units.format_rate(self.rate_bps),
+            f"RTT {units.format_time(self.rtt_s)}",
+            f"loss {self.loss * 100:g} %",
+        ]
         if self.jitter_s:
-            parts.append(f"jitter ±{units.format_time(self.jitter_s)}"
-                         + ("" if self.reorder else " (no reordering)"))
+            parts.append(f"jitter ±{units.format_time(self.jitter_s)}" + ("" if self.reorder else " (no reordering)"))
         else:
             parts.append("no jitter")
-        parts += [f"buffer {self.buffer} ({self.buffer_bdp():.3g} BDP)", self.aqm,
-                  f"{self.flows} flow{'s' if self.flows != 1 else ''}"]
+        parts += [
+            f"buffer {self.buffer} ({self.buffer_bdp():.3g} BDP)",
+            self.aqm,
+            f"{self.flows} flow{'s' if self.flows != 1 else ''}",
+        ]
         if self.competing:
             parts.append("competing " + ", ".join(f"{n}× {cc_name(c)}" for c, n in self.competing))
         parts += self.extra
         return ", ".join(parts)
 
     def as_dict(self) -> dict:
-        return {"rate_bps": self.rate_bps, "rtt_ms": self.rtt_s * 1e3, "loss": self.loss,
-                "jitter_ms": self.jitter_s * 1e3, "reorder": self.reorder, "buffer": self.buffer,
-                "buffer_bdp": self.buffer_bdp(), "aqm": self.aqm, "aqm_params": dict(self.aqm_params),
-                "flows": self.flows, "competing": [{"cc": c, "count": n} for c, n in self.competing],
-                "duration_s": self.run_s,
-                "scenario": self.source if self.scenario is not None and self.source != "recommend" else None}
+        return {
+            "rate_bps": self.rate_bps,
+            "rtt_ms": self.rtt_s * 1e3,
+            "loss": self.loss,
+            "jitter_ms": self.jitter_s * 1e3,
+            "reorder": self.reorder,
+            "buffer": self.buffer,
+            "buffer_bdp": self.buffer_bdp(),
+            "aqm": self.aqm,
+            "aqm_params": dict(self.aqm_params),
+            "flows": self.flows,
+            "competing": [{"cc": c, "count": n} for c, n in self.competing],
+            "duration_s": self.run_s,
+            "scenario": self.source if self.scenario is not None and self.source != "recommend" else None,
+        }
 
 
 @dataclass
@@ -214,7 +246,7 @@ class Point:
     """One link variant: the stated link or a neighbour (one figure scaled by ``factor``)."""
 
     label: str
-    axis: Optional[str]               # None for the stated link; rate | loss | jitter
+    axis: Optional[str]  # None for the stated link; rate | loss | jitter
     factor: float
     rate_bps: float
     loss: float
@@ -225,8 +257,14 @@ class Point:
         return {"rate": self.rate_bps, "loss": self.loss, "jitter": self.jitter_s}.get(axis or self.axis, 0.0)
 
     def as_dict(self) -> dict:
-        return {"label": self.label, "axis": self.axis, "factor": self.factor, "rate_bps": self.rate_bps,
-                "loss": self.loss, "jitter_ms": self.jitter_s * 1e3}
+        return {
+            "label": self.label,
+            "axis": self.axis,
+            "factor": self.factor,
+            "rate_bps": self.rate_bps,
+            "loss": self.loss,
+            "jitter_ms": self.jitter_s * 1e3,
+        }
 
 
 def fmt_axis(axis: str, v: float) -> str:
@@ -258,8 +296,9 @@ def _limits(link: Link) -> dict[str, tuple[float, float]]:
     return {"rate": (MIN_RATE_BPS, MAX_RATE_BPS), "loss": (0.0, MAX_LOSS), "jitter": (0.0, jmax)}
 
 
-def neighbourhood(link: Link, band: Mapping[str, Sequence[float]] | None = None,
-                  notes: Optional[list] = None) -> list[Point]:
+def neighbourhood(
+    link: Link, band: Mapping[str, Sequence[float]] | None = None, notes: Optional[list] = None
+) -> list[Point]:
     """The stated link, then one point per (figure, factor) of ``band`` whose stated value is
     not 0 (a loss-free or jitter-free link stays so: a 0 cannot be scaled) and that the link
     lets vary. A variant beyond the input space is clipped to its edge; one that the clip puts
@@ -283,13 +322,17 @@ def neighbourhood(link: Link, band: Mapping[str, Sequence[float]] | None = None,
             got = min(max(want, lo), hi)
             if got == stated[axis]:
                 if notes is not None:
-                    notes.append(f"the neighbour {axis} ×{f:g} ({fmt_axis(axis, want)}) is outside what "
-                                 f"recommend covers ({_edge_text(axis, lo, hi, want)}): {axis} is not varied "
-                                 f"{'up' if f > 1 else 'down'}")
+                    notes.append(
+                        f"the neighbour {axis} ×{f:g} ({fmt_axis(axis, want)}) is outside what "
+                        f"recommend covers ({_edge_text(axis, lo, hi, want)}): {axis} is not varied "
+                        f"{'up' if f > 1 else 'down'}"
+                    )
                 continue
             if got != want and notes is not None:
-                notes.append(f"the neighbour {axis} ×{f:g} is clipped to {fmt_axis(axis, got)} "
-                             f"({_edge_text(axis, lo, hi, want)})")
+                notes.append(
+                    f"the neighbour {axis} ×{f:g} is clipped to {fmt_axis(axis, got)} "
+                    f"({_edge_text(axis, lo, hi, want)})"
+                )
             pts.append(point_at(link, axis, got))
     return pts
 
@@ -367,17 +410,25 @@ def check_limits(link: Link) -> None:
     """Refuse a stated link outside the input space recommend covers, naming the user's flag."""
     r = link.rate_bps
     if not MIN_RATE_BPS <= r <= MAX_RATE_BPS:
-        raise RecommendError(link.name("rate"), f"{units.format_rate(r)} is outside the rates recommend covers",
-                             "100kbit to 10Gbit")
+        raise RecommendError(
+            link.name("rate"), f"{units.format_rate(r)} is outside the rates recommend covers", "100kbit to 10Gbit"
+        )
     if not MIN_RTT_S <= link.rtt_s <= MAX_RTT_S:
-        raise RecommendError(link.name("rtt"), f"a base RTT of {units.format_time(link.rtt_s)} is outside the "
-                             "RTTs recommend covers", "100us to 1s")
+        raise RecommendError(
+            link.name("rtt"),
+            f"a base RTT of {units.format_time(link.rtt_s)} is outside the RTTs recommend covers",
+            "100us to 1s",
+        )
     if not 0 <= link.loss <= MAX_LOSS:
-        raise RecommendError(link.name("loss"), f"{link.loss * 100:g} % is above the loss recommend covers",
-                             "0% to 20%")
+        raise RecommendError(
+            link.name("loss"), f"{link.loss * 100:g} % is above the loss recommend covers", "0% to 20%"
+        )
     if link.jitter_s < 0 or (link.jitter_max_s is not None and link.jitter_s > link.jitter_max_s):
-        raise RecommendError(link.name("jitter"), f"±{units.format_time(link.jitter_s)} is more than half the RTT",
-                             f"0 to {units.format_time(link.jitter_max_s or 0)} (half the RTT)")
+        raise RecommendError(
+            link.name("jitter"),
+            f"±{units.format_time(link.jitter_s)} is more than half the RTT",
+            f"0 to {units.format_time(link.jitter_max_s or 0)} (half the RTT)",
+        )
     if "rate" not in link.fixed:
         spec = units.parse_buffer(link.buffer)
         bdp_bytes = link.rate_bps * link.rtt_s / 8
@@ -387,8 +438,11 @@ def check_limits(link: Link) -> None:
         bdp = spec.value if spec.kind == "bdp" else held / bdp_bytes
         high = spec.kind != "bdp" and held <= 10 * 1500
         if not (MIN_BUFFER_BDP * (1 - 1e-9) <= bdp <= MAX_BUFFER_BDP * (1 + 1e-9) or high and bdp >= MIN_BUFFER_BDP):
-            raise RecommendError(link.name("buffer"), f"{link.buffer} is {bdp:.3g} BDP on this link",
-                                 "0.1bdp to 100bdp (or the same in bytes or packets)")
+            raise RecommendError(
+                link.name("buffer"),
+                f"{link.buffer} is {bdp:.3g} BDP on this link",
+                "0.1bdp to 100bdp (or the same in bytes or packets)",
+            )
 
 
 def _parse(fn, v, flag, form):
@@ -425,8 +479,11 @@ def parse_competing(text: Optional[str]) -> list[tuple[str, int]]:
             continue
         m = re.fullmatch(r"(?:(\d+)\s*[x×*]\s*)?([a-z][a-z0-9_]*)(?:\s*[:*]\s*(\d+))?", p)
         if not m:
-            raise RecommendError("--competing", f"{part!r} is not an algorithm with an optional count",
-                                 "e.g. cubic, 2xcubic, cubic:2 or cubic,bbr")
+            raise RecommendError(
+                "--competing",
+                f"{part!r} is not an algorithm with an optional count",
+                "e.g. cubic, 2xcubic, cubic:2 or cubic,bbr",
+            )
         n = int(m.group(1) or m.group(3) or 1)
         if n < 1 or n > 100:
             raise RecommendError("--competing", f"{part!r}: count {n} out of range", "1 to 100 flows")
@@ -445,19 +502,25 @@ def _check_duration(link: Link) -> None:
         return
     least = MIN_RUN_RTTS * link.rtt_s
     if link.duration_s < least:
-        raise RecommendError(link.name("duration"), f"{units.format_time(link.duration_s)} is under "
-                             f"{MIN_RUN_RTTS} base RTTs ({units.format_time(least)}): too short to compare "
-                             "algorithms", f"at least {units.format_time(least)}")
+        raise RecommendError(
+            link.name("duration"),
+            f"{units.format_time(link.duration_s)} is under "
+            f"{MIN_RUN_RTTS} base RTTs ({units.format_time(least)}): too short to compare "
+            "algorithms",
+            f"at least {units.format_time(least)}",
+        )
 
 
 def _window_note(link: Link, rwnd: int) -> Optional[str]:
     """A note when the receive window, not the link, caps the user's flows."""
     cap = link.flows * rwnd * 8 / link.rtt_s
     if cap < 0.9 * link.rate_bps:
-        return (f"your {link.flows} flow{'s' if link.flows != 1 else ''} with a {rwnd / 2**20:.3g} MiB receive "
-                f"window carry at most {units.format_rate(cap)} over a {units.format_time(link.rtt_s)} RTT, below "
-                f"the link's {units.format_rate(link.rate_bps)}: the comparison is of window-limited flows "
-                "(Linux's default tcp_rmem maximum; set flows rwnd in a --scenario file for tuned hosts)")
+        return (
+            f"your {link.flows} flow{'s' if link.flows != 1 else ''} with a {rwnd / 2**20:.3g} MiB receive "
+            f"window carry at most {units.format_rate(cap)} over a {units.format_time(link.rtt_s)} RTT, below "
+            f"the link's {units.format_rate(link.rate_bps)}: the comparison is of window-limited flows "
+            "(Linux's default tcp_rmem maximum; set flows rwnd in a --scenario file for tuned hosts)"
+        )
     return None
 
 
@@ -465,23 +528,38 @@ def _jitter_notes(link: Link, from_ping: bool) -> list[str]:
     if not link.jitter_s:
         return []
     if link.reorder:
-        text = (f"jitter ±{units.format_time(link.jitter_s)} is modelled as netem's: each data packet's delay is "
-                "drawn independently, so packets reorder; --reorder false keeps their order (delay variation "
-                "like queueing behind cross traffic)")
+        text = (
+            f"jitter ±{units.format_time(link.jitter_s)} is modelled as netem's: each data packet's delay is "
+            "drawn independently, so packets reorder; --reorder false keeps their order (delay variation "
+            "like queueing behind cross traffic)"
+        )
     else:
-        text = (f"jitter ±{units.format_time(link.jitter_s)} without reordering: packets keep their order "
-                "(delay variation like queueing behind cross traffic)")
+        text = (
+            f"jitter ±{units.format_time(link.jitter_s)} without reordering: packets keep their order "
+            "(delay variation like queueing behind cross traffic)"
+        )
     if from_ping and link.reorder:
-        text += ("; ping's RTT spread on a real path is often queueing from cross traffic, which does not "
-                 "reorder: run again with --reorder false to see whether the answer depends on it")
+        text += (
+            "; ping's RTT spread on a real path is often queueing from cross traffic, which does not "
+            "reorder: run again with --reorder false to see whether the answer depends on it"
+        )
     return [text]
 
 
-def link_from_options(*, rate: Optional[str], rtt: Optional[str], loss: Optional[str] = None,
-                      jitter: Optional[str] = None, buffer: Optional[str] = None, aqm: Optional[str] = None,
-                      flows: Optional[int] = None, competing: Optional[str] = None,
-                      duration: Optional[str] = None, reorder: Optional[str] = None,
-                      ping=None) -> tuple[Link, list[str]]:
+def link_from_options(
+    *,
+    rate: Optional[str],
+    rtt: Optional[str],
+    loss: Optional[str] = None,
+    jitter: Optional[str] = None,
+    buffer: Optional[str] = None,
+    aqm: Optional[str] = None,
+    flows: Optional[int] = None,
+    competing: Optional[str] = None,
+    duration: Optional[str] = None,
+    reorder: Optional[str] = None,
+    ping=None,
+) -> tuple[Link, list[str]]:
     """Build the Link from the command-line figures (and a PingEstimate). Returns (link, notes)."""
     notes: list[str] = []
     rtt_s = jitter_s = loss_f = None
@@ -524,9 +602,19 @@ def link_from_options(*, rate: Optional[str], rtt: Optional[str], loss: Optional
     _check_flows(flows)
     comp = parse_competing(competing)
     reo = parse_bool(reorder, "--reorder")
-    link = Link(rate_bps=rate_bps, rtt_s=rtt_s, loss=loss_f or 0.0, jitter_s=jitter_s or 0.0, buffer=buffer,
-                aqm=aqm or "droptail", flows=flows, competing=comp, duration_s=dur,
-                reorder=True if reo is None else reo, origin=origin)
+    link = Link(
+        rate_bps=rate_bps,
+        rtt_s=rtt_s,
+        loss=loss_f or 0.0,
+        jitter_s=jitter_s or 0.0,
+        buffer=buffer,
+        aqm=aqm or "droptail",
+        flows=flows,
+        competing=comp,
+        duration_s=dur,
+        reorder=True if reo is None else reo,
+        origin=origin,
+    )
     check_limits(link)
     _check_duration(link)
     notes += _jitter_notes(link, ping is not None)
@@ -535,10 +623,20 @@ def link_from_options(*, rate: Optional[str], rtt: Optional[str], loss: Optional
     return link, notes
 
 
-def link_from_scenario(path: str | Path, *, rate: Optional[str] = None, rtt: Optional[str] = None,
-                       loss: Optional[str] = None, jitter: Optional[str] = None, buffer: Optional[str] = None,
-                       aqm: Optional[str] = None, flows: Optional[int] = None, competing: Optional[str] = None,
-                       duration: Optional[str] = None, reorder: Optional[str] = None) -> tuple[Link, list[str]]:
+def link_from_scenario(
+    path: str | Path,
+    *,
+    rate: Optional[str] = None,
+    rtt: Optional[str] = None,
+    loss: Optional[str] = None,
+    jitter: Optional[str] = None,
+    buffer: Optional[str] = None,
+    aqm: Optional[str] = None,
+    flows: Optional[int] = None,
+    competing: Optional[str] = None,
+    duration: Optional[str] = None,
+    reorder: Optional[str] = None,
+) -> tuple[Link, list[str]]:
     """The link of a scenario file: its bottleneck (wire, Wi-Fi or trace; any AQM), access links,
     probe and flows. Its first [[flows]] group is the user's flows (each candidate in turn), the
     other groups the competing traffic. Flags given beside the file override its values; its
@@ -550,7 +648,7 @@ def link_from_scenario(path: str | Path, *, rate: Optional[str] = None, rtt: Opt
         raw.pop("sweep")
         notes.append("the scenario's [sweep] table is not used: recommend chooses the runs")
     raw.pop("seed", None)
-    origin: dict[str, str] = {}     # figure -> the flag that overrides the file
+    origin: dict[str, str] = {}  # figure -> the flag that overrides the file
     # (a bottleneck that is not a table is left for the scenario's own check to name)
     bb = raw.setdefault("bottleneck", {}) if isinstance(raw.get("bottleneck", {}), dict) else {}
     given = {"rate": rate, "rtt": rtt, "loss": loss, "jitter": jitter, "buffer": buffer, "aqm": aqm}
@@ -564,8 +662,9 @@ def link_from_scenario(path: str | Path, *, rate: Optional[str] = None, rtt: Opt
         origin["reorder"] = "--reorder"
     fl = raw.get("flows")
     if not isinstance(fl, list) or not fl or not isinstance(fl[0], dict):
-        raise RecommendError(f"{source}: flows", "no [[flows]] table: the first group is your flows",
-                             "at least one [[flows]] table")
+        raise RecommendError(
+            f"{source}: flows", "no [[flows]] table: the first group is your flows", "at least one [[flows]] table"
+        )
     if flows is not None:
         _check_flows(flows)
         fl[0]["count"] = flows
@@ -607,12 +706,25 @@ def link_from_scenario(path: str | Path, *, rate: Optional[str] = None, rtt: Opt
         # a neighbour with another rate keeps the same physical buffer
         raw["bottleneck"]["buffer"] = f"{sc.buffer_bytes}B"
     dur = sc.duration_s if "duration" in raw else None
-    link = Link(rate_bps=float(b.rate_bps), rtt_s=sc.base_rtt_s, loss=loss_f, jitter_s=b.jitter_s,
-                buffer=buf_text, aqm=b.aqm, flows=sc.flows[0].count,
-                competing=[(g.cc, g.count) for g in sc.flows[1:]], duration_s=dur, reorder=b.reorder,
-                scenario=raw, source=source, origin=origin, fixed=fixed,
-                jitter_max_s=b.rtt_s / 2 if b.jitter_dist == "uniform" else None,
-                aqm_params=dict(sc.aqm_wire) if b.aqm != "droptail" else {}, extra=extra)
+    link = Link(
+        rate_bps=float(b.rate_bps),
+        rtt_s=sc.base_rtt_s,
+        loss=loss_f,
+        jitter_s=b.jitter_s,
+        buffer=buf_text,
+        aqm=b.aqm,
+        flows=sc.flows[0].count,
+        competing=[(g.cc, g.count) for g in sc.flows[1:]],
+        duration_s=dur,
+        reorder=b.reorder,
+        scenario=raw,
+        source=source,
+        origin=origin,
+        fixed=fixed,
+        jitter_max_s=b.rtt_s / 2 if b.jitter_dist == "uniform" else None,
+        aqm_params=dict(sc.aqm_wire) if b.aqm != "droptail" else {},
+        extra=extra,
+    )
     check_limits(link)
     _check_duration(link)
     notes += _jitter_notes(link, False)

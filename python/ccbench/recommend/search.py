@@ -6,6 +6,7 @@ take more than 0.5 s. Run lengths scale with the link (link.DEFAULT_RUN_*): a ca
 at the stated link says whether the first batch fits the budget, and if not the runs are
 shortened, never below link.MIN_RUN_S and link.MIN_RUN_RTTS base RTTs.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,12 @@ SEARCH_BACKENDS = ("sim", "ns3")
 #: one repeat costing more than this (s) in-process: use worker processes
 WORKERS_ABOVE_S = 0.5
 #: loads the backend before the calibration run is timed
-_WARM_UP = {"name": "warm-up", "duration": "1s", "bottleneck": {"rate": "10Mbit", "rtt": "10ms"},
-            "flows": [{"cc": "reno"}]}
+_WARM_UP = {
+    "name": "warm-up",
+    "duration": "1s",
+    "bottleneck": {"rate": "10Mbit", "rtt": "10ms"},
+    "flows": [{"cc": "reno"}],
+}
 
 
 def run_metrics(raw: Mapping[str, Any], backend: str = "sim", source: str = "recommend") -> dict:
@@ -54,8 +59,10 @@ def run_metrics(raw: Mapping[str, Any], backend: str = "sim", source: str = "rec
     all_gp = [float(r.get("goodput_bps") or 0.0) for r in rows]
     total = goodput(rows)
     return {
-        "ok": True, "wall_s": wall,
-        "goodput_bps": goodput(mine), "competing_bps": goodput(other),
+        "ok": True,
+        "wall_s": wall,
+        "goodput_bps": goodput(mine),
+        "competing_bps": goodput(other),
         "p95_ms": float(np.mean(p95s)) if p95s else None,
         "share": goodput(mine) / total if other and total > 0 else None,
         "jain": analysis.jain_index(all_gp) if len(all_gp) > 1 else None,
@@ -94,16 +101,19 @@ def _candidates(backend: str, candidates: Optional[Sequence[str]], notes: list[s
     """The candidates (checked against the search backend) and the search backend."""
     kernel_names: Optional[list[str]] = None
     if backend == "kernel":
-        mod = backends.get_backend("kernel")          # BackendUnavailable when it cannot load
+        mod = backends.get_backend("kernel")  # BackendUnavailable when it cannot load
         kernel_names = list(mod.available_algorithms())
         search = "sim"
     elif backend in SEARCH_BACKENDS:
         backends.get_backend(backend)
         search = backend
     else:
-        backends.get_backend(backend)                 # an unknown name: the backends' own error
-        raise RecommendError("--backend", f"recommend cannot search on '{backend}'",
-                             "sim, ns3, or kernel (simulator search + kernel confirmation of the top two)")
+        backends.get_backend(backend)  # an unknown name: the backends' own error
+        raise RecommendError(
+            "--backend",
+            f"recommend cannot search on '{backend}'",
+            "sim, ns3, or kernel (simulator search + kernel confirmation of the top two)",
+        )
     names = [a["name"] for a in backends.algorithms(search)]
     default = sorted((c for c in names if c in ORDER), key=lambda c: (ORDER.get(c, 9), c))
     cands = [c.strip().lower() for c in candidates] if candidates else default
@@ -114,8 +124,11 @@ def _candidates(backend: str, candidates: Optional[Sequence[str]], notes: list[s
             raise RecommendError("--cc", f"the {search} backend cannot run '{c}'", "one of " + ", ".join(names))
     if not candidates and search == "ns3":
         more = [c for c in names if c not in default]
-        notes.append("candidates: the simulator's four; ns-3 also runs " + ", ".join(more)
-                     + " (add them with --cc, e.g. --cc cubic,bbr,hybla)")
+        notes.append(
+            "candidates: the simulator's four; ns-3 also runs "
+            + ", ".join(more)
+            + " (add them with --cc, e.g. --cc cubic,bbr,hybla)"
+        )
     if kernel_names is not None:
         dropped = [c for c in cands if c not in kernel_names]
         cands = [c for c in cands if c in kernel_names]
@@ -126,20 +139,36 @@ def _candidates(backend: str, candidates: Optional[Sequence[str]], notes: list[s
     return cands, search
 
 
-def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
-              candidates: Optional[Sequence[str]] = None, budget_s: float = 30.0,
-              min_repeats: int = 3, max_repeats: int = 20, batch: int = 2, alpha: float = ALPHA,
-              margin: float = MARGIN, band: Mapping[str, Sequence[float]] | None = None,
-              workers: Optional[int] = None, seed: int = 1, bisect_steps: int = 2,
-              confirm_repeats: int = 2, progress: Optional[Callable[[str], None]] = None) -> Recommendation:
+def recommend(
+    link: Link,
+    goal: str = "throughput",
+    *,
+    backend: str = "sim",
+    candidates: Optional[Sequence[str]] = None,
+    budget_s: float = 30.0,
+    min_repeats: int = 3,
+    max_repeats: int = 20,
+    batch: int = 2,
+    alpha: float = ALPHA,
+    margin: float = MARGIN,
+    band: Mapping[str, Sequence[float]] | None = None,
+    workers: Optional[int] = None,
+    seed: int = 1,
+    bisect_steps: int = 2,
+    confirm_repeats: int = 2,
+    progress: Optional[Callable[[str], None]] = None,
+) -> Recommendation:
     """Run the candidates over the link's neighbourhood with sequential repeats (module docstring)."""
     if goal not in GOALS:
         raise RecommendError("--goal", f"unknown goal {goal!r}", "one of " + ", ".join(GOALS))
     if not budget_s > 0:
         raise RecommendError("--budget", f"{budget_s:g} s is not positive", "a time such as 30s")
     if max_repeats < min_repeats:
-        raise RecommendError("--max-repeats", f"{max_repeats} is below the {min_repeats} repeats of the first look",
-                             f"at least {min_repeats}")
+        raise RecommendError(
+            "--max-repeats",
+            f"{max_repeats} is below the {min_repeats} repeats of the first look",
+            f"at least {min_repeats}",
+        )
     if workers is not None and workers < 1:
         raise RecommendError("--workers", f"{workers} is not a number of processes", "1 or more")
     t0 = time.perf_counter()
@@ -147,8 +176,10 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
     cands, search = _candidates(backend, candidates, notes)
     if goal == "fairness" and not link.competing and link.flows < 2:
         link = _with_competing_cubic(link)
-        notes.append("goal fairness without --competing: each candidate shares the link with one CUBIC "
-                     "flow (Linux's default algorithm)")
+        notes.append(
+            "goal fairness without --competing: each candidate shares the link with one CUBIC "
+            "flow (Linux's default algorithm)"
+        )
     points = neighbourhood(link, band, notes)
     # every variant of every candidate is valid for the backend before anything runs
     for pt in points:
@@ -161,7 +192,7 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
     stated = validate(link, points[0], cands[0], seed)
     if stated.bottleneck.aqm != "droptail" and not link.aqm_params:
         link.aqm_params = dict(stated.aqm_wire)
-    if backend == "kernel":   # root, TUN, iperf3, ccbench-link: refused before the search
+    if backend == "kernel":  # root, TUN, iperf3, ccbench-link: refused before the search
         try:
             backends.check(stated, "kernel")
         except Exception as e:  # noqa: BLE001
@@ -172,11 +203,11 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
     run_metrics(_WARM_UP, search)
     short = link.min_run_s()
     t = time.perf_counter()
-    first_run = run_metrics(scenario_dict(with_duration(link, short), points[0], cands[0], seed), search,
-                            link.source)
+    first_run = run_metrics(scenario_dict(with_duration(link, short), points[0], cands[0], seed), search, link.source)
     if not first_run.get("ok"):
-        raise RecommendError("backend", f"the first run on this link failed on the {search} backend: "
-                             f"{first_run.get('error')}")
+        raise RecommendError(
+            "backend", f"the first run on this link failed on the {search} backend: {first_run.get('error')}"
+        )
     per_run = (time.perf_counter() - t) * link.run_s / short
     cpus = os.cpu_count() or 1
     if workers is None:
@@ -188,8 +219,10 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
         # a fast link: shorter runs so that the first batch fits the budget
         dur = max(link.min_run_s(), link.run_s * 0.6 * budget_s / first)
         dur = math.floor(dur * 10) / 10 if dur >= 1 else dur
-        notes.append(f"runs shortened from {link.run_s:.3g} s to {dur:.3g} s simulated to fit the "
-                     f"{budget_s:g} s budget (a {link.run_s:.3g} s run takes about {per_run:.2g} s here)")
+        notes.append(
+            f"runs shortened from {link.run_s:.3g} s to {dur:.3g} s simulated to fit the "
+            f"{budget_s:g} s budget (a {link.run_s:.3g} s run takes about {per_run:.2g} s here)"
+        )
         link = with_duration(link, dur)
     runner = Runner(search, workers, link.source)
     metrics: dict = {i: {cc: [] for cc in cands} for i in range(len(points))}
@@ -201,8 +234,22 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
     batch_wall = None
 
     def view() -> Recommendation:
-        return Recommendation(goal, link, backend, cands, points, metrics, decision or Decision("continue", None, None),
-                              repeats, [], [], 0.0, runner.runs, budget_s, cands)
+        return Recommendation(
+            goal,
+            link,
+            backend,
+            cands,
+            points,
+            metrics,
+            decision or Decision("continue", None, None),
+            repeats,
+            [],
+            [],
+            0.0,
+            runner.runs,
+            budget_s,
+            cands,
+        )
 
     try:
         while True:
@@ -223,39 +270,83 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
                         keys.append((i, cc))
             for (i, cc), m in zip(keys, runner.run(raws)):
                 if not m.get("ok"):
-                    raise RecommendError("backend", f"a {cc_name(cc)} run at {points[i].label} failed on the "
-                                         f"{search} backend: {m.get('error')}")
+                    raise RecommendError(
+                        "backend",
+                        f"a {cc_name(cc)} run at {points[i].label} failed on the {search} backend: {m.get('error')}",
+                    )
                 metrics[i][cc].append(m)
             repeats += n_new
             batch_wall = (time.perf_counter() - tb) / n_new
             look += 1
             v = view()
-            elig = eligible(goal, cands, lambda c: v.pooled(c, "goodput_bps"))
-            decision = sequential_decision({c: v.scores(c) for c in elig}, look=look, max_looks=max_looks,
-                                           alpha=alpha, margin=margin, min_n=min_repeats)
+            elig = eligible(goal, cands, lambda c, v=v: v.pooled(c, "goodput_bps"))
+            decision = sequential_decision(
+                {c: v.scores(c) for c in elig},
+                look=look,
+                max_looks=max_looks,
+                alpha=alpha,
+                margin=margin,
+                min_n=min_repeats,
+            )
             if progress:
-                progress(f"{repeats} repeats: {decision.outcome} ({cc_name(decision.leader)} vs "
-                         f"{cc_name(decision.runner_up) if decision.runner_up else '-'})")
+                progress(
+                    f"{repeats} repeats: {decision.outcome} ({cc_name(decision.leader)} vs "
+                    f"{cc_name(decision.runner_up) if decision.runner_up else '-'})"
+                )
             if decision.done:
-                stop_reason = {"winner": "separated", "tie": "equivalent within the margin",
-                               "single": "one eligible candidate"}[decision.outcome]
+                stop_reason = {
+                    "winner": "separated",
+                    "tie": "equivalent within the margin",
+                    "single": "one eligible candidate",
+                }[decision.outcome]
                 break
         v = view()
         elig = eligible(goal, cands, lambda c: v.pooled(c, "goodput_bps"))
         if not decision.done:
-            decision = sequential_decision({c: v.scores(c) for c in elig}, look=look, max_looks=max_looks,
-                                           alpha=alpha, margin=margin, min_n=min_repeats, final=True)
+            decision = sequential_decision(
+                {c: v.scores(c) for c in elig},
+                look=look,
+                max_looks=max_looks,
+                alpha=alpha,
+                margin=margin,
+                min_n=min_repeats,
+                final=True,
+            )
         v = view()
         point_decisions = []
         for i in range(len(points)):
-            pe = eligible(goal, cands, lambda c: [m["goodput_bps"] for m in metrics[i][c]])
-            point_decisions.append(sequential_decision({c: v.scores(c, i) for c in pe}, alpha=alpha,
-                                                       max_looks=len(points), margin=margin,
-                                                       min_n=min_repeats, final=True))
-        rec = Recommendation(goal, link, backend, cands, points, metrics, decision, repeats, point_decisions, [],
-                             0.0, runner.runs, budget_s, elig, notes, stop_reason=stop_reason)
-        rec.boundaries = _boundaries(rec, runner, seed, alpha, margin, min_repeats, t0, budget_s,
-                                     batch_wall or 0.0, bisect_steps)
+            pe = eligible(goal, cands, lambda c, i=i: [m["goodput_bps"] for m in metrics[i][c]])
+            point_decisions.append(
+                sequential_decision(
+                    {c: v.scores(c, i) for c in pe},
+                    alpha=alpha,
+                    max_looks=len(points),
+                    margin=margin,
+                    min_n=min_repeats,
+                    final=True,
+                )
+            )
+        rec = Recommendation(
+            goal,
+            link,
+            backend,
+            cands,
+            points,
+            metrics,
+            decision,
+            repeats,
+            point_decisions,
+            [],
+            0.0,
+            runner.runs,
+            budget_s,
+            elig,
+            notes,
+            stop_reason=stop_reason,
+        )
+        rec.boundaries = _boundaries(
+            rec, runner, seed, alpha, margin, min_repeats, t0, budget_s, batch_wall or 0.0, bisect_steps
+        )
     finally:
         runner.close()
     if backend == "kernel":
@@ -264,8 +355,10 @@ def recommend(link: Link, goal: str = "throughput", *, backend: str = "sim",
     rec.wall_s = time.perf_counter() - t0
     jr = link.jitter_s / link.rtt_s if link.rtt_s > 0 else 0.0
     if 0.16 <= jr <= 0.24:
-        rec.notes.append(f"jitter/RTT is {jr * 100:.0f} %: inside seed 002's 'chaos zone' (16-24 %), where "
-                         f"the answer is known to vary from run to run")
+        rec.notes.append(
+            f"jitter/RTT is {jr * 100:.0f} %: inside seed 002's 'chaos zone' (16-24 %), where "
+            f"the answer is known to vary from run to run"
+        )
     return rec
 
 
@@ -295,8 +388,18 @@ def _label(d: Decision) -> Optional[str]:
     return d.leader if d.outcome in ("winner", "single") else None
 
 
-def _boundaries(rec: Recommendation, runner: Runner, seed: int, alpha: float, margin: float,
-                min_repeats: int, t0: float, budget_s: float, batch_wall: float, steps: int) -> list[dict]:
+def _boundaries(
+    rec: Recommendation,
+    runner: Runner,
+    seed: int,
+    alpha: float,
+    margin: float,
+    min_repeats: int,
+    t0: float,
+    budget_s: float,
+    batch_wall: float,
+    steps: int,
+) -> list[dict]:
     """For each neighbour whose answer differs from the stated link's, bisect (geometric mean)
     between the stated value and the neighbour's while the budget allows; report the interval
     in which the answer changes."""
@@ -324,21 +427,37 @@ def _boundaries(rec: Recommendation, runner: Runner, seed: int, alpha: float, ma
             res: dict[str, list] = {cc: [] for cc in rec.candidates}
             for cc, m in zip(keys, runner.run(raws)):
                 res[cc].append(m)
-            pe = eligible(rec.goal, rec.candidates, lambda c: [m["goodput_bps"] for m in res[c] if m.get("ok")])
-            md = sequential_decision({c: [goal_score(rec.goal, m) for m in res[c]] for c in pe}, alpha=alpha,
-                                     margin=margin, min_n=min_repeats, final=True)
-            probes.append({"value": mid, "label": mp.label, "winner": _label(md), "outcome": md.outcome,
-                           "leader": md.leader})
+            pe = eligible(
+                rec.goal, rec.candidates, lambda c, res=res: [m["goodput_bps"] for m in res[c] if m.get("ok")]
+            )
+            md = sequential_decision(
+                {c: [goal_score(rec.goal, m) for m in res[c]] for c in pe},
+                alpha=alpha,
+                margin=margin,
+                min_n=min_repeats,
+                final=True,
+            )
+            probes.append(
+                {"value": mid, "label": mp.label, "winner": _label(md), "outcome": md.outcome, "leader": md.leader}
+            )
             if _label(md) == lo_lab:
                 lo_v = mid
             elif _label(md) == hi_lab:
                 hi_v = mid
             else:
                 break
-        out.append({"axis": pt.axis, "from": stated, "to": pt.value(),
-                    "stated_answer": lo_lab, "neighbour_answer": hi_lab,
-                    "between": sorted([lo_v, hi_v]), "probes": probes,
-                    "text": _boundary_text(pt.axis, lo_lab, hi_lab, lo_v, hi_v)})
+        out.append(
+            {
+                "axis": pt.axis,
+                "from": stated,
+                "to": pt.value(),
+                "stated_answer": lo_lab,
+                "neighbour_answer": hi_lab,
+                "between": sorted([lo_v, hi_v]),
+                "probes": probes,
+                "text": _boundary_text(pt.axis, lo_lab, hi_lab, lo_v, hi_v),
+            }
+        )
     return out
 
 
@@ -355,15 +474,21 @@ def _confirm_on_kernel(rec: Recommendation, seed: int, repeats: int) -> dict:
     res: dict[str, list] = {c: [] for c in top}
     for r in range(repeats):
         for cc in top:
-            res[cc].append(run_metrics(scenario_dict(rec.link, rec.points[0], cc, seed + r), "kernel",
-                                       rec.link.source))
+            res[cc].append(run_metrics(scenario_dict(rec.link, rec.points[0], cc, seed + r), "kernel", rec.link.source))
     scores = {c: [goal_score(rec.goal, m) for m in v] for c, v in res.items()}
     d = sequential_decision(scores, margin=MARGIN, min_n=2, final=True)
     agree = d.leader == rec.decision.leader
-    return {"candidates": top, "repeats": repeats,
-            "score_means": {c: (float(np.mean([s for s in v if s is not None])) if any(s is not None for s in v)
-                                else None) for c, v in scores.items()},
-            "goodput_mbps": {c: [m.get("goodput_bps", 0) / 1e6 for m in v if m.get("ok")] for c, v in res.items()},
-            "p95_rtt_ms": {c: [m.get("p95_ms") for m in v if m.get("ok")] for c, v in res.items()},
-            "kernel_leader": d.leader, "outcome": d.outcome, "agrees": agree,
-            "errors": [m.get("error") for v in res.values() for m in v if not m.get("ok")]}
+    return {
+        "candidates": top,
+        "repeats": repeats,
+        "score_means": {
+            c: (float(np.mean([s for s in v if s is not None])) if any(s is not None for s in v) else None)
+            for c, v in scores.items()
+        },
+        "goodput_mbps": {c: [m.get("goodput_bps", 0) / 1e6 for m in v if m.get("ok")] for c, v in res.items()},
+        "p95_rtt_ms": {c: [m.get("p95_ms") for m in v if m.get("ok")] for c, v in res.items()},
+        "kernel_leader": d.leader,
+        "outcome": d.outcome,
+        "agrees": agree,
+        "errors": [m.get("error") for v in res.values() for m in v if not m.get("ok")],
+    }

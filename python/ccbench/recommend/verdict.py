@@ -1,5 +1,6 @@
 """The outcome of a recommend search, and how it is told: the verdict, how sure, the evidence per
 candidate, the neighbourhood, fairness and delay remarks, and the --json document."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ class Recommendation:
     backend: str
     candidates: list[str]
     points: list[Point]
-    metrics: dict            # metrics[point_index][cc] -> list of per-repeat dicts
+    metrics: dict  # metrics[point_index][cc] -> list of per-repeat dicts
     decision: Decision
     repeats: int
     point_decisions: list[Decision]
@@ -53,8 +54,10 @@ class Recommendation:
         """Per repeat: the mean of metric ``key`` over the points (None where any is missing)."""
         out = []
         for r in range(self.repeats):
-            vals = [self.metrics[i][cc][r].get(key) if r < len(self.metrics[i][cc]) else None
-                    for i in range(len(self.points))]
+            vals = [
+                self.metrics[i][cc][r].get(key) if r < len(self.metrics[i][cc]) else None
+                for i in range(len(self.points))
+            ]
             vals = [v for v in vals if v is not None]
             if len(vals) == len(self.points):
                 out.append(float(np.mean(vals)))
@@ -92,14 +95,20 @@ class Recommendation:
 
             score_range = {"latency": (None, 0.0), "fairness": (0.0, 1.0)}.get(self.goal, (0.0, None))
 
-            rows.append({
-                "cc": cc, "eligible": cc in self.eligible, "n": len(sc),
-                "goodput_mbps": ci(g), "p95_rtt_ms": ci(p),
-                "p95_over_base": (float(np.mean(p)) / (self.link.rtt_s * 1e3)) if p else None,
-                "cv_pct": cv * 100 if cv is not None else None,
-                "share": ci(sh, (0.0, 1.0)) if sh else None, "jain": ci(jn, (0.0, 1.0)) if jn else None,
-                "score": ci(sc, score_range),
-            })
+            rows.append(
+                {
+                    "cc": cc,
+                    "eligible": cc in self.eligible,
+                    "n": len(sc),
+                    "goodput_mbps": ci(g),
+                    "p95_rtt_ms": ci(p),
+                    "p95_over_base": (float(np.mean(p)) / (self.link.rtt_s * 1e3)) if p else None,
+                    "cv_pct": cv * 100 if cv is not None else None,
+                    "share": ci(sh, (0.0, 1.0)) if sh else None,
+                    "jain": ci(jn, (0.0, 1.0)) if jn else None,
+                    "score": ci(sc, score_range),
+                }
+            )
         return rows
 
     # ---- the verdict in words ----
@@ -115,20 +124,29 @@ class Recommendation:
         if d.outcome == "winner":
             lvl = next((t for t in (0.001, 0.01, 0.05) if p is not None and p < t), None)
             sure = "high" if lvl is not None and lvl <= 0.01 else "moderate"
-            return (f"{sure} confidence: {lead} separated from {run} ({ptxt}"
-                    + (f" < {lvl:g}" if lvl else "") + f"; Bonferroni level per look {d.alpha_look:.2g}) "
-                    f"after {n} repeat{'s' if n != 1 else ''}: {self.margin_text()}")
+            return (
+                f"{sure} confidence: {lead} separated from {run} ({ptxt}"
+                + (f" < {lvl:g}" if lvl else "")
+                + f"; Bonferroni level per look {d.alpha_look:.2g}) "
+                f"after {n} repeat{'s' if n != 1 else ''}: {self.margin_text()}"
+            )
         if d.outcome == "tie":
             if len(d.tied) > 2:
-                return (f"tie: {', '.join(map(cc_name, d.tied))} are within ±{MARGIN * 100:g} % of {lead} "
-                        f"(the {100 * (1 - d.alpha_look):.3g} % intervals of the differences lie inside the "
-                        f"margin or do not exclude 0) after {n} repeats")
-            return (f"tie: {lead} and {run} are within ±{MARGIN * 100:g} % of each other "
-                    f"(the {100 * (1 - d.alpha_look):.3g} % interval of the difference lies inside the margin) "
-                    f"after {n} repeats")
-        return (f"not separated: {lead} is ahead of {run} ({self.margin_text()}) but the "
-                f"difference is not significant after {n} repeats ({ptxt}; {self.stop_reason}); "
-                f"treat it as a tie")
+                return (
+                    f"tie: {', '.join(map(cc_name, d.tied))} are within ±{MARGIN * 100:g} % of {lead} "
+                    f"(the {100 * (1 - d.alpha_look):.3g} % intervals of the differences lie inside the "
+                    f"margin or do not exclude 0) after {n} repeats"
+                )
+            return (
+                f"tie: {lead} and {run} are within ±{MARGIN * 100:g} % of each other "
+                f"(the {100 * (1 - d.alpha_look):.3g} % interval of the difference lies inside the margin) "
+                f"after {n} repeats"
+            )
+        return (
+            f"not separated: {lead} is ahead of {run} ({self.margin_text()}) but the "
+            f"difference is not significant after {n} repeats ({ptxt}; {self.stop_reason}); "
+            f"treat it as a tie"
+        )
 
     def margin_text(self) -> str:
         """The leader against the runner-up in the goal's own units, with their ratio."""
@@ -149,10 +167,13 @@ class Recommendation:
     def headline(self) -> str:
         d = self.decision
         if d.outcome in ("winner", "single"):
-            return f"Recommendation: {cc_name(d.leader)} (goal {self.goal}); runner-up {cc_name(d.runner_up) if d.runner_up else '-'}"
+            runner = cc_name(d.runner_up) if d.runner_up else "-"
+            return f"Recommendation: {cc_name(d.leader)} (goal {self.goal}); runner-up {runner}"
         names = d.tied if len(d.tied) >= 2 else [d.leader, d.runner_up]
-        return (f"Recommendation: a tie for goal {self.goal} between {', '.join(map(cc_name, names))} "
-                f"({cc_name(d.leader)} nominally ahead; pick any of them, or decide on another goal)")
+        return (
+            f"Recommendation: a tie for goal {self.goal} between {', '.join(map(cc_name, names))} "
+            f"({cc_name(d.leader)} nominally ahead; pick any of them, or decide on another goal)"
+        )
 
     def flips(self) -> list[dict]:
         """Neighbour points whose answer differs from the overall one (see the comment below)."""
@@ -165,12 +186,21 @@ class Recommendation:
             # a separated winner other than the answer, or (no separation there) another
             # candidate nominally ahead; the same leader merely not separated at one variant
             # (fewer runs per variant than pooled) is not a flip
-            flip = (here is not None and here != overall) or (here is None and overall is not None
-                                                              and d.leader != overall)
+            flip = (here is not None and here != overall) or (
+                here is None and overall is not None and d.leader != overall
+            )
             if flip:
-                out.append({"point": pt.label, "axis": pt.axis, "factor": pt.factor,
-                            "winner": here, "leader": d.leader, "outcome": d.outcome,
-                            "overall": overall})
+                out.append(
+                    {
+                        "point": pt.label,
+                        "axis": pt.axis,
+                        "factor": pt.factor,
+                        "winner": here,
+                        "leader": d.leader,
+                        "outcome": d.outcome,
+                        "overall": overall,
+                    }
+                )
         return out
 
     def fairness_text(self) -> list[str]:
@@ -192,11 +222,17 @@ class Recommendation:
                     f"(a fair share is {fair * 100:.0f} %, Jain {jain:.2f}) on this "
                     f"{self.link.buffer_bdp():.2g}-BDP buffer. That is fast for you and unfair to the "
                     f"other traffic: the competing flows get {(1 - sh) * 100:.0f} % of the link. "
-                    + ("That is why it ranks low for fairness." if self.goal == "fairness" else
-                       "If you share this bottleneck with others, rank with --goal fairness."))
+                    + (
+                        "That is why it ranks low for fairness."
+                        if self.goal == "fairness"
+                        else "If you share this bottleneck with others, rank with --goal fairness."
+                    )
+                )
             elif sh <= min(0.35, fair - 0.15):
-                lines.append(f"{cc_name(row['cc'])} is pushed aside: {sh * 100:.0f} % of the link against "
-                             f"{comp} (fair share {fair * 100:.0f} %).")
+                lines.append(
+                    f"{cc_name(row['cc'])} is pushed aside: {sh * 100:.0f} % of the link against "
+                    f"{comp} (fair share {fair * 100:.0f} %)."
+                )
         return lines
 
     def delay_text(self) -> list[str]:
@@ -212,47 +248,80 @@ class Recommendation:
             if r is None or r < 2:
                 continue
             p95 = row["p95_rtt_ms"]["mean"]
-            head = f"{cc_name(row['cc'])} {{}}: its p95 RTT is {fmt_delay(p95)}, {r:.1f}× the base RTT of {fmt_delay(base)}"
+            head = (
+                f"{cc_name(row['cc'])} {{}}: its p95 RTT is {fmt_delay(p95)}, {r:.1f}× the base RTT of "
+                f"{fmt_delay(base)}"
+            )
             if buf_ms is None:
                 out.append(head.format("builds a queue") + ".")
             elif p95 - base > 1.5 * buf_ms:
-                out.append(head.format("sees RTTs beyond a full buffer")
-                           + f", more than the {fmt_delay(buf_ms)} the buffer holds: its RTT samples include "
-                             "more than the bottleneck's queue (ACKs delayed or lost, recovery).")
+                out.append(
+                    head.format("sees RTTs beyond a full buffer")
+                    + f", more than the {fmt_delay(buf_ms)} the buffer holds: its RTT samples include "
+                    "more than the bottleneck's queue (ACKs delayed or lost, recovery)."
+                )
             else:
                 full = p95 - base >= 0.5 * buf_ms
-                out.append(head.format("fills the buffer" if full else "builds a queue")
-                           + f" (the buffer holds {fmt_delay(buf_ms)}).")
+                out.append(
+                    head.format("fills the buffer" if full else "builds a queue")
+                    + f" (the buffer holds {fmt_delay(buf_ms)})."
+                )
         return out
 
     def to_json(self) -> dict:
         d = self.decision
 
         def dec(x: Decision) -> dict:
-            return {k: getattr(x, k) for k in ("outcome", "leader", "runner_up", "n", "diff", "lo", "hi",
-                                               "rel_diff", "p_value", "alpha_look", "margin", "ranking", "tied")}
+            return {
+                k: getattr(x, k)
+                for k in (
+                    "outcome",
+                    "leader",
+                    "runner_up",
+                    "n",
+                    "diff",
+                    "lo",
+                    "hi",
+                    "rel_diff",
+                    "p_value",
+                    "alpha_look",
+                    "margin",
+                    "ranking",
+                    "tied",
+                )
+            }
 
         rec = d.leader if d.outcome in ("winner", "single") else None
         return {
-            "schema": SCHEMA, "schema_version": SCHEMA_VERSION, "ccbench_version": __version__,
-            "goal": self.goal, "goal_text": GOAL_TEXT[self.goal],
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "ccbench_version": __version__,
+            "goal": self.goal,
+            "goal_text": GOAL_TEXT[self.goal],
             "backend": self.backend,
             "link": self.link.as_dict(),
             "candidates": list(self.candidates),
             "eligible": list(self.eligible),
             "recommendation": rec,
             "tie": d.outcome not in ("winner", "single"),
-            "leader": d.leader, "runner_up": d.runner_up,
+            "leader": d.leader,
+            "runner_up": d.runner_up,
             "outcome": d.outcome,
             "confidence": self.confidence_text(),
             "decision": dec(d),
             "repeats": self.repeats,
             "evidence": self.evidence(),
             "neighbourhood": [
-                {**pt.as_dict(), "decision": dec(pd_),
-                 "score_means": {cc: (float(np.mean(self.scores(cc, i))) if self.scores(cc, i) else None)
-                                 for cc in self.candidates}}
-                for i, (pt, pd_) in enumerate(zip(self.points, self.point_decisions))],
+                {
+                    **pt.as_dict(),
+                    "decision": dec(pd_),
+                    "score_means": {
+                        cc: (float(np.mean(self.scores(cc, i))) if self.scores(cc, i) else None)
+                        for cc in self.candidates
+                    },
+                }
+                for i, (pt, pd_) in enumerate(zip(self.points, self.point_decisions))
+            ],
             "flips": self.flips(),
             "boundaries": self.boundaries,
             "fairness": self.fairness_text(),
@@ -260,6 +329,7 @@ class Recommendation:
             "notes": list(self.notes),
             "kernel": self.kernel,
             "stop_reason": self.stop_reason,
-            "runs": self.runs, "wall_s": self.wall_s, "budget_s": self.budget_s,
+            "runs": self.runs,
+            "wall_s": self.wall_s,
+            "budget_s": self.budget_s,
         }
-

@@ -6,6 +6,7 @@ sections a caller adds (a study's own: ccbench.study.build_report).
 
     build_report("results/seed002", out=None)   # -> results/seed002/report.html
 """
+
 from __future__ import annotations
 
 import json
@@ -14,10 +15,12 @@ import tomllib
 import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
 import pandas as pd
+
 from .. import plots
-from .section import ReportError, Section
 from .html import escape_text, render_html, table_html
+from .section import ReportError, Section
 
 
 def _read_meta(dir: Path, results: Any) -> dict:
@@ -29,7 +32,7 @@ def _read_meta(dir: Path, results: Any) -> dict:
         try:
             return json.loads(p.read_text())
         except (OSError, ValueError) as e:
-            warnings.warn(f"{p}: unreadable ({e})")
+            warnings.warn(f"{p}: unreadable ({e})", stacklevel=2)
     return {}
 
 
@@ -48,7 +51,7 @@ def _scenario_name_and_description(meta: dict) -> tuple[Optional[str], str]:
             lines.append(line.lstrip("#").strip())
         elif line.strip() or lines:
             break
-    return name, " ".join(l for l in lines if l)
+    return name, " ".join(ln for ln in lines if ln)
 
 
 def _unknown(v: Any) -> str:
@@ -94,14 +97,28 @@ def header_section(dir: Path, meta: dict, t: plots.Tables) -> Section:
     parts.append("</tbody></table>")
     grid = meta.get("grid") or {}
     if grid:
-        parts.append(table_html(pd.DataFrame(
-            [{"swept key": k, "values": ", ".join(map(str, v if isinstance(v, list) else [v])),
-              "count": len(v) if isinstance(v, list) else 1} for k, v in grid.items()]), "The grid"))
+        parts.append(
+            table_html(
+                pd.DataFrame(
+                    [
+                        {
+                            "swept key": k,
+                            "values": ", ".join(map(str, v if isinstance(v, list) else [v])),
+                            "count": len(v) if isinstance(v, list) else 1,
+                        }
+                        for k, v in grid.items()
+                    ]
+                ),
+                "The grid",
+            )
+        )
     if meta.get("scenario_toml"):
         toml_text = meta["scenario_toml"]
         is_open = " open" if toml_text.count("\n") <= 40 else ""  # a long study file starts folded
-        parts.append(f"<details{is_open}><summary>Scenario TOML ({toml_text.count(chr(10)) + 1} lines)"
-                     f"</summary><pre>{escape_text(toml_text)}</pre></details>")
+        parts.append(
+            f"<details{is_open}><summary>Scenario TOML ({toml_text.count(chr(10)) + 1} lines)"
+            f"</summary><pre>{escape_text(toml_text)}</pre></details>"
+        )
     else:
         parts.append("<p>Scenario TOML: unknown (no ccbench.json in the store).</p>")
     return Section("What was asked", paragraphs=paragraphs, html="".join(parts))
@@ -116,8 +133,12 @@ def runs_section(t: plots.Tables) -> Section:
     paras = [f"{n} runs: {ok} ok, {len(failed)} failed."]
     tables = []
     if len(failed):
-        cols = ["run_id", *[c for c in plots.swept_columns(t) if c in failed.columns],
-                *(["repeat"] if "repeat" in failed.columns else []), "error"]
+        cols = [
+            "run_id",
+            *[c for c in plots.swept_columns(t) if c in failed.columns],
+            *(["repeat"] if "repeat" in failed.columns else []),
+            "error",
+        ]
         tables.append(("Failed runs", failed[[c for c in cols if c in failed.columns]].reset_index(drop=True)))
     return Section("Runs", paragraphs=paras, tables=tables)
 
@@ -137,12 +158,18 @@ def summary_table(t: plots.Tables, confidence: float = 0.95) -> pd.DataFrame:
     from .. import analysis
 
     flows = plots.ok_flows(t)
-    cells = [c for c in plots.swept_columns(t)
-             if c in flows.columns and flows[c].astype(str).nunique() > 1
-             and not plots.is_function_of(flows, c, ["cc"])]
+    cells = [
+        c
+        for c in plots.swept_columns(t)
+        if c in flows.columns and flows[c].astype(str).nunique() > 1 and not plots.is_function_of(flows, c, ["cc"])
+    ]
     keys = [*cells, "cc"]
-    metrics = {"goodput_bps": (1e6, "goodput per flow, Mbit/s"), "rtt_mean_ms": (1.0, "RTT mean, ms"),
-               "rtt_p95_ms": (1.0, "RTT p95, ms"), "retransmits": (1.0, "retransmits per flow")}
+    metrics = {
+        "goodput_bps": (1e6, "goodput per flow, Mbit/s"),
+        "rtt_mean_ms": (1.0, "RTT mean, ms"),
+        "rtt_p95_ms": (1.0, "RTT p95, ms"),
+        "retransmits": (1.0, "retransmits per flow"),
+    }
     present = [m for m in metrics if m in flows.columns and flows[m].notna().any()]
     per_run = flows.groupby(["run_id", *keys], dropna=False, sort=False)[present].mean().reset_index()
     ordered = plots.ordered_runs(t)["run_id"].tolist()
@@ -158,8 +185,7 @@ def summary_table(t: plots.Tables, confidence: float = 0.95) -> pd.DataFrame:
         for m in present:
             scale, label = metrics[m]
             # every metric here is >= 0: the t interval is cut at 0 (analysis.mean_ci)
-            row[label] = _ci_text(analysis.mean_ci(g[m].astype(float).tolist(), confidence,
-                                                   nonnegative=True), scale)
+            row[label] = _ci_text(analysis.mean_ci(g[m].astype(float).tolist(), confidence, nonnegative=True), scale)
         row["_order"] = min(rank.get(r, 1 << 30) for r in g["run_id"])
         rows.append(row)
     df = pd.DataFrame(rows).sort_values(["_order", "cc"]).drop(columns="_order")
@@ -187,20 +213,41 @@ def _figure_plan(t: plots.Tables) -> list[tuple[str, str, str]]:
     plan = []
     ccs = sorted(set(t.flows["cc"].dropna().astype(str))) if "cc" in t.flows.columns else []
     axes = plots.varying_axes(t)
-    by_axis = {"loss_pct": "goodput-vs-loss", "jitter_ms": "goodput-vs-jitter",
-               "rtt_ms": "goodput-vs-rtt", "buffer_bdp": "goodput-vs-buffer"}
+    by_axis = {
+        "loss_pct": "goodput-vs-loss",
+        "jitter_ms": "goodput-vs-jitter",
+        "rtt_ms": "goodput-vs-rtt",
+        "buffer_bdp": "goodput-vs-buffer",
+    }
     for ax in axes:
         if ax in by_axis:
-            plan.append(("Goodput across the grid", by_axis[ax],
-                         f"Mean goodput per flow vs {plots.AXES[ax]}, one line per algorithm; bars: 95 % t interval over repeats."))
+            plan.append(
+                (
+                    "Goodput across the grid",
+                    by_axis[ax],
+                    f"Mean goodput per flow vs {plots.AXES[ax]}, one line per algorithm; "
+                    f"bars: 95 % t interval over repeats.",
+                )
+            )
     if len(ccs) >= 2 and axes:
         num, base = plots.default_pair(ccs)
-        plan.append(("Goodput across the grid", "ratio",
-                     f"Goodput of {num} relative to {base} vs {plots.AXES[axes[0]]} (1 = equal)."))
+        plan.append(
+            (
+                "Goodput across the grid",
+                "ratio",
+                f"Goodput of {num} relative to {base} vs {plots.AXES[axes[0]]} (1 = equal).",
+            )
+        )
     run = plots.select_run(t)
     where = f"run {run[:10]}"
     if _series_has(t, "goodput_bps", run):
-        plan.append(("One run over time", "throughput-time", f"Per-flow throughput over time ({where}: the first ok run in grid order)."))
+        plan.append(
+            (
+                "One run over time",
+                "throughput-time",
+                f"Per-flow throughput over time ({where}: the first ok run in grid order).",
+            )
+        )
     if _series_has(t, "cwnd_pkts", run):
         plan.append(("One run over time", "cwnd-time", f"Congestion window per flow ({where})."))
     if _series_has(t, "rtt_ms", run):
@@ -213,14 +260,24 @@ def _figure_plan(t: plots.Tables) -> list[tuple[str, str, str]]:
     if _series_has(t, "goodput_bps"):
         one = s[s["run_id"] == run]
         if one["flow_id"].nunique() >= 2 and one["t_s"].nunique() >= 64:
-            plan.append(("One run over time", "periodogram",
-                         f"Periodogram of each group's aggregate throughput ({where}); dashed: dominant period."))
+            plan.append(
+                (
+                    "One run over time",
+                    "periodogram",
+                    f"Periodogram of each group's aggregate throughput ({where}); dashed: dominant period.",
+                )
+            )
     if _series_has(t, "rtt_ms"):
         plan.append(("Delay", "rtt-cdf", "CDF of the flows' RTT samples per algorithm, all ok runs."))
     if _link_has(t, "probe_rtt_ms"):
         plan.append(("Delay", "probe-cdf", "CDF of the latency probes' RTT through the bottleneck, all ok runs."))
-    plan.append(("Delay", "throughput-delay",
-                 "Goodput vs 95th-percentile RTT per algorithm (small dots: runs; markers: means with 95 % t intervals)."))
+    plan.append(
+        (
+            "Delay",
+            "throughput-delay",
+            "Goodput vs 95th-percentile RTT per algorithm (small dots: runs; markers: means with 95 % t intervals).",
+        )
+    )
     if "flow_id" in t.flows.columns and (t.flows.groupby("run_id")["flow_id"].nunique() >= 2).any():
         plan.append(("Fairness", "jain", "Jain's fairness index per cell (1 = equal shares)."))
     return plan
@@ -230,10 +287,16 @@ def generic_sections(t: plots.Tables) -> list[Section]:
     """Summary table and the figures that apply to the data present."""
     if plots.ok_runs(t).empty or t.flows.empty:
         return [Section("Results", paragraphs=["No ok runs: nothing to summarise."])]
-    out = [Section("Summary", paragraphs=[
-        "Per cell and algorithm: mean over runs of each run's per-flow mean, with the 95 % "
-        "Student t interval in brackets (a single run has no interval)."],
-        tables=[("Goodput and RTT per cell", summary_table(t))])]
+    out = [
+        Section(
+            "Summary",
+            paragraphs=[
+                "Per cell and algorithm: mean over runs of each run's per-flow mean, with the 95 % "
+                "Student t interval in brackets (a single run has no interval)."
+            ],
+            tables=[("Goodput and RTT per cell", summary_table(t))],
+        )
+    ]
     sections: dict[str, Section] = {}
     problems = []
     for title, kind, caption in _figure_plan(t):
@@ -244,7 +307,7 @@ def generic_sections(t: plots.Tables) -> list[Section]:
             continue
         except Exception as e:  # a bug in one figure must not lose the whole report; say so
             problems.append(f"{kind} failed: {type(e).__name__}: {e}")
-            warnings.warn(f"report figure {kind} failed: {e!r}")
+            warnings.warn(f"report figure {kind} failed: {e!r}", stacklevel=2)
             continue
         sections.setdefault(title, Section(title)).figures.append((caption, fig))
     out.extend(sections.values())
@@ -253,8 +316,9 @@ def generic_sections(t: plots.Tables) -> list[Section]:
     return out
 
 
-def build_report(dir, out=None, sections: Optional[Sequence[Section]] = None,
-                 title: Optional[str] = None, *, results: Any = None) -> Path:
+def build_report(
+    dir, out=None, sections: Optional[Sequence[Section]] = None, title: Optional[str] = None, *, results: Any = None
+) -> Path:
     """Write the HTML report of store ``dir`` to ``out`` (default DIR/report.html); returns its path.
 
     ``sections``: more sections to append after the generic ones (a study's: ccbench.study's
@@ -278,7 +342,11 @@ def build_report(dir, out=None, sections: Optional[Sequence[Section]] = None,
     title = title or f"ccbench report: {label}"
     all_sections = [header_section(dir, meta, t), runs_section(t), *generic_sections(t)]
     all_sections.extend(sections or [])
-    backend = meta.get("backend") or ", ".join(sorted(set(t.runs.get("backend", pd.Series(dtype=str)).dropna().astype(str)))) or "unknown"
+    backend = (
+        meta.get("backend")
+        or ", ".join(sorted(set(t.runs.get("backend", pd.Series(dtype=str)).dropna().astype(str))))
+        or "unknown"
+    )
     subtitle = f"{len(t.runs)} runs on the {backend} backend, made {_unknown(meta.get('created'))}"
     out = Path(out) if out is not None else dir / "report.html"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 """The self-contained HTML document: inline SVG figures, tables, the page's CSS and navigation."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -6,11 +7,12 @@ import html
 import io
 import re
 from typing import Any, Sequence
+
 import pandas as pd
 from matplotlib.figure import Figure
+
 from .. import __version__
 from .section import Section
-
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#222;
@@ -49,7 +51,7 @@ def figure_svg(fig: Figure, salt: str) -> str:
     with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg")
     text = buf.getvalue()
-    text = text[text.index("<svg"):]
+    text = text[text.index("<svg") :]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
     return text.strip()
 
@@ -79,12 +81,20 @@ def table_html(df: pd.DataFrame, caption: str = "") -> str:
     out = ["<table>"]
     if caption:
         out.append(f"<caption>{escape_text(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(
-        f'<th{" class=num" if c in nums else ""}>{escape_text(c)}</th>' for c in df.columns) + "</tr></thead><tbody>")
+    out.append(
+        "<thead><tr>"
+        + "".join(f"<th{' class=num' if c in nums else ''}>{escape_text(c)}</th>" for c in df.columns)
+        + "</tr></thead><tbody>"
+    )
     for row in df.itertuples(index=False):
-        out.append("<tr>" + "".join(
-            f'<td{" class=num" if c in nums else ""}>{escape_text(_fmt_cell(v))}</td>'
-            for c, v in zip(df.columns, row)) + "</tr>")
+        out.append(
+            "<tr>"
+            + "".join(
+                f"<td{' class=num' if c in nums else ''}>{escape_text(_fmt_cell(v))}</td>"
+                for c, v in zip(df.columns, row)
+            )
+            + "</tr>"
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -114,17 +124,22 @@ def render_html(title: str, subtitle: str, sections: Sequence[Section]) -> str:
             body.append(table_html(df, caption))
         for caption, fig in sec.figures:
             n_fig += 1
-            body.append(f'<figure class="plot" id="fig-{n_fig}">{figure_svg(fig, f"ccbench-fig-{n_fig}")}'
-                        f"<figcaption>Figure {n_fig}. {escape_text(caption)}</figcaption></figure>")
+            body.append(
+                f'<figure class="plot" id="fig-{n_fig}">{figure_svg(fig, f"ccbench-fig-{n_fig}")}'
+                f"<figcaption>Figure {n_fig}. {escape_text(caption)}</figcaption></figure>"
+            )
         body.append("</section>")
     n_tab = sum(len(s.tables) for s in sections)
     now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    return "".join([
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape_text(title)}</title><style>{_CSS}</style></head>",
-        f'<body data-figures="{n_fig}"><header><h1>{escape_text(title)}</h1>',
-        f'<p class="sub">{escape_text(subtitle)} · {n_fig} figures, {n_tab} tables</p></header>',
-        f"<nav><ol>{''.join(nav)}</ol></nav>", "".join(body),
-        f"<footer>Made by ccbench {escape_text(__version__)} on {escape_text(now)}.</footer></body></html>\n",
-    ])
+    return "".join(
+        [
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape_text(title)}</title><style>{_CSS}</style></head>",
+            f'<body data-figures="{n_fig}"><header><h1>{escape_text(title)}</h1>',
+            f'<p class="sub">{escape_text(subtitle)} · {n_fig} figures, {n_tab} tables</p></header>',
+            f"<nav><ol>{''.join(nav)}</ol></nav>",
+            "".join(body),
+            f"<footer>Made by ccbench {escape_text(__version__)} on {escape_text(now)}.</footer></body></html>\n",
+        ]
+    )

@@ -1,9 +1,11 @@
 """One section of a report: a title, paragraphs, tables and figures (a leaf every section
 writer imports: the generic report, the studies' analyses, compare, validate)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
+
 import pandas as pd
 from matplotlib.figure import Figure
 

@@ -7,9 +7,42 @@
 - ``layout``: a store directory's files and the checks on it; ``meta``: its ``ccbench.json``;
 - ``arrow_values``: Python values to typed Arrow arrays.
 """
-from .run_result import RunResult, build_result, failed_result, make_run_id, scenario_descriptors, write_table
-from .schema import COUNTER_NAMES, COUNTER_SIDES, COUNTERS_SCHEMA, DESCRIPTOR_FIELDS, FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, TABLES, WIFI_RUN_KEYS, ccbench_version, json_rows, to_frame
 
-__all__ = ["FLOWS_SCHEMA", "RUNS_SCHEMA", "SERIES_SCHEMA", "LINK_SERIES_SCHEMA", "COUNTERS_SCHEMA", "COUNTER_NAMES",
-           "COUNTER_SIDES", "TABLES", "DESCRIPTOR_FIELDS", "WIFI_RUN_KEYS", "RunResult", "make_run_id", "build_result",
-           "failed_result", "scenario_descriptors", "ccbench_version", "json_rows", "to_frame", "write_table"]
+from .run_result import RunResult, build_result, failed_result, make_run_id, scenario_descriptors, write_table
+from .schema import (
+    COUNTER_NAMES,
+    COUNTER_SIDES,
+    COUNTERS_SCHEMA,
+    DESCRIPTOR_FIELDS,
+    FLOWS_SCHEMA,
+    LINK_SERIES_SCHEMA,
+    RUNS_SCHEMA,
+    SERIES_SCHEMA,
+    TABLES,
+    WIFI_RUN_KEYS,
+    ccbench_version,
+    json_rows,
+    to_frame,
+)
+
+__all__ = [
+    "FLOWS_SCHEMA",
+    "RUNS_SCHEMA",
+    "SERIES_SCHEMA",
+    "LINK_SERIES_SCHEMA",
+    "COUNTERS_SCHEMA",
+    "COUNTER_NAMES",
+    "COUNTER_SIDES",
+    "TABLES",
+    "DESCRIPTOR_FIELDS",
+    "WIFI_RUN_KEYS",
+    "RunResult",
+    "make_run_id",
+    "build_result",
+    "failed_result",
+    "scenario_descriptors",
+    "ccbench_version",
+    "json_rows",
+    "to_frame",
+    "write_table",
+]

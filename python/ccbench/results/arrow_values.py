@@ -7,6 +7,7 @@ objects, and the shim imports pandas to answer (0.2-0.4 s, the first time in a p
 ``counters`` tables) here: well-typed values straight into Arrow buffers through numpy, anything
 else through ``pa.array`` as before (same values, same errors).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -16,10 +17,19 @@ import pyarrow as pa
 
 __all__ = ["array", "scalar", "to_numpy"]
 
-_INT_RANGE = {pa.int64(): (-(2**63), 2**63 - 1), pa.uint64(): (0, 2**64 - 1),
-              pa.int32(): (-(2**31), 2**31 - 1), pa.uint32(): (0, 2**32 - 1)}
-_NUMPY = {pa.int64(): np.int64, pa.uint64(): np.uint64, pa.int32(): np.int32, pa.uint32(): np.uint32,
-          pa.float64(): np.float64}
+_INT_RANGE = {
+    pa.int64(): (-(2**63), 2**63 - 1),
+    pa.uint64(): (0, 2**64 - 1),
+    pa.int32(): (-(2**31), 2**31 - 1),
+    pa.uint32(): (0, 2**32 - 1),
+}
+_NUMPY = {
+    pa.int64(): np.int64,
+    pa.uint64(): np.uint64,
+    pa.int32(): np.int32,
+    pa.uint32(): np.uint32,
+    pa.float64(): np.float64,
+}
 #: Integers a float64 column takes exactly (pa.array refuses larger ones).
 _EXACT_IN_DOUBLE = 2**53
 
@@ -32,8 +42,10 @@ def _plain(values: Sequence[Any], t: pa.DataType) -> bool:
     if t == pa.bool_():
         return all(v is None or type(v) is bool for v in values)
     if t == pa.float64():
-        return all(v is None or type(v) is float
-                   or (type(v) is int and -_EXACT_IN_DOUBLE <= v <= _EXACT_IN_DOUBLE) for v in values)
+        return all(
+            v is None or type(v) is float or (type(v) is int and -_EXACT_IN_DOUBLE <= v <= _EXACT_IN_DOUBLE)
+            for v in values
+        )
     if t in _INT_RANGE:
         lo, hi = _INT_RANGE[t]
         return all(v is None or (type(v) is int and lo <= v <= hi) for v in values)

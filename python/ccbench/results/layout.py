@@ -3,16 +3,19 @@ can it be written, is there room. Nothing here imports pyarrow, so ``ccbench run
 refuse a bad directory before the simulator starts without loading the result libraries
 (ccbench/backends/preload.py); ccbench.results.store re-exports every name.
 """
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 from .meta import META_FILE
+
 __all__ = ["TABLES", "StoreError", "MIN_FREE_BYTES", "is_store", "check_store_dir", "check_writable"]
 
 #: The tables of a run, one directory each in a store (docs/results.md).
 from .schema import TABLES
+
 #: Files being written carry this prefix (hidden; renamed over the final name when complete).
 TMP_PREFIX = ".tmp-"
 
@@ -42,8 +45,9 @@ def check_writable(root: str | os.PathLike) -> None:
     try:
         _check_writable(Path(root))
     except OSError as e:  # e.g. a parent directory this user may not enter
-        raise StoreError(f"{root}: cannot write the store: {os_reason(e)}"
-                         + (f" ({e.filename})" if e.filename else "")) from None
+        raise StoreError(
+            f"{root}: cannot write the store: {os_reason(e)}" + (f" ({e.filename})" if e.filename else "")
+        ) from None
 
 
 def _check_writable(root: Path) -> None:
@@ -76,8 +80,10 @@ def _check_writable(root: Path) -> None:
         return
     free = st.f_bavail * st.f_frsize
     if free < MIN_FREE_BYTES:
-        raise StoreError(f"{root}: only {free // 1024} KiB free on its file system; a store needs at "
-                         f"least {MIN_FREE_BYTES >> 20} MiB before runs start")
+        raise StoreError(
+            f"{root}: only {free // 1024} KiB free on its file system; a store needs at "
+            f"least {MIN_FREE_BYTES >> 20} MiB before runs start"
+        )
 
 
 def _read_only_fs(path: Path) -> bool:
@@ -103,13 +109,15 @@ def check_store_dir(root: str | os.PathLike, purpose: str = "read") -> None:
     if not found:
         return
     flat = [n for n in found if n in {f"{t}.parquet" for t in TABLES}]
-    what = (f"the flat layout of an older ccbench or of RunResult.write_parquet ({', '.join(flat)})"
-            if flat else ", ".join(found[:6]) + (" ..." if len(found) > 6 else ""))
+    what = (
+        f"the flat layout of an older ccbench or of RunResult.write_parquet ({', '.join(flat)})"
+        if flat
+        else ", ".join(found[:6]) + (" ..." if len(found) > 6 else "")
+    )
     action = "read it" if purpose == "read" else "write into it"
     raise StoreError(
         f"{root}: not a ccbench store, cannot {action}: found {what}; expected a store directory "
         f"(runs/, flows/, series/, link_series/, counters/ of <run_id>.parquet files and "
         f"ccbench.json, as "
-        f"written by `ccbench sweep` or `ccbench run --out`) or an empty directory")
-
-
+        f"written by `ccbench sweep` or `ccbench run --out`) or an empty directory"
+    )

@@ -6,6 +6,7 @@ read back as ``Results.meta``. Keys: ccbench_version, command (argv list or null
 scenario_file, scenario_toml (the scenario as TOML text, overrides applied), grid
 ({key: [values]}), repeat, study (name or null).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -21,9 +22,15 @@ __all__ = ["META_FILE", "build_meta", "write_meta", "read_meta", "scenario_toml"
 META_FILE = "ccbench.json"
 
 
-def build_meta(scenario: Any, backend: str, *, grid: Optional[Mapping[str, Sequence[Any]]] = None,
-               repeat: int = 1, command: Optional[Sequence[str]] = None,
-               study: Optional[str] = None) -> dict[str, Any]:
+def build_meta(
+    scenario: Any,
+    backend: str,
+    *,
+    grid: Optional[Mapping[str, Sequence[Any]]] = None,
+    repeat: int = 1,
+    command: Optional[Sequence[str]] = None,
+    study: Optional[str] = None,
+) -> dict[str, Any]:
     """The ccbench.json dict for runs of ``scenario`` (a Scenario, or None when unknown)."""
     from .. import __version__
 

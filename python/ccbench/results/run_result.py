@@ -3,21 +3,35 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from . import arrow_values
+
 from ..analysis import jain_index
 from ..scenario.aqm import params_json
-from .schema import COUNTERS_SCHEMA, COUNTER_NAMES, COUNTER_SIDES, FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA, RUN_EXTRA_KEYS, json_safe, clean_array, ccbench_version, json_rows, to_frame
-
+from . import arrow_values
+from .schema import (
+    COUNTER_NAMES,
+    COUNTER_SIDES,
+    COUNTERS_SCHEMA,
+    FLOWS_SCHEMA,
+    LINK_SERIES_SCHEMA,
+    RUN_EXTRA_KEYS,
+    RUNS_SCHEMA,
+    SERIES_SCHEMA,
+    ccbench_version,
+    clean_array,
+    json_rows,
+    json_safe,
+    to_frame,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from ..scenario.model import Scenario
-
 
 
 def make_run_id(scenario: "Scenario", backend: str) -> str:
@@ -71,8 +85,8 @@ def scenario_descriptors(scenario: "Scenario", backend: str) -> dict[str, Any]:
 def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     names = schema.names
     return pa.Table.from_arrays(
-        [arrow_values.array([json_safe(r.get(n)) for r in rows], schema.field(n).type) for n in names],
-        schema=schema)
+        [arrow_values.array([json_safe(r.get(n)) for r in rows], schema.field(n).type) for n in names], schema=schema
+    )
 
 
 def _columns(data: Any, names: Sequence[str]) -> dict[str, Any]:
@@ -173,8 +187,9 @@ def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa
     return pa.Table.from_arrays(arrays, schema=FLOWS_SCHEMA)
 
 
-def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
-                    fill: Optional[Mapping[str, pa.Array]] = None) -> pa.Table:
+def _columnar_table(
+    run_id: str, data: Any, schema: pa.Schema, fill: Optional[Mapping[str, pa.Array]] = None
+) -> pa.Table:
     """A series-like table from a columnar mapping (crates/sim/src/report.rs `Series`,
     `LinkSeries`), a list of row mappings, a pyarrow Table or None. ``fill``: column ->
     values by flow id (see :func:`_flow_specs`) for columns the data lacks."""
@@ -189,8 +204,9 @@ def _columnar_table(run_id: str, data: Any, schema: pa.Schema,
             arrays.append(_constant(run_id, f.type, n))
         elif f.name not in cols and fill and f.name in fill:
             if index is None:
-                index = (_flow_index(cols["flow_id"], len(fill[f.name])) if "flow_id" in cols
-                         else pa.nulls(n, pa.int64()))
+                index = (
+                    _flow_index(cols["flow_id"], len(fill[f.name])) if "flow_id" in cols else pa.nulls(n, pa.int64())
+                )
             arrays.append(_by_flow(fill[f.name], index))
         elif f.name in cols:
             arrays.append(_column(cols[f.name], f.type))
@@ -237,9 +253,15 @@ class RunResult:
     them: docs/results.md. ``scenario`` is the Scenario that was run (None when unknown).
     ``save(dir)`` stores the run in a store directory that ``ccbench.load`` reads."""
 
-    def __init__(self, flows_table: pa.Table, runs_table: pa.Table, series_table: pa.Table,
-                 link_series_table: Optional[pa.Table] = None, scenario: Optional["Scenario"] = None,
-                 counters_table: Optional[pa.Table] = None):
+    def __init__(
+        self,
+        flows_table: pa.Table,
+        runs_table: pa.Table,
+        series_table: pa.Table,
+        link_series_table: Optional[pa.Table] = None,
+        scenario: Optional["Scenario"] = None,
+        counters_table: Optional[pa.Table] = None,
+    ):
         self.flows_table = flows_table.cast(FLOWS_SCHEMA)
         self.runs_table = runs_table.cast(RUNS_SCHEMA)
         self.series_table = series_table.cast(SERIES_SCHEMA)
@@ -308,8 +330,7 @@ class RunResult:
         """``{"runs": [...], "flows": [...]}``: rows with docs/results.md column names, NaN → None."""
         return {"runs": json_rows(self.runs_table), "flows": json_rows(self.flows_table)}
 
-    def save(self, directory: str | Path, command: Optional[Sequence[str]] = None,
-             study: Optional[str] = None) -> Path:
+    def save(self, directory: str | Path, command: Optional[Sequence[str]] = None, study: Optional[str] = None) -> Path:
         """Store this run in the store directory ``directory`` (DIR/runs/<run_id>.parquet, ...,
         DIR/ccbench.json), the layout ``ccbench.load``, ``ccbench query`` and the report read.
         ``command``: the argv recorded in ccbench.json. Returns the directory."""
@@ -332,8 +353,13 @@ class RunResult:
             i = runs.schema.get_field_index("wall_time_s")
             runs = runs.set_column(i, runs.schema.field(i), pa.nulls(runs.num_rows, pa.float64()))
         paths = {}
-        for name, table in (("flows", self.flows_table), ("runs", runs), ("series", self.series_table),
-                            ("link_series", self.link_series_table), ("counters", self.counters_table)):
+        for name, table in (
+            ("flows", self.flows_table),
+            ("runs", runs),
+            ("series", self.series_table),
+            ("link_series", self.link_series_table),
+            ("counters", self.counters_table),
+        ):
             path = out / f"{name}.parquet"
             write_table(table, path)
             paths[name] = path

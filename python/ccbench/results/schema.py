@@ -2,11 +2,12 @@
 `flows`, `runs`, `series`, `link_series` and `counters` tables, the MIB counter names, and the
 two ways out of a table: pandas frames with one dtype per column whatever the backend
 (:func:`to_frame`) and JSON rows with NaN / inf as null (:func:`json_rows`, :func:`clean`)."""
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
 import pyarrow as pa
 import pyarrow.compute as pc
 

@@ -22,6 +22,7 @@ int64, float64, else string); ccbench.sweeps.plan gives every run of a sweep the
 axis. A key path that equals a standard column name (e.g. ``seed``) is stored as
 ``sweep.<key>`` instead.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,18 +33,32 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from .meta import META_FILE, build_meta, read_meta, write_meta
+
 from ..procs import alive
-from .schema import to_frame
+
 # the directory's layout and the checks made before a run, which need no pyarrow (`ccbench run
 # --out` makes them before the simulator starts; ccbench/backends/preload.py)
-from .layout import MIN_FREE_BYTES, TABLES, StoreError, TMP_PREFIX, os_reason, check_store_dir, check_writable, is_store
+from .layout import MIN_FREE_BYTES, TABLES, TMP_PREFIX, StoreError, check_store_dir, check_writable, is_store, os_reason
+from .meta import META_FILE, build_meta, read_meta, write_meta
+from .schema import to_frame
 
 if TYPE_CHECKING:  # pandas is imported where DataFrames are made: `ccbench run --out` makes none
     import pandas as pd
 
-__all__ = ["TABLES", "Store", "StoreError", "SkippedFileWarning", "Results", "load", "query",
-           "connect", "save_run", "is_store", "check_writable", "MIN_FREE_BYTES"]
+__all__ = [
+    "TABLES",
+    "Store",
+    "StoreError",
+    "SkippedFileWarning",
+    "Results",
+    "load",
+    "query",
+    "connect",
+    "save_run",
+    "is_store",
+    "check_writable",
+    "MIN_FREE_BYTES",
+]
 
 _COMPRESSED = ("series", "link_series")
 #: Columns of the series files that get Parquet min/max statistics: the keys and the time a
@@ -144,9 +159,16 @@ class Store:
                     pass
         return n
 
-    def write(self, run_id: str, runs: Any, flows: Any = None, series: Any = None,
-              columns: Mapping[str, Any] | None = None, link_series: Any = None,
-              counters: Any = None) -> str:
+    def write(
+        self,
+        run_id: str,
+        runs: Any,
+        flows: Any = None,
+        series: Any = None,
+        columns: Mapping[str, Any] | None = None,
+        link_series: Any = None,
+        counters: Any = None,
+    ) -> str:
         """Store one run atomically (counters, link_series, series, flows, then runs as the
         commit marker).
 
@@ -160,9 +182,10 @@ class Store:
         try:
             return self._write(run_id, runs, flows, series, columns, link_series, counters)
         except OSError as e:
-            raise StoreError(f"{self.root}: cannot store run {run_id}: {os_reason(e)} (the runs "
-                             f"stored before it are kept; run the same command again to resume)"
-                             ) from None
+            raise StoreError(
+                f"{self.root}: cannot store run {run_id}: {os_reason(e)} (the runs "
+                f"stored before it are kept; run the same command again to resume)"
+            ) from None
 
     def statuses(self) -> dict[str, str]:
         """run_id -> status of every readable runs file ("ok", "failed", ...)."""
@@ -187,12 +210,19 @@ class Store:
             return None
         return (tab.column("status")[0].as_py() if tab.num_rows else None) or "ok"
 
-    def _write(self, run_id: str, runs: Any, flows: Any, series: Any,
-               columns: Mapping[str, Any] | None, link_series: Any, counters: Any) -> str:
+    def _write(
+        self,
+        run_id: str,
+        runs: Any,
+        flows: Any,
+        series: Any,
+        columns: Mapping[str, Any] | None,
+        link_series: Any,
+        counters: Any,
+    ) -> str:
         if self._standard is None:
             self._standard = _standard_columns()
-        extra = {param_column(k, self._standard) if k != "repeat" else k: v
-                 for k, v in (columns or {}).items()}
+        extra = {param_column(k, self._standard) if k != "repeat" else k: v for k, v in (columns or {}).items()}
         runs_t = _with_columns(_as_arrow(runs, "runs"), extra)
         status, self.last_error = "ok", None
         if runs_t.num_rows and "status" in runs_t.column_names:
@@ -200,8 +230,7 @@ class Store:
         if status != "ok" and runs_t.num_rows and "error" in runs_t.column_names:
             self.last_error = runs_t.column("error")[0].as_py()
         files = []
-        for table, data in (("counters", counters), ("link_series", link_series), ("series", series),
-                            ("flows", flows)):
+        for table, data in (("counters", counters), ("link_series", link_series), ("series", series), ("flows", flows)):
             target = self.path(table, run_id)
             tab = _as_arrow(data, table) if data is not None else None
             if tab is None or tab.num_rows == 0:
@@ -247,8 +276,12 @@ def _write_table(tab: pa.Table, path: Path) -> None:
     this size); series and link_series files are zstd-compressed."""
     series = path.parent.name in _COMPRESSED
     stats = [c for c in tab.column_names if c in _STATS_COLUMNS] if series else False
-    pq.write_table(tab.replace_schema_metadata(None), str(path),
-                   compression="zstd" if series else "none", write_statistics=stats or False)
+    pq.write_table(
+        tab.replace_schema_metadata(None),
+        str(path),
+        compression="zstd" if series else "none",
+        write_statistics=stats or False,
+    )
 
 
 def _parquet_files(d: Path) -> list[Path]:
@@ -260,7 +293,7 @@ def _parquet_files(d: Path) -> list[Path]:
 
 def _tmp_pid(name: str) -> int | None:
     try:
-        return int(name[len(TMP_PREFIX):].split("-", 1)[0])
+        return int(name[len(TMP_PREFIX) :].split("-", 1)[0])
     except ValueError:
         return None
 
@@ -294,6 +327,7 @@ def _with_columns(tab: pa.Table, extra: Mapping[str, Any]) -> pa.Table:
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
+
 
 def _read_one(p: Path) -> pa.Table | None:
     try:
@@ -402,8 +436,8 @@ class Results:
             "runs": len(self.runs),
             "failed": len(self.failed_runs),
             "flows": len(self.flows),
-            "backend": m.get("backend") or (", ".join(sorted(set(self.runs["backend"])))
-                                            if "backend" in self.runs and len(self.runs) else None),
+            "backend": m.get("backend")
+            or (", ".join(sorted(set(self.runs["backend"]))) if "backend" in self.runs and len(self.runs) else None),
             "study": m.get("study"),
             "swept": self.swept,
             "repeat": m.get("repeat"),
@@ -427,15 +461,20 @@ class Results:
 
         s = self._summary()
         esc = html.escape
-        rows = [("directory", str(self.root)), ("runs", f"{s['runs']} ({s['failed']} failed)"),
-                ("flow rows", str(s["flows"]))]
+        rows = [
+            ("directory", str(self.root)),
+            ("runs", f"{s['runs']} ({s['failed']} failed)"),
+            ("flow rows", str(s["flows"])),
+        ]
         for label, key in (("backend", "backend"), ("study", "study"), ("repeat", "repeat")):
             if s[key]:
                 rows.append((label, str(s[key])))
         if s["swept"]:
             rows.append(("swept", ", ".join(s["swept"])))
-        head = "".join(f"<tr><th style='text-align:left'>{esc(k)}</th><td style='text-align:left'>"
-                       f"{esc(v)}</td></tr>" for k, v in rows)
+        head = "".join(
+            f"<tr><th style='text-align:left'>{esc(k)}</th><td style='text-align:left'>{esc(v)}</td></tr>"
+            for k, v in rows
+        )
         out = f"<div><b>ccbench Results</b><table>{head}</table>"
         cells = self.cell_goodput()
         if len(cells):
@@ -455,20 +494,27 @@ def load(dir: str | os.PathLike) -> Results:
     return Results(dir)
 
 
-def save_run(result: Any, dir: str | os.PathLike, command: Sequence[str] | None = None,
-             study: str | None = None) -> Path:
+def save_run(
+    result: Any, dir: str | os.PathLike, command: Sequence[str] | None = None, study: str | None = None
+) -> Path:
     """Store one RunResult in the store directory ``dir`` (what ``ccbench run --out`` writes):
     its tables via :meth:`Store.write` and DIR/ccbench.json. Returns the directory."""
     root = Path(dir)
     store = Store(root)  # prepare() refuses what is not a store, or not writable
     store.prepare()
-    store.write(result.run_id, result.runs_table, result.flows_table, result.series_table,
-                link_series=getattr(result, "link_series_table", None),
-                counters=getattr(result, "counters_table", None))
+    store.write(
+        result.run_id,
+        result.runs_table,
+        result.flows_table,
+        result.series_table,
+        link_series=getattr(result, "link_series_table", None),
+        counters=getattr(result, "counters_table", None),
+    )
     scenario = getattr(result, "scenario", None)
     try:
-        write_meta(root, build_meta(scenario, result.runs_table.column("backend")[0].as_py(),
-                                    command=command, study=study))
+        write_meta(
+            root, build_meta(scenario, result.runs_table.column("backend")[0].as_py(), command=command, study=study)
+        )
     except OSError as e:
         raise StoreError(f"{root}: cannot write {META_FILE}: {os_reason(e)}") from None
     return root
@@ -505,8 +551,7 @@ def connect(dir: str | os.PathLike, con=None):
         elif t == "runs":
             con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src}")
         else:  # skip orphans (files whose run has no runs file yet)
-            con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src} "
-                        f"WHERE run_id IN (SELECT run_id FROM runs)")
+            con.execute(f"CREATE OR REPLACE VIEW {t} AS SELECT * FROM {src} WHERE run_id IN (SELECT run_id FROM runs)")
     return con
 
 
@@ -534,11 +579,10 @@ def _duckdb_source(con, root: Path, table: str) -> str | None:
     good = []
     for p in files:
         try:
-            pq.ParquetFile(p).metadata  # the footer parses: the file is whole
+            _ = pq.ParquetFile(p).metadata  # the footer parses: the file is whole
             good.append(p)
         except Exception as e:
-            warnings.warn(f"{p}: unreadable, left out of the query ({e})", SkippedFileWarning,
-                          stacklevel=3)
+            warnings.warn(f"{p}: unreadable, left out of the query ({e})", SkippedFileWarning, stacklevel=3)
     if not good:
         return None
     return f"read_parquet([{', '.join(_sql_str(str(p)) for p in good)}], {opts})"

@@ -7,15 +7,17 @@ resolves the defaults into the simulator's form (crates/sim/src/queue/aqm.rs ``A
 SI integers, ``*_ns`` times, bytes, packets, bit/s), which is also what the results record in
 the ``aqm_params`` column.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from . import limits
 from .. import units
-from ..units import UnitError, quote as _q
+from ..units import UnitError
+from ..units import quote as _q
+from . import limits
 
 __all__ = ["NAMES", "PARAMS", "problems", "given_wire", "resolved_wire", "params_json"]
 
@@ -54,7 +56,10 @@ PARAMS: dict[str, tuple[Param, ...]] = {
     "droptail": (),
     "codel": (_TARGET, _INTERVAL, _LIMIT_PKTS, _ECN),
     "fq_codel": (
-        _TARGET, _INTERVAL, _LIMIT_PKTS, _ECN,
+        _TARGET,
+        _INTERVAL,
+        _LIMIT_PKTS,
+        _ECN,
         _p("flows", "flows", "int", 1, 65536, "hash buckets"),
         _p("quantum", "quantum", "size", 1, 1 << 20, "bytes a flow sends per round"),
         _p("memory_limit", "memory_limit", "size", 1, 1 << 40, "memory the queued packets may use"),
@@ -63,7 +68,8 @@ PARAMS: dict[str, tuple[Param, ...]] = {
     "pie": (
         _TARGET,
         _p("tupdate", "tupdate_ns", "time", doc="period of the drop-probability update"),
-        _LIMIT_PKTS, _ECN,
+        _LIMIT_PKTS,
+        _ECN,
         _p("alpha", "alpha", "int", 0, 32, "gain on the delay error, in 1/16"),
         _p("beta", "beta", "int", 0, 32, "gain on the delay trend, in 1/16"),
         _p("bytemode", "bytemode", "bool", doc="scale the drop probability by packet size"),
@@ -97,12 +103,32 @@ _MS = 1_000_000
 DEFAULTS: dict[str, dict[str, Any]] = {
     "droptail": {},
     "codel": {"target_ns": 5 * _MS, "interval_ns": 100 * _MS, "limit_packets": 1000, "ecn": False},
-    "fq_codel": {"target_ns": 5 * _MS, "interval_ns": 100 * _MS, "limit_packets": 10240, "ecn": True,
-                 "flows": 1024, "quantum": LINUX_MTU, "memory_limit": 32 << 20, "drop_batch": 64},
-    "pie": {"target_ns": 15 * _MS, "tupdate_ns": 15 * _MS, "limit_packets": 1000, "ecn": False,
-            "alpha": 2, "beta": 20, "bytemode": False},
-    "fq": {"limit_packets": 10000, "flow_limit": 100, "quantum": 2 * LINUX_MTU,
-           "initial_quantum": 10 * LINUX_MTU, "horizon_ns": 10_000 * _MS},
+    "fq_codel": {
+        "target_ns": 5 * _MS,
+        "interval_ns": 100 * _MS,
+        "limit_packets": 10240,
+        "ecn": True,
+        "flows": 1024,
+        "quantum": LINUX_MTU,
+        "memory_limit": 32 << 20,
+        "drop_batch": 64,
+    },
+    "pie": {
+        "target_ns": 15 * _MS,
+        "tupdate_ns": 15 * _MS,
+        "limit_packets": 1000,
+        "ecn": False,
+        "alpha": 2,
+        "beta": 20,
+        "bytemode": False,
+    },
+    "fq": {
+        "limit_packets": 10000,
+        "flow_limit": 100,
+        "quantum": 2 * LINUX_MTU,
+        "initial_quantum": 10 * LINUX_MTU,
+        "horizon_ns": 10_000 * _MS,
+    },
 }
 
 
@@ -113,8 +139,17 @@ def _red_defaults(limit_bytes: int, given: Mapping[str, Any]) -> dict[str, Any]:
     avpkt = given.get("avpkt", MTU)
     lo = given.get("min_bytes", max(limit_bytes // 10, MTU))
     hi = given.get("max_bytes", 3 * lo)
-    return {"limit_bytes": limit_bytes, "min_bytes": lo, "max_bytes": hi, "probability": 0.1, "avpkt": avpkt,
-            "burst": max((2 * lo + hi) // (3 * avpkt), 1), "gentle": True, "ecn": False, "harddrop": False}
+    return {
+        "limit_bytes": limit_bytes,
+        "min_bytes": lo,
+        "max_bytes": hi,
+        "probability": 0.1,
+        "avpkt": avpkt,
+        "burst": max((2 * lo + hi) // (3 * avpkt), 1),
+        "gentle": True,
+        "ecn": False,
+        "harddrop": False,
+    }
 
 
 _FORMS = {
@@ -186,8 +221,9 @@ def problems(aqm: str, raw: Any, prefix: str = "bottleneck.aqm_params") -> list[
         given = given_wire(aqm, raw)
         r = _red_defaults(given.get("limit_bytes", 10 * MTU), given)
         if r["min_bytes"] >= r["max_bytes"]:
-            out.append((f"{prefix}.max", f"max ({r['max_bytes']} B) is not above min ({r['min_bytes']} B)",
-                        "min < max"))
+            out.append(
+                (f"{prefix}.max", f"max ({r['max_bytes']} B) is not above min ({r['min_bytes']} B)", "min < max")
+            )
     return out
 
 

@@ -1,5 +1,6 @@
 """The one error every bad input raises: ScenarioError, one line per problem naming the
 source, the key path and what was expected."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence

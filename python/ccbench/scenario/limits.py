@@ -5,6 +5,7 @@ memory) and keep every number inside what both backends represent exactly: times
 nanoseconds in u64 on the Rust side and float seconds in the results, which are exact to the
 nanosecond only below 2^53 ns (104 days). No sane run comes near any of them.
 """
+
 from __future__ import annotations
 
 NS_PER_S = 10**9

@@ -7,6 +7,7 @@ The TOML keys are the field *aliases* (``rate``, ``rtt``, ``duration`` …); the
 normalised values (``rate_bps``, ``rtt_s``, ``duration_s`` …), see docs/internal-api.md.
 Times are kept as float seconds that are exact to the nanosecond (they are parsed as integer
 nanoseconds first), so ``sim_config()`` recovers the integers without rounding noise."""
+
 from __future__ import annotations
 
 import copy
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Sequence, Union
+
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -34,14 +36,15 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+from .. import units
+from ..units import BufferSpec, UnitError
+from ..units import quote as _q
 from . import aqm as _aqm
 from . import limits, trace_file
-from .. import units
 from . import wifi as _wifi
-from ..units import BufferSpec, UnitError, quote as _q
 from .errors import ScenarioError, key_path
-from .parse import override_items, set_path, check_nesting, parse_toml, read_toml_text
-
+from .parse import check_nesting, override_items, parse_toml, read_toml_text, set_path
 
 #: The algorithm names a scenario may use; a backend's ``check()`` refines what it can run.
 BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
@@ -49,8 +52,20 @@ BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
 
 #: Algorithms only some backends run (ns-3's, named after the Linux module of the same algorithm);
 #: each backend's ``check()`` refuses those it lacks.
-EXTRA_ALGORITHMS = ("westwood", "highspeed", "hybla", "illinois", "scalable", "yeah", "htcp", "bic", "veno",
-                    "lp", "dctcp", "ledbat")
+EXTRA_ALGORITHMS = (
+    "westwood",
+    "highspeed",
+    "hybla",
+    "illinois",
+    "scalable",
+    "yeah",
+    "htcp",
+    "bic",
+    "veno",
+    "lp",
+    "dctcp",
+    "ledbat",
+)
 
 
 #: Names users write for algorithms no backend models yet, with what to say instead of a
@@ -69,9 +84,7 @@ MSS = 1448
 
 
 def _custom(problem: str, expected: str | None = None) -> PydanticCustomError:
-    return PydanticCustomError(
-        "ccbench", "{problem}", {"problem": problem, "expected": expected or ""}
-    )
+    return PydanticCustomError("ccbench", "{problem}", {"problem": problem, "expected": expected or ""})
 
 
 def _unit(fn, value):
@@ -95,8 +108,17 @@ def _fmt_bytes(n: int) -> str:
     return f"{n}B"
 
 
-def _ranged(fn, value, lo: int, hi: int, fmt, what: str, off: bool = False,
-            zero: tuple[str, str] | None = None, low: tuple[str, str] | None = None) -> int:
+def _ranged(
+    fn,
+    value,
+    lo: int,
+    hi: int,
+    fmt,
+    what: str,
+    off: bool = False,
+    zero: tuple[str, str] | None = None,
+    low: tuple[str, str] | None = None,
+) -> int:
     """``fn(value)`` (an integer in SI units) if within [lo, hi] (or 0 when ``off``), else an
     error that states the accepted range; a number too large for any range says the same.
     ``zero`` / ``low``: (problem, expected) for 0 / below ``lo`` instead of the range."""
@@ -119,15 +141,28 @@ def _ranged(fn, value, lo: int, hi: int, fmt, what: str, off: bool = False,
     return n
 
 
-def _time_s(value, lo_ns: int = 0, hi_ns: int = limits.MAX_TIME_NS, off: bool = False,
-            zero: tuple[str, str] | None = None, what: str = "a time") -> float:
+def _time_s(
+    value,
+    lo_ns: int = 0,
+    hi_ns: int = limits.MAX_TIME_NS,
+    off: bool = False,
+    zero: tuple[str, str] | None = None,
+    what: str = "a time",
+) -> float:
     """A time in seconds (exact to the nanosecond) within [lo_ns, hi_ns]."""
     return _ranged(units.parse_time_ns, value, lo_ns, hi_ns, _fmt_ns, what, off, zero) / 1e9
 
 
 def _rate_bps(value, form: str) -> int:
-    return _ranged(units.parse_rate, value, 1, limits.MAX_RATE_BPS, units.format_rate, "a rate",
-                   zero=("is not a positive rate", form))
+    return _ranged(
+        units.parse_rate,
+        value,
+        1,
+        limits.MAX_RATE_BPS,
+        units.format_rate,
+        "a rate",
+        zero=("is not a positive rate", form),
+    )
 
 
 class _Model(BaseModel):
@@ -137,8 +172,10 @@ class _Model(BaseModel):
 _PROB_FORM = 'a percentage 0-100%, e.g. "1%" (0 is also accepted)'
 
 
-_BUFFER_RANGE = (f"a buffer of at most {limits.MAX_BUFFER_PACKETS}pkt or {limits.MAX_BUFFER_BYTES // 10**9}GB "
-                 '(also as Nbdp), e.g. "1bdp", "100pkt" or "256KB"')
+_BUFFER_RANGE = (
+    f"a buffer of at most {limits.MAX_BUFFER_PACKETS}pkt or {limits.MAX_BUFFER_BYTES // 10**9}GB "
+    '(also as Nbdp), e.g. "1bdp", "100pkt" or "256KB"'
+)
 
 
 class LossModel(_Model):
@@ -277,8 +314,10 @@ class Bottleneck(_Model):
     @classmethod
     def _reverse_alone(cls, v):
         if isinstance(v, _ReverseAlone):
-            raise _custom(f"{_q(str(v))} without a trace: trace_reverse sets the ACK direction of a trace link",
-                          'trace = "..." as well (trace_reverse defaults to it)')
+            raise _custom(
+                f"{_q(str(v))} without a trace: trace_reverse sets the ACK direction of a trace link",
+                'trace = "..." as well (trace_reverse defaults to it)',
+            )
         return v
 
     @field_validator("trace", "trace_reverse")
@@ -328,9 +367,7 @@ class Bottleneck(_Model):
             return {"model": "bernoulli", "p": v}
         if isinstance(v, Mapping) or isinstance(v, LossModel):
             return v
-        raise _custom(
-            f"{_q(v)} is not a loss", 'a percentage such as "0.1%" or a table { model = "gilbert", ... }'
-        )
+        raise _custom(f"{_q(v)} is not a loss", 'a percentage such as "0.1%" or a table { model = "gilbert", ... }')
 
     @field_validator("buffer", mode="before")
     @classmethod
@@ -434,18 +471,30 @@ class FlowGroup(_Model):
     @field_validator("rwnd_bytes", mode="before")
     @classmethod
     def _rwnd(cls, v):
-        return _ranged(units.parse_size, v, 2 * MSS, limits.MAX_RWND_BYTES, _fmt_bytes,
-                       "a receive window (TCP window scaling ends at 1GiB)",
-                       low=(f"is below two segments ({2 * MSS} bytes)", units.SIZE_FORM))
+        return _ranged(
+            units.parse_size,
+            v,
+            2 * MSS,
+            limits.MAX_RWND_BYTES,
+            _fmt_bytes,
+            "a receive window (TCP window scaling ends at 1GiB)",
+            low=(f"is below two segments ({2 * MSS} bytes)", units.SIZE_FORM),
+        )
 
     @field_validator("size_bytes", mode="before")
     @classmethod
     def _size(cls, v):
         if v is None:
             return None
-        return _ranged(units.parse_size, v, 1, limits.MAX_SIZE_BYTES, _fmt_bytes,
-                       "a size (or leave it out for a bulk flow)",
-                       zero=("is not a positive size", units.SIZE_FORM + " (or leave it out for a bulk flow)"))
+        return _ranged(
+            units.parse_size,
+            v,
+            1,
+            limits.MAX_SIZE_BYTES,
+            _fmt_bytes,
+            "a size (or leave it out for a bulk flow)",
+            zero=("is not a positive size", units.SIZE_FORM + " (or leave it out for a bulk flow)"),
+        )
 
     @property
     def start_s(self) -> float:
@@ -473,13 +522,13 @@ def _wifi_time_ns(v, what: str) -> int:
     """A time of ``[wifi]``: a bare integer is nanoseconds (the keys end in ``_ns``), or a time
     with its unit ("9us")."""
     if isinstance(v, bool):
-        raise _custom(f"{_q(v)} is not a time", f"{what}: nanoseconds or a time such as \"9us\"")
+        raise _custom(f"{_q(v)} is not a time", f'{what}: nanoseconds or a time such as "9us"')
     if isinstance(v, int):
         n = v
     else:
         n = _unit(units.parse_time_ns, v)
     if n <= 0 or n > 10**9:
-        raise _custom(f"{_q(v)} is not within 1 ns to 1 s", f"{what}: nanoseconds or a time such as \"9us\"")
+        raise _custom(f"{_q(v)} is not within 1 ns to 1 s", f'{what}: nanoseconds or a time such as "9us"')
     return n
 
 
@@ -631,8 +680,9 @@ class Scenario(_Model):
     @field_validator("duration_s", mode="before")
     @classmethod
     def _duration(cls, v):
-        return _time_s(v, limits.MIN_DURATION_NS, zero=("is not a positive duration", units.TIME_FORM),
-                       what="a duration")
+        return _time_s(
+            v, limits.MIN_DURATION_NS, zero=("is not a positive duration", units.TIME_FORM), what="a duration"
+        )
 
     @field_validator("sample_interval_s", mode="before")
     @classmethod
@@ -662,9 +712,11 @@ class Scenario(_Model):
             raise ScenarioError(source, *link_problems[0], problems=link_problems)
         if sc.start_jitter_s >= sc.duration_s:
             raise ScenarioError(
-                source, "start_jitter",
+                source,
+                "start_jitter",
                 f"{_q(raw.get('start_jitter'))} is not below the duration ({units.format_time(sc.duration_s)})",
-                "a time shorter than the run, e.g. \"10ms\", or 0 for exact starts")
+                'a time shorter than the run, e.g. "10ms", or 0 for exact starts',
+            )
         problems = sc._cost_and_sense_problems(raw)
         if problems:
             raise ScenarioError(source, *problems[0], problems=problems)
@@ -681,9 +733,7 @@ class Scenario(_Model):
         """A copy of the TOML-shaped dict this scenario was validated from."""
         return copy.deepcopy(self._raw)
 
-    def with_overrides(
-        self, overrides: Mapping[str, Any] | Sequence[str], source: str | None = None
-    ) -> "Scenario":
+    def with_overrides(self, overrides: Mapping[str, Any] | Sequence[str], source: str | None = None) -> "Scenario":
         """A new scenario with dotted-path overrides applied to the raw input and re-validated.
 
         ``overrides``: a mapping ``{"bottleneck.loss": "1%", "flows.0.cc": "bbr"}`` (values used
@@ -707,17 +757,32 @@ class Scenario(_Model):
         given_rate = _given(raw, "bottleneck", "rate")
         if b.link == "wire":
             if "wifi" in raw:
-                return [("wifi", 'a [wifi] table needs bottleneck.link = "wifi"',
-                         'bottleneck.link = "wifi", or no [wifi] table')]
+                return [
+                    (
+                        "wifi",
+                        'a [wifi] table needs bottleneck.link = "wifi"',
+                        'bottleneck.link = "wifi", or no [wifi] table',
+                    )
+                ]
             if b.rate_bps is None:
                 return [("bottleneck.rate", "required key is missing", units.RATE_FORM)]
             return []
         if given_rate is not None:
-            return [("bottleneck.rate", f"{_q(given_rate)}: the Wi-Fi PHY sets the rate",
-                     "no rate with link = \"wifi\" (set wifi.mcs, width_mhz, short_gi)")]
+            return [
+                (
+                    "bottleneck.rate",
+                    f"{_q(given_rate)}: the Wi-Fi PHY sets the rate",
+                    'no rate with link = "wifi" (set wifi.mcs, width_mhz, short_gi)',
+                )
+            ]
         if b.trace:
-            return [("bottleneck.trace", "a trace and link = \"wifi\" cannot go together",
-                     'either trace = "..." or link = "wifi"')]
+            return [
+                (
+                    "bottleneck.trace",
+                    'a trace and link = "wifi" cannot go together',
+                    'either trace = "..." or link = "wifi"',
+                )
+            ]
         w = self.wifi or Wifi()
         if w.mcs_trace is not None:
             path = Path(w.mcs_trace)
@@ -749,52 +814,95 @@ class Scenario(_Model):
         dur_text = _q(_given(raw, "duration", default="30s"))
         base = self._base_rtt_ns()
         if dur <= 2 * base:
-            out.append(("duration", f"{dur_text} is not longer than two base RTTs ({_fmt_ns(2 * base)}): "
-                        "no data can be acknowledged", f"a duration over {_fmt_ns(2 * base)}"))
+            out.append(
+                (
+                    "duration",
+                    f"{dur_text} is not longer than two base RTTs ({_fmt_ns(2 * base)}): no data can be acknowledged",
+                    f"a duration over {_fmt_ns(2 * base)}",
+                )
+            )
         packets = self.bottleneck.rate_bps * dur // (MTU * 8 * 10**9)
         if packets > limits.MAX_PACKETS_PER_RUN:
             most = limits.MAX_PACKETS_PER_RUN * MTU * 8 * 10**9 // self.bottleneck.rate_bps
-            out.append(("duration", f"{dur_text} at {units.format_rate(self.bottleneck.rate_bps)} is "
-                        f"{packets:.3g} full-size packets, over the {limits.MAX_PACKETS_PER_RUN:.0e} a run may carry",
-                        f"at most {_fmt_ns(most)} at this rate"))
+            out.append(
+                (
+                    "duration",
+                    f"{dur_text} at {units.format_rate(self.bottleneck.rate_bps)} is "
+                    f"{packets:.3g} full-size packets, over the {limits.MAX_PACKETS_PER_RUN:.0e} a run may carry",
+                    f"at most {_fmt_ns(most)} at this rate",
+                )
+            )
         n = self.n_flows
         if n > limits.MAX_FLOWS:
-            out.append(("flows", f"{n} connections in all groups, over the {limits.MAX_FLOWS} a run may have",
-                        f"at most {limits.MAX_FLOWS} connections (the counts of all [[flows]] together)"))
+            out.append(
+                (
+                    "flows",
+                    f"{n} connections in all groups, over the {limits.MAX_FLOWS} a run may have",
+                    f"at most {limits.MAX_FLOWS} connections (the counts of all [[flows]] together)",
+                )
+            )
         step = _ns(self.sample_interval_s)
         if step:
             rows = -(-dur // step) * (n + 1)
             if rows > limits.MAX_SERIES_ROWS:
                 least = -(-dur * (n + 1) // limits.MAX_SERIES_ROWS)
-                out.append(("sample_interval", f"{_q(_given(raw, 'sample_interval'))} gives {rows:.3g} series rows "
-                            f"({n} flows + the link over {_fmt_ns(dur)}), over the {limits.MAX_SERIES_ROWS:.0e} "
-                            "a run may hold", f'at least {_fmt_ns(least)} here, or "0s" for no series'))
+                out.append(
+                    (
+                        "sample_interval",
+                        f"{_q(_given(raw, 'sample_interval'))} gives {rows:.3g} series rows "
+                        f"({n} flows + the link over {_fmt_ns(dur)}), over the {limits.MAX_SERIES_ROWS:.0e} "
+                        "a run may hold",
+                        f'at least {_fmt_ns(least)} here, or "0s" for no series',
+                    )
+                )
         ping = _ns(self.probe.ping_s)
         if ping and dur // ping > limits.MAX_PINGS:
             least = -(-dur // limits.MAX_PINGS)
-            out.append(("probe.ping", f"{_q(_given(raw, 'probe', 'ping'))} sends {dur // ping:.3g} pings, "
-                        f"over the {limits.MAX_PINGS:.0e} a run may send",
-                        f'at least {_fmt_ns(least)} for this duration, or 0 for off'))
+            out.append(
+                (
+                    "probe.ping",
+                    f"{_q(_given(raw, 'probe', 'ping'))} sends {dur // ping:.3g} pings, "
+                    f"over the {limits.MAX_PINGS:.0e} a run may send",
+                    f"at least {_fmt_ns(least)} for this duration, or 0 for off",
+                )
+            )
         out += self._start_problems(raw, dur)
         out += _aqm.problems(self.bottleneck.aqm, self.bottleneck.aqm_params)
         b = self.bottleneck
         if b.jitter_dist == "uniform" and _ns(b.jitter_s) > _ns(b.rtt_s) // 2:
             half = _ns(b.rtt_s) // 2
-            out.append(("bottleneck.jitter", f"{_q(_given(raw, 'bottleneck', 'jitter'))} of uniform jitter is more "
-                        f"than the one-way delay (rtt / 2 = {_fmt_ns(half)}): delays would be clipped at 0, "
-                        "which changes the mean delay", f"at most {_fmt_ns(half)} (half the rtt)"))
+            out.append(
+                (
+                    "bottleneck.jitter",
+                    f"{_q(_given(raw, 'bottleneck', 'jitter'))} of uniform jitter is more "
+                    f"than the one-way delay (rtt / 2 = {_fmt_ns(half)}): delays would be clipped at 0, "
+                    "which changes the mean delay",
+                    f"at most {_fmt_ns(half)} (half the rtt)",
+                )
+            )
         buf = self.buffer_bytes
         if b.buffer.kind == "bdp" and buf > limits.MAX_BUFFER_BYTES:
-            out.append(("bottleneck.buffer", f"{_q(_given(raw, 'bottleneck', 'buffer'))} is {_fmt_bytes(buf)} here, "
-                        f"over the maximum {_fmt_bytes(limits.MAX_BUFFER_BYTES)}", _BUFFER_RANGE))
+            out.append(
+                (
+                    "bottleneck.buffer",
+                    f"{_q(_given(raw, 'bottleneck', 'buffer'))} is {_fmt_bytes(buf)} here, "
+                    f"over the maximum {_fmt_bytes(limits.MAX_BUFFER_BYTES)}",
+                    _BUFFER_RANGE,
+                )
+            )
         queue = buf if buf is not None else self.buffer_packets * MTU
         windows = sum(g.count * g.rwnd_bytes for g in self.flows)
         in_flight = min(windows, int(self._bdp()) + queue)
         if in_flight > limits.MAX_IN_FLIGHT_BYTES:
             gi = max(range(len(self.flows)), key=lambda i: self.flows[i].count * self.flows[i].rwnd_bytes)
-            out.append((f"flows.{gi}.rwnd", f"up to {_fmt_bytes(in_flight)} could be in flight (flows × rwnd, and "
-                        f"BDP + buffer, both above {_fmt_bytes(limits.MAX_IN_FLIGHT_BYTES)})",
-                        f"a smaller rwnd or fewer flows: at most {_fmt_bytes(limits.MAX_IN_FLIGHT_BYTES)} in flight"))
+            out.append(
+                (
+                    f"flows.{gi}.rwnd",
+                    f"up to {_fmt_bytes(in_flight)} could be in flight (flows × rwnd, and "
+                    f"BDP + buffer, both above {_fmt_bytes(limits.MAX_IN_FLIGHT_BYTES)})",
+                    f"a smaller rwnd or fewer flows: at most {_fmt_bytes(limits.MAX_IN_FLIGHT_BYTES)} in flight",
+                )
+            )
         return out
 
     def _start_problems(self, raw: Mapping[str, Any], dur: int) -> list[tuple[str, str, str]]:
@@ -809,10 +917,15 @@ class Scenario(_Model):
             given = _given(raw_flows[gi] if gi < len(raw_flows) else {}, "start", default="0s")
             who = f"connection {g.count - 1} of the group" if g.count > 1 else "the flow"
             plus = f" (plus up to start_jitter {_fmt_ns(jitter)})" if jitter else ""
-            out.append((f"flows.{gi}.start", f"{_q(given)}: {who} starts at {_fmt_ns(last)}{plus}, not before "
-                        f"the end of the run ({_fmt_ns(dur)}): it would measure nothing",
-                        f"every connection starting before {_fmt_ns(dur - jitter)}"
-                        + (" (the duration minus start_jitter)" if jitter else "")))
+            out.append(
+                (
+                    f"flows.{gi}.start",
+                    f"{_q(given)}: {who} starts at {_fmt_ns(last)}{plus}, not before "
+                    f"the end of the run ({_fmt_ns(dur)}): it would measure nothing",
+                    f"every connection starting before {_fmt_ns(dur - jitter)}"
+                    + (" (the duration minus start_jitter)" if jitter else ""),
+                )
+            )
         return out
 
     # ---- derived values -------------------------------------------------------------------
@@ -881,9 +994,18 @@ class Scenario(_Model):
 
     def expanded_flows(self) -> list[FlowSpec]:
         return [
-            FlowSpec(id=fid, group=gi, cc=g.cc, start_s=start_s, rwnd_bytes=g.rwnd_bytes,
-                     size_bytes=g.size_bytes, pacing=g.pacing, timestamps=g.timestamps, ecn=g.ecn,
-                     direction=g.direction)
+            FlowSpec(
+                id=fid,
+                group=gi,
+                cc=g.cc,
+                start_s=start_s,
+                rwnd_bytes=g.rwnd_bytes,
+                size_bytes=g.size_bytes,
+                pacing=g.pacing,
+                timestamps=g.timestamps,
+                ecn=g.ecn,
+                direction=g.direction,
+            )
             for fid, gi, g, start_s in self._flow_starts()
         ]
 
@@ -945,11 +1067,7 @@ class Scenario(_Model):
     def _sim_config_common(self) -> dict:
         """Everything of the simulator's JSON but the connections."""
         b = self.bottleneck
-        buffer = (
-            {"packets": self.buffer_packets}
-            if self.buffer_packets is not None
-            else {"bytes": self.buffer_bytes}
-        )
+        buffer = {"packets": self.buffer_packets} if self.buffer_packets is not None else {"bytes": self.buffer_bytes}
         return {
             "name": self.name,
             "duration_ns": _ns(self.duration_s),
@@ -1027,8 +1145,11 @@ class Scenario(_Model):
         if not b.traced:
             return ""
         rev = b.trace_reverse if isinstance(b.trace_reverse, trace_file.TraceRef) else b.trace
-        return {"name": str(b.trace), "sha256": b.trace.sha256,
-                "reverse": {"name": str(b.trace_reverse or b.trace), "sha256": rev.sha256}}
+        return {
+            "name": str(b.trace),
+            "sha256": b.trace.sha256,
+            "reverse": {"name": str(b.trace_reverse or b.trace), "sha256": rev.sha256},
+        }
 
     def canonical_json(self) -> str:
         return json.dumps(self.normalised(), sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -1051,14 +1172,11 @@ class Scenario(_Model):
         if b.jitter_s:
             parts.append(f"jitter {units.format_time(b.jitter_s)} {b.jitter_dist}")
         parts += [loss, f"buffer {b.buffer} {b.aqm}", f"{self.duration_s:g}s"]
-        flows = ", ".join(f"{g.count}×{g.cc}" + (" reverse" if g.direction == "reverse" else "")
-                          for g in self.flows)
+        flows = ", ".join(f"{g.count}×{g.cc}" + (" reverse" if g.direction == "reverse" else "") for g in self.flows)
         return f"{self.name or 'scenario'}: " + ", ".join(parts) + f"; flows {flows}"
 
 
-def load_scenario(
-    path: str | Path, overrides: Sequence[str] | Mapping[str, Any] = ()
-) -> Scenario:
+def load_scenario(path: str | Path, overrides: Sequence[str] | Mapping[str, Any] = ()) -> Scenario:
     """Read, override and validate a scenario file. Raises ScenarioError."""
     path = Path(path)
     source = str(path)
@@ -1079,14 +1197,14 @@ _FORMS = {
     "start_jitter": units.TIME_FORM + ", or 0 for exact starts",
     "bottleneck": "a [bottleneck] table",
     "access": "an [access] table",
-    "flows": "one or more [[flows]] tables, each with cc = \"...\"",
+    "flows": 'one or more [[flows]] tables, each with cc = "..."',
     "probe": "a [probe] table",
     "sweep": "a [sweep] table",
     "rate": units.RATE_FORM,
     "rtt": units.TIME_FORM,
     "jitter": units.TIME_FORM,
     "delay": units.TIME_FORM,
-    "ping": units.TIME_FORM + ', or 0 for off',
+    "ping": units.TIME_FORM + ", or 0 for off",
     "loss": 'a percentage such as "0.1%" or { model = "gilbert", p = "1%", r = "30%" }',
     "buffer": units.BUFFER_FORM,
     "aqm_params": "a [bottleneck.aqm_params] table of the discipline's parameters (docs/scenario.md)",
@@ -1094,14 +1212,14 @@ _FORMS = {
     "size": units.SIZE_FORM,
     "start": units.START_FORM,
     "count": "an integer ≥ 1",
-    "cc": "an algorithm name, e.g. cc = \"cubic\"",
+    "cc": 'an algorithm name, e.g. cc = "cubic"',
     "pacing": "true or false",
     "timestamps": "true or false (TCP timestamps on these connections; default true)",
     "ecn": "true or false (ECN on these connections; default false)",
     "direction": '"forward" or "reverse" (which way the data crosses the bottleneck; default "forward")',
     "reorder": "true or false",
-    "trace": "a Mahimahi trace file relative to the scenario, or a shipped trace such as \"lte-steady\"",
-    "trace_reverse": "a Mahimahi trace file relative to the scenario, or a shipped trace such as \"lte-steady\"",
+    "trace": 'a Mahimahi trace file relative to the scenario, or a shipped trace such as "lte-steady"',
+    "trace_reverse": 'a Mahimahi trace file relative to the scenario, or a shipped trace such as "lte-steady"',
     "link": '"wire" or "wifi"',
     "wifi": "a [wifi] table (docs/scenario.md, Wi-Fi link)",
     "mcs": "an HT MCS index 0-31",
@@ -1206,8 +1324,12 @@ def _convert(err: ValidationError, source: str) -> ScenarioError:
             problem = f"{_q(inp)} is not a string"
             expected = expected if expected and "string" in expected else "a string"
         elif typ in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-            bound = {"greater_than_equal": "below", "greater_than": "not above",
-                     "less_than_equal": "above", "less_than": "not below"}[typ]
+            bound = {
+                "greater_than_equal": "below",
+                "greater_than": "not above",
+                "less_than_equal": "above",
+                "less_than": "not below",
+            }[typ]
             limit = next(iter(ctx.values()), "")
             problem = f"{_q(inp)} is {bound} {limit}"
         elif typ == "too_short" and leaf == "flows":

@@ -1,13 +1,15 @@
 """Scenario text to a TOML-shaped dict: reading the file, TOML syntax errors with their line,
 the nesting limit, and ``--set key=value`` overrides."""
+
 from __future__ import annotations
 
 import re
 import tomllib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
-from . import limits
+
 from ..units import quote as _q
+from . import limits
 from .errors import ScenarioError, key_path
 
 
@@ -33,13 +35,17 @@ def parse_toml(text: str, source: str) -> dict:
         raise _toml_syntax_error(e, source, text) from None
     except RecursionError:
         line = _deep_line(text)
-        raise ScenarioError(source, f"line {line}" if line else None,
-                            f"tables or arrays nested more than {limits.MAX_NESTING} levels deep",
-                            f"at most {limits.MAX_NESTING} levels") from None
+        raise ScenarioError(
+            source,
+            f"line {line}" if line else None,
+            f"tables or arrays nested more than {limits.MAX_NESTING} levels deep",
+            f"at most {limits.MAX_NESTING} levels",
+        ) from None
     except ValueError:  # int() refuses numbers of more than 4300 digits
         line = next((i for i, t in enumerate(text.splitlines(), 1) if re.search(r"[0-9_]{4000}", t)), None)
-        raise ScenarioError(source, f"line {line}" if line else None, "a number too long to read",
-                            "a number of fewer than 4300 digits") from None
+        raise ScenarioError(
+            source, f"line {line}" if line else None, "a number too long to read", "a number of fewer than 4300 digits"
+        ) from None
     check_nesting(doc, source)
     return doc
 
@@ -52,8 +58,12 @@ def check_nesting(doc: Mapping[str, Any], source: str | None) -> None:
         node, path = stack.pop()
         if len(path) > limits.MAX_NESTING:
             shown = key_path(path[:4]) + ".…"
-            raise ScenarioError(source, shown, f"nested {limits.MAX_NESTING + 1} or more levels deep",
-                                f"at most {limits.MAX_NESTING} levels of tables and arrays")
+            raise ScenarioError(
+                source,
+                shown,
+                f"nested {limits.MAX_NESTING + 1} or more levels deep",
+                f"at most {limits.MAX_NESTING} levels of tables and arrays",
+            )
         if isinstance(node, Mapping):
             stack.extend((v, path + (str(k),)) for k, v in node.items())
         elif isinstance(node, (list, tuple)):
@@ -113,8 +123,12 @@ def parse_override_value(text: str) -> Any:
     except tomllib.TOMLDecodeError:
         return text
     except RecursionError:
-        raise ScenarioError(None, None, f"{_q(text)} is nested more than {limits.MAX_NESTING} levels deep",
-                            f"at most {limits.MAX_NESTING} levels of tables and arrays") from None
+        raise ScenarioError(
+            None,
+            None,
+            f"{_q(text)} is nested more than {limits.MAX_NESTING} levels deep",
+            f"at most {limits.MAX_NESTING} levels of tables and arrays",
+        ) from None
     except ValueError:  # a number of more than 4300 digits: the units parsers refuse it as text
         return text
     if set(doc) != {"v"}:
@@ -137,9 +151,7 @@ def override_items(overrides, source) -> list[tuple[str, Any]]:
         key, sep, value = str(item).partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ScenarioError(
-                source, "--set", f"{_q(item)} is not an override", "KEY=VALUE, e.g. bottleneck.loss=1%"
-            )
+            raise ScenarioError(source, "--set", f"{_q(item)} is not an override", "KEY=VALUE, e.g. bottleneck.loss=1%")
         try:
             parsed = parse_override_value(value.strip())
         except ScenarioError as e:
@@ -160,7 +172,9 @@ def set_path(raw: dict, key: str, value: Any, source: str | None) -> None:
             idx = int(part) if len(part) < 10 else len(node) + 1
             if idx > len(node):
                 raise ScenarioError(
-                    source, here, f"there is no entry {idx} (the list has {len(node)})",
+                    source,
+                    here,
+                    f"there is no entry {idx} (the list has {len(node)})",
                     f"an index 0..{len(node)} ({len(node)} appends a new entry)",
                 )
             if idx == len(node):

@@ -5,6 +5,7 @@ links"): find the file, read it with the links' own parser (``_sim.parse_trace``
 A value is a shipped trace's name (``"lte-steady"``: python/ccbench/scenario/traces/lte-steady.trace, made
 by scripts/make_traces.py) or a path, relative to the scenario file's directory.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,8 +36,10 @@ def shipped_names() -> list[str]:
 
 
 def expected_form() -> str:
-    return ("a Mahimahi trace file (one delivery time in ms per line), as a path relative to the scenario "
-            "file, or a shipped trace: " + ", ".join(shipped_names()))
+    return (
+        "a Mahimahi trace file (one delivery time in ms per line), as a path relative to the scenario "
+        "file, or a shipped trace: " + ", ".join(shipped_names())
+    )
 
 
 class TraceRef(str):
@@ -83,8 +86,10 @@ def load(value: str, base_dir: Path) -> TraceRef:
         raise TraceProblem(f"{value}: cannot read the trace: {e}") from None
     rate = mean_rate_bps(len(ms), ms[-1])
     if not 1 <= rate <= limits.MAX_RATE_BPS:
-        raise TraceProblem(f"{path}: its mean capacity, {len(ms)} opportunities in {ms[-1]} ms, is {rate} bit/s, "
-                           f"outside 1 bit/s … {limits.MAX_RATE_BPS // 10**9} Gbit/s")
+        raise TraceProblem(
+            f"{path}: its mean capacity, {len(ms)} opportunities in {ms[-1]} ms, is {rate} bit/s, "
+            f"outside 1 bit/s … {limits.MAX_RATE_BPS // 10**9} Gbit/s"
+        )
     ref = TraceRef(value)
     ref.path = path
     ref.ms = ms

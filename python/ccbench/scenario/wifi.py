@@ -4,6 +4,7 @@
 ``ccbench._sim``). The pydantic model is ``scenario.Wifi``; docs/scenario.md "Wi-Fi link" lists
 every key with its source.
 """
+
 from __future__ import annotations
 
 import json

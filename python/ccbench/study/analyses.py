@@ -1,15 +1,27 @@
 """The study's own report sections (``[study] analyses``): one function per kind of section,
 registered in ANALYSES, each given the study and its parts' data."""
+
 from __future__ import annotations
 
-from .recommendation_map import map_section
-
 from typing import Any, Callable, Mapping
+
 import numpy as np
 import pandas as pd
-from .spec import Study, StudyError, GOODPUT_UNITS, cell_text, find_study, load_study
+
 from .data import PartData, match_cell
-from .published import Measured, measured_ci, round_sig, group_aggregate, published_section, ratio_lo, section, group_periodicity, per_run
+from .published import (
+    Measured,
+    group_aggregate,
+    group_periodicity,
+    measured_ci,
+    per_run,
+    published_section,
+    ratio_lo,
+    round_sig,
+    section,
+)
+from .recommendation_map import map_section
+from .spec import GOODPUT_UNITS, Study, StudyError, cell_text, find_study, load_study
 
 
 def _ci_cols(m: Measured, scale: float = 1.0, digits: int = 4) -> dict:
@@ -21,8 +33,7 @@ def _cells(data: PartData, exclude_cc: bool = True) -> list[dict]:
     """The grid cells of a part present in the data (cc axes excluded), in grid order."""
     from ..sweeps.grid import Grid
 
-    axes = {k: v for k, v in data.part.axes(_is_quick(data)).items()
-            if not (exclude_cc and k.endswith(".cc"))}
+    axes = {k: v for k, v in data.part.axes(_is_quick(data)).items() if not (exclude_cc and k.endswith(".cc"))}
     return Grid.from_table(axes).cells() if axes else [{}]
 
 
@@ -62,10 +73,16 @@ def analysis_goodput(study: Study, datas: list[PartData]):
             if m.n:
                 rows.append({**_cell_cols(cell), "cc": cc, **_ci_cols(m, scale)})
         if rows:
-            tables.append((f"{d.part.name}: goodput per flow ({study.unit}), mean of repeats with "
-                           f"the 95 % t interval (cut at 0)", pd.DataFrame(rows)))
-    return section("Goodput", [f"One value per run (the mean over the run's flows of that "
-                                f"algorithm); n runs per cell."], tables)
+            tables.append(
+                (
+                    f"{d.part.name}: goodput per flow ({study.unit}), mean of repeats with "
+                    f"the 95 % t interval (cut at 0)",
+                    pd.DataFrame(rows),
+                )
+            )
+    return section(
+        "Goodput", ["One value per run (the mean over the run's flows of that algorithm); n runs per cell."], tables
+    )
 
 
 def analysis_ratio(study: Study, datas: list[PartData]):
@@ -84,16 +101,33 @@ def analysis_ratio(study: Study, datas: list[PartData]):
                 continue
             r = analysis.ratio_ci(a.to_numpy(), b.to_numpy())
             w = analysis.welch_test(a.to_numpy(), b.to_numpy())
-            rows.append({**_cell_cols(cell), f"CUBIC {study.unit}": round_sig(b.mean() * scale, 4),
-                         f"BBR {study.unit}": round_sig(a.mean() * scale, 4),
-                         "BBR/CUBIC": round_sig(r.ratio), "95% lo": round_sig(ratio_lo(r.lo)), "95% hi": round_sig(r.hi),
-                         "Welch p": round_sig(w.p_value, 2), "winner": _winner(r, w)})
+            rows.append(
+                {
+                    **_cell_cols(cell),
+                    f"CUBIC {study.unit}": round_sig(b.mean() * scale, 4),
+                    f"BBR {study.unit}": round_sig(a.mean() * scale, 4),
+                    "BBR/CUBIC": round_sig(r.ratio),
+                    "95% lo": round_sig(ratio_lo(r.lo)),
+                    "95% hi": round_sig(r.hi),
+                    "Welch p": round_sig(w.p_value, 2),
+                    "winner": _winner(r, w),
+                }
+            )
         if rows:
-            tables.append((f"{d.part.name}: BBR/CUBIC goodput ratio ({'Fieller'} interval) and "
-                           f"Welch's t test", pd.DataFrame(rows)))
-    return section("BBR / CUBIC ratio", [
-        "winner: BBR or CUBIC when Welch's test gives p < 0.05, the ratio's 95 % interval "
-        "excludes 1 and the means differ by at least 5 %; otherwise tie."], tables)
+            tables.append(
+                (
+                    f"{d.part.name}: BBR/CUBIC goodput ratio ({'Fieller'} interval) and Welch's t test",
+                    pd.DataFrame(rows),
+                )
+            )
+    return section(
+        "BBR / CUBIC ratio",
+        [
+            "winner: BBR or CUBIC when Welch's test gives p < 0.05, the ratio's 95 % interval "
+            "excludes 1 and the means differ by at least 5 %; otherwise tie."
+        ],
+        tables,
+    )
 
 
 #: a difference in mean goodput smaller than this is called a tie even when it is significant
@@ -127,37 +161,59 @@ def analysis_variability(study: Study, datas: list[PartData]):
             cv = analysis.coefficient_of_variation(v)
             bi = analysis.bimodality(v)
             means = getattr(bi, "means", None)
-            rows.append({**_cell_cols(cell), "cc": cc, "n": int(v.size),
-                         "mean": round_sig(float(np.mean(v)) * scale, 4),
-                         "CV %": round_sig(cv * 100 if cv is not None else None, 3),
-                         "bimodal": {True: "yes", False: "no"}.get(bi.bimodal, "n too small"),
-                         "mode means": (" / ".join(f"{x * scale:.4g}" for x in means)
-                                        if means and bi.bimodal else ""),
-                         "ΔBIC": round_sig(getattr(bi, "delta_bic", None), 3)})
+            rows.append(
+                {
+                    **_cell_cols(cell),
+                    "cc": cc,
+                    "n": int(v.size),
+                    "mean": round_sig(float(np.mean(v)) * scale, 4),
+                    "CV %": round_sig(cv * 100 if cv is not None else None, 3),
+                    "bimodal": {True: "yes", False: "no"}.get(bi.bimodal, "n too small"),
+                    "mode means": (" / ".join(f"{x * scale:.4g}" for x in means) if means and bi.bimodal else ""),
+                    "ΔBIC": round_sig(getattr(bi, "delta_bic", None), 3),
+                }
+            )
         if rows:
-            tables.append((f"{d.part.name}: run-to-run variability of goodput ({study.unit}); "
-                           f"bimodality from analysis.bimodality (two-Gaussian mixture vs one, BIC)",
-                           pd.DataFrame(rows)))
-    return section("Variability and bimodality", [
-        "CV is the sample standard deviation of per-run goodput over its mean, across the repeats of "
-        "a cell. The seed calls CUBIC's results in the chaos zone bimodal ('bifurcation')."], tables)
+            tables.append(
+                (
+                    f"{d.part.name}: run-to-run variability of goodput ({study.unit}); "
+                    f"bimodality from analysis.bimodality (two-Gaussian mixture vs one, BIC)",
+                    pd.DataFrame(rows),
+                )
+            )
+    return section(
+        "Variability and bimodality",
+        [
+            "CV is the sample standard deviation of per-run goodput over its mean, across the repeats of "
+            "a cell. The seed calls CUBIC's results in the chaos zone bimodal ('bifurcation')."
+        ],
+        tables,
+    )
 
 
 def analysis_recommendation(study: Study, datas: list[PartData]):
     from .. import analysis
 
-    classes = [("low (< 16 %)", lambda r: r < 0.16 - 1e-9),
-               ("chaos zone (16-24 %)", lambda r: 0.16 - 1e-9 <= r <= 0.24 + 1e-9),
-               ("high (> 24 %)", lambda r: r > 0.24 + 1e-9)]
-    seed_says = {"low (< 16 %)": "Either works (~1.0x)", "chaos zone (16-24 %)": "Test both (variable)",
-                 "high (> 24 %)": "BBR (1.9-3.9x)"}
+    classes = [
+        ("low (< 16 %)", lambda r: r < 0.16 - 1e-9),
+        ("chaos zone (16-24 %)", lambda r: 0.16 - 1e-9 <= r <= 0.24 + 1e-9),
+        ("high (> 24 %)", lambda r: r > 0.24 + 1e-9),
+    ]
+    seed_says = {
+        "low (< 16 %)": "Either works (~1.0x)",
+        "chaos zone (16-24 %)": "Test both (variable)",
+        "high (> 24 %)": "BBR (1.9-3.9x)",
+    }
     per = []
     for d in datas:
         f = d.flows
         if f.empty or not {"jitter_ms", "base_rtt_ms", "cc"} <= set(f.columns):
             continue
-        g = f.groupby(["run_id", "cc"]).agg(goodput=("goodput_bps", "mean"), jitter=("jitter_ms", "first"),
-                                            rtt=("base_rtt_ms", "first")).reset_index()
+        g = (
+            f.groupby(["run_id", "cc"])
+            .agg(goodput=("goodput_bps", "mean"), jitter=("jitter_ms", "first"), rtt=("base_rtt_ms", "first"))
+            .reset_index()
+        )
         per.append(g)
     if not per:
         return section("Recommendation by jitter/RTT", ["no runs with jitter"])
@@ -169,23 +225,46 @@ def analysis_recommendation(study: Study, datas: list[PartData]):
         a = sub[sub["cc"] == "bbr"]["goodput"].to_numpy()
         b = sub[sub["cc"] == "cubic"]["goodput"].to_numpy()
         if a.size == 0 or b.size == 0:
-            rows.append({"jitter/RTT": label, "cells": "", "runs": 0, "ours": "not in this grid",
-                         "BBR/CUBIC": None, "95% lo": None, "95% hi": None, "Welch p": None,
-                         "seed says": seed_says[label]})
+            rows.append(
+                {
+                    "jitter/RTT": label,
+                    "cells": "",
+                    "runs": 0,
+                    "ours": "not in this grid",
+                    "BBR/CUBIC": None,
+                    "95% lo": None,
+                    "95% hi": None,
+                    "Welch p": None,
+                    "seed says": seed_says[label],
+                }
+            )
             continue
         r = analysis.ratio_ci(a, b)
         w = analysis.welch_test(a, b)
         win = _winner(r, w)
         cells = sorted({f"{j:g}/{t:g} ms" for j, t in zip(sub["jitter"], sub["rtt"])})
-        rows.append({"jitter/RTT": label, "cells": ", ".join(cells), "runs": int(len(sub)),
-                     "ours": {"tie": "either (no significant difference)"}.get(win, win),
-                     "BBR/CUBIC": round_sig(r.ratio), "95% lo": round_sig(ratio_lo(r.lo)), "95% hi": round_sig(r.hi),
-                     "Welch p": round_sig(w.p_value, 2), "seed says": seed_says[label]})
-    return section("Recommendation by jitter/RTT ratio (from our data)", [
-        "Runs pooled by the ratio of the jitter (± amplitude) to the base RTT, as the seed's table; "
-        "a class is won when Welch's test gives p < 0.05, the ratio's interval excludes 1 and the "
-        "means differ by at least 5 %."],
-        [("Which algorithm wins, by jitter/RTT", pd.DataFrame(rows))])
+        rows.append(
+            {
+                "jitter/RTT": label,
+                "cells": ", ".join(cells),
+                "runs": int(len(sub)),
+                "ours": {"tie": "either (no significant difference)"}.get(win, win),
+                "BBR/CUBIC": round_sig(r.ratio),
+                "95% lo": round_sig(ratio_lo(r.lo)),
+                "95% hi": round_sig(r.hi),
+                "Welch p": round_sig(w.p_value, 2),
+                "seed says": seed_says[label],
+            }
+        )
+    return section(
+        "Recommendation by jitter/RTT ratio (from our data)",
+        [
+            "Runs pooled by the ratio of the jitter (± amplitude) to the base RTT, as the seed's table; "
+            "a class is won when Welch's test gives p < 0.05, the ratio's interval excludes 1 and the "
+            "means differ by at least 5 %."
+        ],
+        [("Which algorithm wins, by jitter/RTT", pd.DataFrame(rows))],
+    )
 
 
 def _figure(kind: str, data: PartData, caption: str, figures: list, problems: list, **kw) -> None:
@@ -216,11 +295,23 @@ def _time_figures(kind: str, label: str, study: Study, datas: list[PartData]):
         cc_key = next((k for k in d.part.axes() if k.endswith(".cc")), None)
         if cc_key:
             for cc in d.part.axes()[cc_key]:
-                _figure(kind, d, f"{d.part.name}: {label}, {cc}" + (f", {loss_key}={cell_text(base[loss_key])}" if base else ""),
-                        figures, problems, where={**base, cc_key: cc, "repeat": 0})
+                _figure(
+                    kind,
+                    d,
+                    f"{d.part.name}: {label}, {cc}" + (f", {loss_key}={cell_text(base[loss_key])}" if base else ""),
+                    figures,
+                    problems,
+                    where={**base, cc_key: cc, "repeat": 0},
+                )
         else:
-            _figure(kind, d, f"{d.part.name}: {label}" + (f", {loss_key}={cell_text(base[loss_key])}" if base else ""),
-                    figures, problems, where={**base, "repeat": 0})
+            _figure(
+                kind,
+                d,
+                f"{d.part.name}: {label}" + (f", {loss_key}={cell_text(base[loss_key])}" if base else ""),
+                figures,
+                problems,
+                where={**base, "repeat": 0},
+            )
     return section(f"{label[:1].upper()}{label[1:]} over time", problems, figures=figures)
 
 
@@ -235,8 +326,11 @@ def analysis_cwnd_time(study, datas):
 def analysis_throughput(study: Study, datas: list[PartData]):
     """Seed 001's table: CUBIC, BBR and BBR's improvement by loss, published beside ours."""
     scale = _goodput_scale(study)
-    pub = {(r.part, cell_text(r.cell.get("bottleneck.loss", "")), r.cell.get("cc")): r.value
-           for r in study.published if r.metric == "goodput"}
+    pub = {
+        (r.part, cell_text(r.cell.get("bottleneck.loss", "")), r.cell.get("cc")): r.value
+        for r in study.published
+        if r.metric == "goodput"
+    }
     tables = []
     for d in datas:
         loss_key = next((k for k in d.part.axes() if k.endswith("loss")), None)
@@ -251,17 +345,25 @@ def analysis_throughput(study: Study, datas: list[PartData]):
                 continue
             cm, bm = c.mean() * scale, b.mean() * scale
             pc, pb = pub.get((d.part.name, cell_text(loss), "cubic")), pub.get((d.part.name, cell_text(loss), "bbr"))
-            rows.append({"loss": cell_text(loss), f"CUBIC ours": round_sig(cm, 3), "CUBIC seed": pc,
-                         f"BBR ours": round_sig(bm, 3), "BBR seed": pb,
-                         "BBR improvement ours %": round_sig((bm / cm - 1) * 100, 3) if cm else None,
-                         "BBR improvement seed %": round_sig((pb / pc - 1) * 100, 3) if pc and pb else None})
+            rows.append(
+                {
+                    "loss": cell_text(loss),
+                    "CUBIC ours": round_sig(cm, 3),
+                    "CUBIC seed": pc,
+                    "BBR ours": round_sig(bm, 3),
+                    "BBR seed": pb,
+                    "BBR improvement ours %": round_sig((bm / cm - 1) * 100, 3) if cm else None,
+                    "BBR improvement seed %": round_sig((pb / pc - 1) * 100, 3) if pc and pb else None,
+                }
+            )
         if rows:
-            what = "alone on the link" if len(d.part.scenario_raw.get("flows", [])) == 1 else \
-                "competing in the same run (per-flow goodput)"
-            tables.append((f"{d.part.name}: throughput ({study.unit}) by random loss, {what}",
-                           pd.DataFrame(rows)))
-    return section("Throughput vs loss", [
-        "BBR improvement = BBR / CUBIC - 1, as in the seed's table."], tables)
+            what = (
+                "alone on the link"
+                if len(d.part.scenario_raw.get("flows", [])) == 1
+                else "competing in the same run (per-flow goodput)"
+            )
+            tables.append((f"{d.part.name}: throughput ({study.unit}) by random loss, {what}", pd.DataFrame(rows)))
+    return section("Throughput vs loss", ["BBR improvement = BBR / CUBIC - 1, as in the seed's table."], tables)
 
 
 def analysis_delay(study: Study, datas: list[PartData]):
@@ -272,9 +374,17 @@ def analysis_delay(study: Study, datas: list[PartData]):
             m = measured_ci(per_run(d, {**cell, "cc": cc}, "rtt_mean_ms"))
             p = measured_ci(per_run(d, {**cell, "cc": cc}, "rtt_p95_ms"))
             if m.n:
-                rows.append({**_cell_cols(cell), "cc": cc, "RTT mean ms": round_sig(m.mean),
-                             "95% lo": round_sig(m.lo), "95% hi": round_sig(m.hi),
-                             "RTT p95 ms": round_sig(p.mean), "n": m.n})
+                rows.append(
+                    {
+                        **_cell_cols(cell),
+                        "cc": cc,
+                        "RTT mean ms": round_sig(m.mean),
+                        "95% lo": round_sig(m.lo),
+                        "95% hi": round_sig(m.hi),
+                        "RTT p95 ms": round_sig(p.mean),
+                        "n": m.n,
+                    }
+                )
         if rows:
             tables.append((f"{d.part.name}: average delay (flow RTT)", pd.DataFrame(rows)))
     return section("Average delay", [], tables)
@@ -292,20 +402,33 @@ def analysis_fairness(study: Study, datas: list[PartData]):
             if runs.empty:
                 continue
             j = measured_ci(runs["jain_index"].astype(float), high=1.0)
-            row = {**_cell_cols(cell), "Jain mean": round_sig(j.mean), "95% lo": round_sig(j.lo),
-                   "95% hi": round_sig(j.hi), "n": j.n}
+            row = {
+                **_cell_cols(cell),
+                "Jain mean": round_sig(j.mean),
+                "95% lo": round_sig(j.lo),
+                "95% hi": round_sig(j.hi),
+                "n": j.n,
+            }
             for cc in _ccs(d):
                 row[f"{cc} {study.unit}"] = round_sig(per_run(d, {**cell, "cc": cc}).mean() * scale, 3)
             rows.append(row)
         if rows:
-            tables.append((f"{d.part.name}: Jain's index over the flows of each run, and each "
-                           f"algorithm's goodput", pd.DataFrame(rows)))
-    return section("Fairness", [
-        "Jain's index of n flows lies between 1/n (one flow takes everything) and 1 (equal shares); "
-        "for 1 CUBIC + 1 BBR it is 0.5 to 1. The seed gives 0.51 for CUBIC and 0.46 for BBR without "
-        "describing the fairness setup (0.46 is below the two-flow minimum, so its runs had more "
-        "flows or it averaged something else); both published values sit beside our one index."],
-        tables)
+            tables.append(
+                (
+                    f"{d.part.name}: Jain's index over the flows of each run, and each algorithm's goodput",
+                    pd.DataFrame(rows),
+                )
+            )
+    return section(
+        "Fairness",
+        [
+            "Jain's index of n flows lies between 1/n (one flow takes everything) and 1 (equal shares); "
+            "for 1 CUBIC + 1 BBR it is 0.5 to 1. The seed gives 0.51 for CUBIC and 0.46 for BBR without "
+            "describing the fairness setup (0.46 is below the two-flow minimum, so its runs had more "
+            "flows or it averaged something else); both published values sit beside our one index."
+        ],
+        tables,
+    )
 
 
 def analysis_latency(study: Study, datas: list[PartData]):
@@ -323,30 +446,47 @@ def analysis_latency(study: Study, datas: list[PartData]):
             p50 = measured_ci(runs["probe_rtt_p50_ms"].astype(float)) if "probe_rtt_p50_ms" in runs else Measured(None)
             p95 = measured_ci(runs["probe_rtt_p95_ms"].astype(float)) if "probe_rtt_p95_ms" in runs else Measured(None)
             rtt = measured_ci(per_run(d, fcell, "rtt_mean_ms"))
-            rows.append({**_cell_cols(cell), "cc": cc, f"total goodput {study.unit}": round_sig(g.mean * scale, 4),
-                         "95% lo": round_sig(g.lo * scale if g.lo is not None else None, 4),
-                         "95% hi": round_sig(g.hi * scale if g.hi is not None else None, 4),
-                         "ping p50 ms": round_sig(p50.mean), "ping p95 ms": round_sig(p95.mean),
-                         "flow RTT mean ms": round_sig(rtt.mean), "n": g.n})
+            rows.append(
+                {
+                    **_cell_cols(cell),
+                    "cc": cc,
+                    f"total goodput {study.unit}": round_sig(g.mean * scale, 4),
+                    "95% lo": round_sig(g.lo * scale if g.lo is not None else None, 4),
+                    "95% hi": round_sig(g.hi * scale if g.hi is not None else None, 4),
+                    "ping p50 ms": round_sig(p50.mean),
+                    "ping p95 ms": round_sig(p95.mean),
+                    "flow RTT mean ms": round_sig(rtt.mean),
+                    "n": g.n,
+                }
+            )
         if rows:
-            tables.append((f"{d.part.name}: goodput and latency under load (ping during the transfer)",
-                           pd.DataFrame(rows)))
+            tables.append(
+                (f"{d.part.name}: goodput and latency under load (ping during the transfer)", pd.DataFrame(rows))
+            )
     figures, problems = [], []
     for d in datas:
-        _figure("probe-cdf", d, f"{d.part.name}: CDF of the ping RTT during the transfer", figures,
-                problems)
-    return section("Goodput and latency under load", [
-        "ping p50/p95: percentiles of the latency probe's RTT during the transfer, mean over runs.",
-        *problems], tables, figures)
+        _figure("probe-cdf", d, f"{d.part.name}: CDF of the ping RTT during the transfer", figures, problems)
+    return section(
+        "Goodput and latency under load",
+        ["ping p50/p95: percentiles of the latency probe's RTT during the transfer, mean over runs.", *problems],
+        tables,
+        figures,
+    )
 
 
 def analysis_wifi(study: Study, datas: list[PartData]):
     """The Wi-Fi hop per cell: A-MPDU sizes, airtime shares, collisions and retry drops (the
     runs table's wifi_* columns, docs/results.md; parts on a wire are left out)."""
-    cols = {"A-MPDU mean": "wifi_ampdu_mean_fwd", "A-MPDU p50": "wifi_ampdu_p50_fwd",
-            "A-MPDU p90": "wifi_ampdu_p90_fwd", "ACK A-MPDU mean": "wifi_ampdu_mean_rev",
-            "airtime data": "wifi_airtime_fwd", "airtime ACKs": "wifi_airtime_rev",
-            "collisions": "wifi_collisions", "retry drops": "wifi_retry_drops"}
+    cols = {
+        "A-MPDU mean": "wifi_ampdu_mean_fwd",
+        "A-MPDU p50": "wifi_ampdu_p50_fwd",
+        "A-MPDU p90": "wifi_ampdu_p90_fwd",
+        "ACK A-MPDU mean": "wifi_ampdu_mean_rev",
+        "airtime data": "wifi_airtime_fwd",
+        "airtime ACKs": "wifi_airtime_rev",
+        "collisions": "wifi_collisions",
+        "retry drops": "wifi_retry_drops",
+    }
     tables = []
     for d in datas:
         if d.runs.empty or "wifi_ampdu_mean_fwd" not in d.runs or d.runs["wifi_ampdu_mean_fwd"].isna().all():
@@ -363,25 +503,45 @@ def analysis_wifi(study: Study, datas: list[PartData]):
             row["n"] = len(runs)
             rows.append(row)
         if rows:
-            tables.append((f"{d.part.name}: the Wi-Fi hop (data station; MPDUs per A-MPDU, share of "
-                           "the run's airtime), mean over runs", pd.DataFrame(rows)))
-    return section("The Wi-Fi hop: aggregation and airtime", [
-        "A-MPDU: MPDUs per transmission of the data station (mean, median, 90th percentile over its "
-        "transmissions); ACK A-MPDU: the same for the receiver-side station; airtime: the share of "
-        "the run each station's transmissions (PPDU and block-ack) took; collisions: transmit "
-        "opportunities in which both stations sent; retry drops: MPDUs lost after the retry limit."],
-        tables)
+            tables.append(
+                (
+                    f"{d.part.name}: the Wi-Fi hop (data station; MPDUs per A-MPDU, share of "
+                    "the run's airtime), mean over runs",
+                    pd.DataFrame(rows),
+                )
+            )
+    return section(
+        "The Wi-Fi hop: aggregation and airtime",
+        [
+            "A-MPDU: MPDUs per transmission of the data station (mean, median, 90th percentile over its "
+            "transmissions); ACK A-MPDU: the same for the receiver-side station; airtime: the share of "
+            "the run each station's transmissions (PPDU and block-ack) took; collisions: transmit "
+            "opportunities in which both stations sent; retry drops: MPDUs lost after the retry limit."
+        ],
+        tables,
+    )
 
 
 def analysis_goodput_delay(study: Study, datas: list[PartData]):
     figures, problems = [], []
     for d in datas:
-        _figure("goodput-probe-delay", d, f"{d.part.name}: total goodput vs the ping's 95th "
-                f"percentile during the transfer, per combination", figures, problems)
-    return section("Goodput vs latency under load", [
-        "One point per combination: the mean over repeats of the run's total goodput and of its "
-        "latency probe's 95th-percentile RTT, with 95 % t intervals; a panel per algorithm and "
-        "number of flows.", *problems], figures=figures)
+        _figure(
+            "goodput-probe-delay",
+            d,
+            f"{d.part.name}: total goodput vs the ping's 95th percentile during the transfer, per combination",
+            figures,
+            problems,
+        )
+    return section(
+        "Goodput vs latency under load",
+        [
+            "One point per combination: the mean over repeats of the run's total goodput and of its "
+            "latency probe's 95th-percentile RTT, with 95 % t intervals; a panel per algorithm and "
+            "number of flows.",
+            *problems,
+        ],
+        figures=figures,
+    )
 
 
 def probe_rtt_rounds(data: PartData, run_id: str) -> list:
@@ -409,38 +569,62 @@ def analysis_oscillation(study: Study, datas: list[PartData]):
             for cc in _ccs(d):
                 start, per = group_periodicity(d, rid, cc)
                 gf = run_flows[run_flows["cc"] == cc]["goodput_bps"].to_numpy(dtype=float)
-                step = analysis.level_change_at(*group_aggregate(d.series, rid, cc),
-                                                [r.start_s for r in rounds]) if rounds else None
-                rows.append({"run": rid[:10], "repeat": rrow.get("repeat"), "group": cc,
-                             f"group goodput {study.unit}": round_sig(gf.sum() * scale, 4),
-                             "steady from s": round_sig(start, 3),
-                             "period s": round_sig(getattr(per, "period_s", None), 3),
-                             "strength": round_sig(getattr(per, "strength", None), 2),
-                             "ACF at period": round_sig(getattr(per, "acf_at_period", None), 2),
-                             "significant": getattr(per, "significant", None),
-                             "step at ProbeRTT rounds ×": _exp_fmt(getattr(step, "at_events", None)),
-                             "step midway ×": _exp_fmt(getattr(step, "midway", None)),
-                             "Jain within group": round_sig(analysis.jain_index(gf), 3)})
-            summary.append({"run": rid[:10], "repeat": rrow.get("repeat"),
-                            "BBR ProbeRTT rounds": len(rounds) if rounds else None,
-                            "flows per round": round_sig(np.mean([r.n for r in rounds]), 2) if rounds else None,
-                            "Jain all flows": round_sig(rrow.get("jain_index"), 3),
-                            "Jain between groups": round_sig(rrow.get("jain_index_groups"), 3),
-                            f"aggregate {study.unit}": round_sig(float(rrow.get("aggregate_goodput_bps") or 0) * scale, 4)})
+                step = (
+                    analysis.level_change_at(*group_aggregate(d.series, rid, cc), [r.start_s for r in rounds])
+                    if rounds
+                    else None
+                )
+                rows.append(
+                    {
+                        "run": rid[:10],
+                        "repeat": rrow.get("repeat"),
+                        "group": cc,
+                        f"group goodput {study.unit}": round_sig(gf.sum() * scale, 4),
+                        "steady from s": round_sig(start, 3),
+                        "period s": round_sig(getattr(per, "period_s", None), 3),
+                        "strength": round_sig(getattr(per, "strength", None), 2),
+                        "ACF at period": round_sig(getattr(per, "acf_at_period", None), 2),
+                        "significant": getattr(per, "significant", None),
+                        "step at ProbeRTT rounds ×": _exp_fmt(getattr(step, "at_events", None)),
+                        "step midway ×": _exp_fmt(getattr(step, "midway", None)),
+                        "Jain within group": round_sig(analysis.jain_index(gf), 3),
+                    }
+                )
+            summary.append(
+                {
+                    "run": rid[:10],
+                    "repeat": rrow.get("repeat"),
+                    "BBR ProbeRTT rounds": len(rounds) if rounds else None,
+                    "flows per round": round_sig(np.mean([r.n for r in rounds]), 2) if rounds else None,
+                    "Jain all flows": round_sig(rrow.get("jain_index"), 3),
+                    "Jain between groups": round_sig(rrow.get("jain_index_groups"), 3),
+                    f"aggregate {study.unit}": round_sig(float(rrow.get("aggregate_goodput_bps") or 0) * scale, 4),
+                }
+            )
         if rows:
-            tables.append((f"{d.part.name}: dominant period of each group's aggregate throughput "
-                           f"(analysis.dominant_period after analysis.steady_state_start)", pd.DataFrame(rows)))
-            tables.append((f"{d.part.name}: Jain's index over all flows and between the two groups",
-                           pd.DataFrame(summary)))
-    paragraphs.append("strength is the share of the periodogram's power in the peak; a period is "
-                      "reported only when it is significant (Fisher's g test) and the autocorrelation "
-                      "at that lag supports it.")
-    paragraphs.append("BBR ProbeRTT rounds: the BBR flows' entries into ProbeRTT grouped into rounds "
-                      "(within 1 s, at least 3 flows). Step at ProbeRTT rounds: the factor by which "
-                      "the group's 4 s mean throughput changes across a round (median over rounds, "
-                      "analysis.level_change_at); step midway: the same midway between rounds, where "
-                      "only noise moves it. A step well above the midway one means BBR's 10 s "
-                      "ProbeRTT sets the group's rhythm, whether or not a period is significant.")
+            tables.append(
+                (
+                    f"{d.part.name}: dominant period of each group's aggregate throughput "
+                    f"(analysis.dominant_period after analysis.steady_state_start)",
+                    pd.DataFrame(rows),
+                )
+            )
+            tables.append(
+                (f"{d.part.name}: Jain's index over all flows and between the two groups", pd.DataFrame(summary))
+            )
+    paragraphs.append(
+        "strength is the share of the periodogram's power in the peak; a period is "
+        "reported only when it is significant (Fisher's g test) and the autocorrelation "
+        "at that lag supports it."
+    )
+    paragraphs.append(
+        "BBR ProbeRTT rounds: the BBR flows' entries into ProbeRTT grouped into rounds "
+        "(within 1 s, at least 3 flows). Step at ProbeRTT rounds: the factor by which "
+        "the group's 4 s mean throughput changes across a round (median over rounds, "
+        "analysis.level_change_at); step midway: the same midway between rounds, where "
+        "only noise moves it. A step well above the midway one means BBR's 10 s "
+        "ProbeRTT sets the group's rhythm, whether or not a period is significant."
+    )
     return section("Oscillation and fairness", paragraphs, tables)
 
 
@@ -451,10 +635,22 @@ def _exp_fmt(log_change):
 def analysis_throughput_time(study: Study, datas: list[PartData]):
     figures, problems = [], []
     for d in datas:
-        _figure("throughput-time", d, f"{d.part.name}: per-flow throughput over time, one panel per "
-                f"algorithm (as the seed's figures 1 and 2)", figures, problems, where={"repeat": 0})
-        _figure("periodogram", d, f"{d.part.name}: periodogram of each group's aggregate throughput",
-                figures, problems, where={"repeat": 0})
+        _figure(
+            "throughput-time",
+            d,
+            f"{d.part.name}: per-flow throughput over time, one panel per algorithm (as the seed's figures 1 and 2)",
+            figures,
+            problems,
+            where={"repeat": 0},
+        )
+        _figure(
+            "periodogram",
+            d,
+            f"{d.part.name}: periodogram of each group's aggregate throughput",
+            figures,
+            problems,
+            where={"repeat": 0},
+        )
     return section("Throughput over time", problems, figures=figures)
 
 

@@ -1,8 +1,11 @@
 """One part's stored runs, and the rows of a grid cell in them."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
+
 import pandas as pd
+
 from .spec import Part, cell_text
 
 
@@ -63,8 +66,9 @@ def _same(a: Any, b: Any) -> bool:
     return cell_text(a) == cell_text(b)
 
 
-def match_cell(df: pd.DataFrame, cell: Mapping[str, Any], with_cc: bool = True,
-           columns: Optional[Sequence[str]] = None) -> pd.DataFrame:
+def match_cell(
+    df: pd.DataFrame, cell: Mapping[str, Any], with_cc: bool = True, columns: Optional[Sequence[str]] = None
+) -> pd.DataFrame:
     """The rows of ``df`` in ``cell`` (only ``columns`` when given: taking rows of a wide frame
     of nullable columns costs milliseconds, and a study report asks once per cell and metric)."""
     if columns is not None:

@@ -1,14 +1,17 @@
 """The seed's published numbers beside ours: each measured over the runs of its cell with an
 interval, and a verdict (agrees, close, inconclusive, disagrees). Published numbers are never
 used to set up a scenario: the comparison is the output."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
+
 import numpy as np
 import pandas as pd
-from .spec import METRICS, Published, Study, UNITS
+
 from .data import PartData, match_cell
+from .spec import METRICS, UNITS, Published, Study
 
 
 @dataclass
@@ -39,8 +42,7 @@ def ratio_lo(lo: Optional[float]) -> Optional[float]:
     return None if lo is None else max(lo, 0.0)
 
 
-def per_run(data: PartData, cell: Mapping[str, Any], column: str = "goodput_bps",
-            how: str = "mean") -> pd.Series:
+def per_run(data: PartData, cell: Mapping[str, Any], column: str = "goodput_bps", how: str = "mean") -> pd.Series:
     """One value per run of the cell: ``how`` (mean | sum | max) of ``column`` over its flows."""
     if column not in data.flows.columns or "run_id" not in data.flows.columns:
         return pd.Series(dtype=float)
@@ -92,14 +94,14 @@ def measure(data: PartData, row: Published) -> Measured:
             m = measured_ci(per_run(data, row.cell, "rtt_p99_ms", "max"))
             m.note = "p99 of the flow's RTT (no series stored)"
     elif row.metric in ("probe_p50", "probe_p95", "jain_index"):
-        col = {"probe_p50": "probe_rtt_p50_ms", "probe_p95": "probe_rtt_p95_ms",
-               "jain_index": "jain_index"}[row.metric]
+        col = {"probe_p50": "probe_rtt_p50_ms", "probe_p95": "probe_rtt_p95_ms", "jain_index": "jain_index"}[row.metric]
         runs = match_cell(data.runs, row.cell, with_cc=False)
         if "cc" in row.cell:
             ok = set(match_cell(data.flows, row.cell)["run_id"])
             runs = runs[runs["run_id"].isin(ok)]
-        m = measured_ci(runs[col].astype(float) if col in runs.columns else [],
-                high=1.0 if row.metric == "jain_index" else None)
+        m = measured_ci(
+            runs[col].astype(float) if col in runs.columns else [], high=1.0 if row.metric == "jain_index" else None
+        )
     elif row.metric == "cv":
         v = per_run(data, row.cell).to_numpy()
         v = v[np.isfinite(v)]
@@ -130,8 +132,9 @@ def measure(data: PartData, row: Published) -> Measured:
     else:  # pragma: no cover - validated on load
         raise KeyError(row.metric)
     if m.mean is not None and kind in ("goodput", "time_ms", "time_s") and scale != 1.0:
-        m = Measured(m.mean * scale, None if m.lo is None else m.lo * scale,
-                     None if m.hi is None else m.hi * scale, m.n, m.note)
+        m = Measured(
+            m.mean * scale, None if m.lo is None else m.lo * scale, None if m.hi is None else m.hi * scale, m.n, m.note
+        )
     return m
 
 
@@ -166,13 +169,23 @@ def published_table(study: Study, results: Any) -> pd.DataFrame:
     for row in study.published:
         m = measure(datas[row.part], row)
         ratio = (m.mean / row.value) if (m.mean is not None and row.value) else None
-        rows.append({
-            "part": row.part, "cell": row.cell_text(), "metric": row.metric, "unit": row.unit,
-            "published": row.value, "measured": round_sig(m.mean), "95% lo": round_sig(m.lo),
-            "95% hi": round_sig(m.hi), "n": m.n, "measured / published": round_sig(ratio, 2),
-            "verdict": verdict(row.value, m), "seed source": row.where,
-            "note": m.note,
-        })
+        rows.append(
+            {
+                "part": row.part,
+                "cell": row.cell_text(),
+                "metric": row.metric,
+                "unit": row.unit,
+                "published": row.value,
+                "measured": round_sig(m.mean),
+                "95% lo": round_sig(m.lo),
+                "95% hi": round_sig(m.hi),
+                "n": m.n,
+                "measured / published": round_sig(ratio, 2),
+                "verdict": verdict(row.value, m),
+                "seed source": row.where,
+                "note": m.note,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -184,29 +197,36 @@ def section(title: str, paragraphs=(), tables=(), figures=()):
 
 def published_section(study: Study, results: Any):
     table = published_table(study, results)
-    paragraphs = [f"Seed document {study.seed}. Question: {study.question}",
-                  f"Original setup: {study.original}"]
+    paragraphs = [f"Seed document {study.seed}. Question: {study.question}", f"Original setup: {study.original}"]
     paragraphs += [f"Simplification: {s}" for s in study.simplifications]
-    paragraphs.append("Each published number is set beside our measurement of the same cell: the mean "
-                      "over runs with its 95 % interval (a t interval cut at 0 for means, Fieller's for BBR/CUBIC, "
-                      "a bootstrap one for CV), and measured / published. verdict: agrees = "
-                      "the published value is inside our interval (and the interval is within ±25 % "
-                      "of our mean); inconclusive = inside an interval wider than that; close = our "
-                      "mean within 25 %; disagrees otherwise. Nothing in the scenarios was adjusted toward these numbers.")
+    paragraphs.append(
+        "Each published number is set beside our measurement of the same cell: the mean "
+        "over runs with its 95 % interval (a t interval cut at 0 for means, Fieller's for BBR/CUBIC, "
+        "a bootstrap one for CV), and measured / published. verdict: agrees = "
+        "the published value is inside our interval (and the interval is within ±25 % "
+        "of our mean); inconclusive = inside an interval wider than that; close = our "
+        "mean within 25 %; disagrees otherwise. Nothing in the scenarios was adjusted toward these numbers."
+    )
     bad = table[table["verdict"] == "disagrees"] if not table.empty else table
     if not table.empty:
         agree = int(table["verdict"].isin(["agrees", "close"]).sum())
         vague = int((table["verdict"] == "inconclusive").sum())
-        paragraphs.append(f"{agree} of {len(table)} published numbers agree or are close; "
-                          + (f"{vague} are inconclusive (our interval is too wide: more repeats); " if vague else "")
-                          + f"{len(bad)} disagree" + (":" if len(bad) else "."))
+        paragraphs.append(
+            f"{agree} of {len(table)} published numbers agree or are close; "
+            + (f"{vague} are inconclusive (our interval is too wide: more repeats); " if vague else "")
+            + f"{len(bad)} disagree"
+            + (":" if len(bad) else ".")
+        )
         for _, r in bad.iterrows():
-            paragraphs.append(f"We disagree on {r['part']} {r['cell']} {r['metric']}: the seed has "
-                              f"{r['published']:g} {r['unit']}, we measured {r['measured']} "
-                              f"{r['unit']} ({r['measured / published']}x).")
+            paragraphs.append(
+                f"We disagree on {r['part']} {r['cell']} {r['metric']}: the seed has "
+                f"{r['published']:g} {r['unit']}, we measured {r['measured']} "
+                f"{r['unit']} ({r['measured / published']}x)."
+            )
     missing = table[table["verdict"] == "not measured"] if not table.empty else table
     if len(missing):
-        paragraphs.append(f"{len(missing)} published cells are not in this run's grid (a --quick run "
-                          f"covers fewer cells).")
+        paragraphs.append(
+            f"{len(missing)} published cells are not in this run's grid (a --quick run covers fewer cells)."
+        )
     paragraphs += [f"Why we may differ: {s}" for s in study.discussion]
     return section("Published vs measured", paragraphs, [("The seed's numbers beside ours", table)])

@@ -1,10 +1,7 @@
 """Running a study: every part swept into ONE store (part P of study S is the scenario named
 "S/P"), DIR/ccbench.json naming the study, then DIR/report.html with the study's sections."""
-from __future__ import annotations
 
-import warnings
-from ..report.section import Section
-from .analyses import report_sections
+from __future__ import annotations
 
 import datetime
 import json
@@ -12,13 +9,18 @@ import os
 import platform
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
 import numpy as np
 import pandas as pd
-from ..scenario.model import Scenario
+
+from ..report.section import Section
 from ..scenario.errors import ScenarioError
+from ..scenario.model import Scenario
+from .analyses import report_sections
 from .spec import Study, StudyError, cell_text, find_study
 
 
@@ -41,10 +43,19 @@ class StudyRun:
         return all(s.all_ok for s in self.summaries)
 
 
-def run_study(study: Study | str | os.PathLike, out: str | os.PathLike | None = None, *,
-              backend: str = "sim", quick: bool = False, repeat: Optional[int] = None,
-              workers: Optional[int] = None, progress: bool = True, console: Any = None,
-              command: Optional[Sequence[str]] = None, report: bool = True) -> StudyRun:
+def run_study(
+    study: Study | str | os.PathLike,
+    out: str | os.PathLike | None = None,
+    *,
+    backend: str = "sim",
+    quick: bool = False,
+    repeat: Optional[int] = None,
+    workers: Optional[int] = None,
+    progress: bool = True,
+    console: Any = None,
+    command: Optional[Sequence[str]] = None,
+    report: bool = True,
+) -> StudyRun:
     """Sweep every part into one store ``out``, write ccbench.json naming the study, and
     (``report``) DIR/report.html. Runs already stored are skipped, like ``ccbench sweep``."""
     from .. import sweeps as sw
@@ -59,10 +70,10 @@ def run_study(study: Study | str | os.PathLike, out: str | os.PathLike | None = 
     check_backend(study, scenarios, backend)
     for part, sc in zip(study.parts, scenarios):
         if progress and console is not None:
-            console.print(f"[bold]{study.name}[/]: part {part.name} - {sc.describe()}",
-                          highlight=False, soft_wrap=True)
-        run.summaries.append(sw.run_sweep(sc, out, backend=backend, workers=workers,
-                                          progress=progress, console=console, **extra))
+            console.print(f"[bold]{study.name}[/]: part {part.name} - {sc.describe()}", highlight=False, soft_wrap=True)
+        run.summaries.append(
+            sw.run_sweep(sc, out, backend=backend, workers=workers, progress=progress, console=console, **extra)
+        )
     run.wall_s = time.perf_counter() - t0
     write_study_meta(study, out, quick=quick, backend=backend, repeat=repeat, command=command)
     if report:
@@ -82,12 +93,20 @@ def check_backend(study: Study, scenarios: Sequence[Scenario], backend: str) -> 
             try:
                 backends.check(spec.scenario, backend)
             except ScenarioError as e:
-                raise StudyError(e.source, e.key, f"part {part.name!r} cannot run on the {backend} "
-                                 f"backend: {e.problem}", e.expected) from None
+                raise StudyError(
+                    e.source, e.key, f"part {part.name!r} cannot run on the {backend} backend: {e.problem}", e.expected
+                ) from None
 
 
-def write_study_meta(study: Study, out: Path, *, quick: bool, backend: str, repeat: Optional[int],
-               command: Optional[Sequence[str]] = None) -> Path:
+def write_study_meta(
+    study: Study,
+    out: Path,
+    *,
+    quick: bool,
+    backend: str,
+    repeat: Optional[int],
+    command: Optional[Sequence[str]] = None,
+) -> Path:
     """DIR/ccbench.json for the whole study (replaces the one each part's sweep wrote)."""
     from .. import __version__
 
@@ -99,13 +118,25 @@ def write_study_meta(study: Study, out: Path, *, quick: bool, backend: str, repe
         for k, v in axes.items():  # the union over parts, in first-seen order (contract shape)
             known = grid.setdefault(k, [])
             known.extend(x for x in v if not any(cell_text(x) == cell_text(y) for y in known))
-        parts.append({"name": p.name, "scenario_name": p.scenario_name, "description": p.description,
-                      "grid": axes, "repeat": table["repeat"], "runs": p.n_runs(quick, repeat),
-                      "duration_s": p.duration_s(quick),
-                      "scenario": p.scenario(quick, repeat).describe()})
+        parts.append(
+            {
+                "name": p.name,
+                "scenario_name": p.scenario_name,
+                "description": p.description,
+                "grid": axes,
+                "repeat": table["repeat"],
+                "runs": p.n_runs(quick, repeat),
+                "duration_s": p.duration_s(quick),
+                "scenario": p.scenario(quick, repeat).describe(),
+            }
+        )
     repeats = {p["repeat"] for p in parts}
-    versions = {"ccbench": __version__, "python": platform.python_version(),
-                "numpy": np.__version__, "pandas": pd.__version__}
+    versions = {
+        "ccbench": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+    }
     try:
         import scipy
 
@@ -161,7 +192,11 @@ def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
         try:
             sections = report_sections(name, results)
         except Exception as e:  # noqa: BLE001
-            warnings.warn(f"study {name}: report_sections failed: {e!r}")
-            sections = [Section("Study sections", paragraphs=[
-                f"The study's own sections could not be built: {type(e).__name__}: {e}"])]
+            warnings.warn(f"study {name}: report_sections failed: {e!r}", stacklevel=2)
+            sections = [
+                Section(
+                    "Study sections",
+                    paragraphs=[f"The study's own sections could not be built: {type(e).__name__}: {e}"],
+                )
+            ]
     return build.build_report(dir, out, sections=sections, title=title, results=results)

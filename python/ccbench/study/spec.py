@@ -2,6 +2,7 @@
 original, simplifications, analyses, unit, discussion, runtimes), ``[[part]]`` (a scenario, its
 sweep and its ``--quick`` form) and ``[[published]]`` (the seed's numbers as data), loaded and
 checked before anything runs; the built-in studies."""
+
 from __future__ import annotations
 
 import copy
@@ -10,22 +11,52 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
-from ..scenario.model import Scenario
-from ..scenario.errors import ScenarioError
-from ..scenario.parse import parse_toml, read_toml_text
 
+from ..scenario.errors import ScenarioError
+from ..scenario.model import Scenario
+from ..scenario.parse import parse_toml, read_toml_text
 
 BUILTIN_DIR = Path(__file__).parent / "studies"
 #: The report sections a study file may list under ``analyses`` (study/analyses.py's ANALYSES
 #: implements each one).
-ANALYSIS_NAMES = ("goodput", "ratio", "variability", "recommendation", "goodput_figure", "throughput", "delay",
-                  "fairness", "rtt_time", "cwnd_time", "latency", "goodput_delay", "wifi", "oscillation",
-                  "throughput_time", "recommendation_map")
+ANALYSIS_NAMES = (
+    "goodput",
+    "ratio",
+    "variability",
+    "recommendation",
+    "goodput_figure",
+    "throughput",
+    "delay",
+    "fairness",
+    "rtt_time",
+    "cwnd_time",
+    "latency",
+    "goodput_delay",
+    "wifi",
+    "oscillation",
+    "throughput_time",
+    "recommendation_map",
+)
 #: The report sections a study file may list under ``analyses`` (study/analyses.py's ANALYSES
 #: implements each one).
-ANALYSIS_NAMES = ("goodput", "ratio", "variability", "recommendation", "goodput_figure", "throughput", "delay",
-                  "fairness", "rtt_time", "cwnd_time", "latency", "goodput_delay", "wifi", "oscillation",
-                  "throughput_time", "recommendation_map")
+ANALYSIS_NAMES = (
+    "goodput",
+    "ratio",
+    "variability",
+    "recommendation",
+    "goodput_figure",
+    "throughput",
+    "delay",
+    "fairness",
+    "rtt_time",
+    "cwnd_time",
+    "latency",
+    "goodput_delay",
+    "wifi",
+    "oscillation",
+    "throughput_time",
+    "recommendation_map",
+)
 
 
 class StudyError(ScenarioError):
@@ -33,12 +64,11 @@ class StudyError(ScenarioError):
 
 
 #: unit -> factor that turns the metric's base value into that unit
-GOODPUT_UNITS = {"bit/s": 1.0, "kbit/s": 1e-3, "Mbit/s": 1e-6, "Gbit/s": 1e-9,
-                  "KB/s": 1 / 8e3, "MB/s": 1 / 8e6}
+GOODPUT_UNITS = {"bit/s": 1.0, "kbit/s": 1e-3, "Mbit/s": 1e-6, "Gbit/s": 1e-9, "KB/s": 1 / 8e3, "MB/s": 1 / 8e6}
 
 
 UNITS = {
-    "goodput": GOODPUT_UNITS,   # base: bit/s
+    "goodput": GOODPUT_UNITS,  # base: bit/s
     "time_ms": {"ms": 1.0, "s": 1e-3},
     "time_s": {"s": 1.0, "ms": 1e3},
     "index": {"": 1.0},
@@ -63,8 +93,19 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 
-_STUDY_KEYS = {"name", "seed", "title", "question", "original", "simplifications", "analyses",
-               "unit", "discussion", "full_runtime", "quick_runtime"}
+_STUDY_KEYS = {
+    "name",
+    "seed",
+    "title",
+    "question",
+    "original",
+    "simplifications",
+    "analyses",
+    "unit",
+    "discussion",
+    "full_runtime",
+    "quick_runtime",
+}
 
 
 _STUDY_REQUIRED = ("name", "seed", "title", "question", "original")
@@ -83,9 +124,9 @@ _TOP_KEYS = {"study", "part", "published"}
 class Part:
     name: str
     description: str
-    scenario_raw: dict            # TOML-shaped scenario table, without name and sweep
-    sweep: dict                   # the full grid: axes + repeat (+ zip)
-    quick: dict                   # duration, repeat, replacement axes
+    scenario_raw: dict  # TOML-shaped scenario table, without name and sweep
+    sweep: dict  # the full grid: axes + repeat (+ zip)
+    quick: dict  # duration, repeat, replacement axes
     study: str = ""
 
     @property
@@ -104,8 +145,7 @@ class Part:
         table.setdefault("repeat", 1)
         return table
 
-    def scenario(self, quick: bool = False, repeat: Optional[int] = None,
-                 source: str = "<study>") -> Scenario:
+    def scenario(self, quick: bool = False, repeat: Optional[int] = None, source: str = "<study>") -> Scenario:
         """The part's scenario with its (quick) grid as the [sweep] table."""
         raw = copy.deepcopy(self.scenario_raw)
         raw["name"] = self.scenario_name
@@ -182,8 +222,9 @@ def _expect_str(src, key, v, required=True) -> str:
     if v is None and not required:
         return ""
     if not isinstance(v, str) or (required and not v.strip()):
-        raise StudyError(src, key, f"{v!r} is not a non-empty string" if v is not None
-                         else "required key is missing", "a string")
+        raise StudyError(
+            src, key, f"{v!r} is not a non-empty string" if v is not None else "required key is missing", "a string"
+        )
     return v
 
 
@@ -204,12 +245,12 @@ def _check_keys(src, where, table, allowed, required=()) -> None:
         if k not in allowed:
             close = difflib.get_close_matches(k, sorted(allowed), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
-            raise StudyError(src, f"{where}.{k}" if where else k, f"unknown key '{k}'{hint}",
-                             "one of " + ", ".join(sorted(allowed)))
+            raise StudyError(
+                src, f"{where}.{k}" if where else k, f"unknown key '{k}'{hint}", "one of " + ", ".join(sorted(allowed))
+            )
     for k in required:
         if k not in table:
-            raise StudyError(src, f"{where}.{k}" if where else k, "required key is missing",
-                             None)
+            raise StudyError(src, f"{where}.{k}" if where else k, "required key is missing", None)
 
 
 def load_study(path: str | os.PathLike) -> Study:
@@ -224,15 +265,13 @@ def load_study(path: str | os.PathLike) -> Study:
     return study_from_dict(raw, src, path, text)
 
 
-def study_from_dict(raw: Mapping[str, Any], src: str = "<study>", path: Optional[Path] = None,
-                    text: str = "") -> Study:
+def study_from_dict(raw: Mapping[str, Any], src: str = "<study>", path: Optional[Path] = None, text: str = "") -> Study:
     _check_keys(src, "", raw, _TOP_KEYS, ("study", "part"))
     st = raw["study"]
     _check_keys(src, "study", st, _STUDY_KEYS, _STUDY_REQUIRED)
     name = _expect_str(src, "study.name", st["name"])
     if "/" in name or name != name.strip():
-        raise StudyError(src, "study.name", f"{name!r} is not a plain name",
-                         "a name without '/' or surrounding spaces")
+        raise StudyError(src, "study.name", f"{name!r} is not a plain name", "a name without '/' or surrounding spaces")
     seed = st["seed"]
     if isinstance(seed, int) and not isinstance(seed, bool):
         seed = f"{seed:03d}"
@@ -240,12 +279,12 @@ def study_from_dict(raw: Mapping[str, Any], src: str = "<study>", path: Optional
     analyses = _expect_str_list(src, "study.analyses", st.get("analyses"))
     for i, a in enumerate(analyses):
         if a not in ANALYSIS_NAMES:
-            raise StudyError(src, f"study.analyses.{i}", f"unknown analysis {a!r}",
-                             "one of " + ", ".join(sorted(ANALYSIS_NAMES)))
+            raise StudyError(
+                src, f"study.analyses.{i}", f"unknown analysis {a!r}", "one of " + ", ".join(sorted(ANALYSIS_NAMES))
+            )
     unit = st.get("unit", "Mbit/s")
     if unit not in GOODPUT_UNITS:
-        raise StudyError(src, "study.unit", f"{unit!r} is not a goodput unit",
-                         "one of " + ", ".join(GOODPUT_UNITS))
+        raise StudyError(src, "study.unit", f"{unit!r} is not a goodput unit", "one of " + ", ".join(GOODPUT_UNITS))
     parts_raw = raw["part"]
     if not isinstance(parts_raw, list) or not parts_raw:
         raise StudyError(src, "part", "expected at least one [[part]] table", "[[part]] tables")
@@ -253,21 +292,27 @@ def study_from_dict(raw: Mapping[str, Any], src: str = "<study>", path: Optional
     names = [p.name for p in parts]
     for i, n in enumerate(names):
         if names.index(n) != i:
-            raise StudyError(src, f"part.{i}.name", f"part name {n!r} is used twice",
-                             "a distinct name per part")
-    published = [_load_published(src, i, r, parts)
-                 for i, r in enumerate(_as_list(src, "published", raw.get("published", [])))]
+            raise StudyError(src, f"part.{i}.name", f"part name {n!r} is used twice", "a distinct name per part")
+    published = [
+        _load_published(src, i, r, parts) for i, r in enumerate(_as_list(src, "published", raw.get("published", [])))
+    ]
     return Study(
-        name=name, seed=seed,
+        name=name,
+        seed=seed,
         title=_expect_str(src, "study.title", st["title"]),
         question=_expect_str(src, "study.question", st["question"]),
         original=_expect_str(src, "study.original", st["original"]),
         simplifications=_expect_str_list(src, "study.simplifications", st.get("simplifications")),
-        analyses=analyses, unit=unit,
+        analyses=analyses,
+        unit=unit,
         discussion=_expect_str_list(src, "study.discussion", st.get("discussion")),
         full_runtime=_expect_str(src, "study.full_runtime", st.get("full_runtime"), required=False),
         quick_runtime=_expect_str(src, "study.quick_runtime", st.get("quick_runtime"), required=False),
-        parts=parts, published=published, path=path or Path(src), text=text)
+        parts=parts,
+        published=published,
+        path=path or Path(src),
+        text=text,
+    )
 
 
 def _as_list(src, key, v) -> list:
@@ -287,27 +332,38 @@ def _load_part(src: str, i: int, p: Any, study: str) -> Part:
         raise StudyError(src, f"{where}.scenario", f"{scen!r} is not a table", "a scenario table")
     for k in ("name", "sweep"):
         if k in scen:
-            raise StudyError(src, f"{where}.scenario.{k}",
-                             f"'{k}' is set by the study" + (" (the grid is part.sweep)" if k == "sweep" else
-                                                           f" (the scenario is named '{study}/{name}')"),
-                             "no such key in part.scenario")
+            raise StudyError(
+                src,
+                f"{where}.scenario.{k}",
+                f"'{k}' is set by the study"
+                + (" (the grid is part.sweep)" if k == "sweep" else f" (the scenario is named '{study}/{name}')"),
+                "no such key in part.scenario",
+            )
     sweep_t = p.get("sweep", {}) or {}
     quick_t = p.get("quick", {}) or {}
     if not isinstance(sweep_t, Mapping):
         raise StudyError(src, f"{where}.sweep", f"{sweep_t!r} is not a table", "axes = [values] and repeat")
     if not isinstance(quick_t, Mapping):
-        raise StudyError(src, f"{where}.quick", f"{quick_t!r} is not a table",
-                         "duration, repeat and replacement axes")
+        raise StudyError(src, f"{where}.quick", f"{quick_t!r} is not a table", "duration, repeat and replacement axes")
     sweep_t = _flatten_axes(sweep_t)
     quick_t = _flatten_axes(quick_t)
     for k in quick_t:
         if k not in ("duration", "repeat") and k not in sweep_t:
-            raise StudyError(src, f"{where}.quick.{k}", f"{k!r} is not an axis of part.sweep",
-                             "duration, repeat, or a replacement for one of "
-                             + (", ".join(k2 for k2 in sweep_t if k2 not in ("repeat", "zip")) or "no axes"))
-    part = Part(name=name, description=str(p.get("description", "")),
-                scenario_raw=copy.deepcopy(dict(scen)), sweep=dict(sweep_t), quick=dict(quick_t),
-                study=study)
+            raise StudyError(
+                src,
+                f"{where}.quick.{k}",
+                f"{k!r} is not an axis of part.sweep",
+                "duration, repeat, or a replacement for one of "
+                + (", ".join(k2 for k2 in sweep_t if k2 not in ("repeat", "zip")) or "no axes"),
+            )
+    part = Part(
+        name=name,
+        description=str(p.get("description", "")),
+        scenario_raw=copy.deepcopy(dict(scen)),
+        sweep=dict(sweep_t),
+        quick=dict(quick_t),
+        study=study,
+    )
     for quick in (False, True):
         label = "quick" if quick else "sweep"
         try:
@@ -356,8 +412,9 @@ def _check_grid(src: str, where: str, sc: Scenario) -> None:
             sc.with_overrides(cell)
         except ScenarioError as e:
             desc = ", ".join(f"{k}={param_str(v)}" for k, v in cell.items())
-            raise StudyError(src, f"{where}.{e.key}" if e.key else where,
-                             f"cell {desc}: {e.problem}", e.expected) from None
+            raise StudyError(
+                src, f"{where}.{e.key}" if e.key else where, f"cell {desc}: {e.problem}", e.expected
+            ) from None
 
 
 def _load_published(src: str, i: int, r: Any, parts: list[Part]) -> Published:
@@ -369,19 +426,21 @@ def _load_published(src: str, i: int, r: Any, parts: list[Part]) -> Published:
     part = parts[names.index(r["part"])]
     metric = r["metric"]
     if metric not in METRICS:
-        raise StudyError(src, f"{where}.metric", f"unknown metric {metric!r}",
-                         "one of " + ", ".join(METRICS))
+        raise StudyError(src, f"{where}.metric", f"unknown metric {metric!r}", "one of " + ", ".join(METRICS))
     units = UNITS[METRICS[metric][0]]
     if r["unit"] not in units:
-        raise StudyError(src, f"{where}.unit", f"{r['unit']!r} is not a unit of {metric}",
-                         "one of " + ", ".join(repr(u) for u in units))
+        raise StudyError(
+            src,
+            f"{where}.unit",
+            f"{r['unit']!r} is not a unit of {metric}",
+            "one of " + ", ".join(repr(u) for u in units),
+        )
     value = r["value"]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise StudyError(src, f"{where}.value", f"{value!r} is not a number", "e.g. value = 5.03")
     cell = r.get("cell", {}) or {}
     if not isinstance(cell, Mapping):
-        raise StudyError(src, f"{where}.cell", f"{cell!r} is not a table",
-                         '{ "bottleneck.loss" = "1%", cc = "cubic" }')
+        raise StudyError(src, f"{where}.cell", f"{cell!r} is not a table", '{ "bottleneck.loss" = "1%", cc = "cubic" }')
     cell = _flatten_axes(cell)
     axes = part.axes()
     ccs = {str(g.get("cc", "")).lower() for g in part.scenario_raw.get("flows", [])}
@@ -391,24 +450,40 @@ def _load_published(src: str, i: int, r: Any, parts: list[Part]) -> Published:
     for k, v in cell.items():
         if k == "cc":
             if str(v).lower() not in ccs:
-                raise StudyError(src, f"{where}.cell.cc", f"{v!r} does not run in part {part.name!r}",
-                                 "one of " + ", ".join(sorted(ccs)))
+                raise StudyError(
+                    src,
+                    f"{where}.cell.cc",
+                    f"{v!r} does not run in part {part.name!r}",
+                    "one of " + ", ".join(sorted(ccs)),
+                )
             continue
         if k not in axes:
-            raise StudyError(src, f"{where}.cell.{k}", f"{k!r} is not swept in part {part.name!r}",
-                             "cc or one of " + (", ".join(axes) or "no axes"))
+            raise StudyError(
+                src,
+                f"{where}.cell.{k}",
+                f"{k!r} is not swept in part {part.name!r}",
+                "cc or one of " + (", ".join(axes) or "no axes"),
+            )
         if not any(cell_text(v) == cell_text(x) for x in axes[k]):
-            raise StudyError(src, f"{where}.cell.{k}", f"{v!r} is not in the grid",
-                             "one of " + ", ".join(cell_text(x) for x in axes[k]))
+            raise StudyError(
+                src,
+                f"{where}.cell.{k}",
+                f"{v!r} is not in the grid",
+                "one of " + ", ".join(cell_text(x) for x in axes[k]),
+            )
     needs_cc = metric in ("goodput", "goodput_total", "rtt_mean", "rtt_max", "cv", "period")
     if metric == "bbr_cubic_ratio" and "cc" in cell:
-        raise StudyError(src, f"{where}.cell.cc", "a BBR/CUBIC ratio compares two algorithms",
-                         "a cell without cc")
+        raise StudyError(src, f"{where}.cell.cc", "a BBR/CUBIC ratio compares two algorithms", "a cell without cc")
     if needs_cc and "cc" not in cell and not any(k.endswith(".cc") for k in cell) and len(ccs) > 1:
-        raise StudyError(src, f"{where}.cell", f"metric {metric} needs the algorithm",
-                         'cc = "<algorithm>" in the cell')
-    return Published(part=part.name, cell=dict(cell), metric=metric, value=float(value),
-                     unit=r["unit"], where=str(r.get("where", "")))
+        raise StudyError(src, f"{where}.cell", f"metric {metric} needs the algorithm", 'cc = "<algorithm>" in the cell')
+    return Published(
+        part=part.name,
+        cell=dict(cell),
+        metric=metric,
+        value=float(value),
+        unit=r["unit"],
+        where=str(r.get("where", "")),
+    )
 
 
 def builtin_studies() -> list[Path]:
@@ -441,5 +516,9 @@ def find_study(name_or_path: str | os.PathLike) -> Study:
     import difflib
 
     close = difflib.get_close_matches(text, names, n=1)
-    raise StudyError(None, None, f"no built-in study {text!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-                     "one of " + ", ".join(names) + ", or a path to a study .toml file")
+    raise StudyError(
+        None,
+        None,
+        f"no built-in study {text!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+        "one of " + ", ".join(names) + ", or a path to a study .toml file",
+    )

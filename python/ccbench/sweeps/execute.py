@@ -1,6 +1,7 @@
 """One run in a worker: the backend's check and run under the machine lock and the run's
 deadline, its tables as a payload; a failure of any kind becomes a failed runs row, never an
 exception that stops the sweep."""
+
 from __future__ import annotations
 
 import contextlib
@@ -11,10 +12,10 @@ import socket
 import threading
 import time
 from typing import Any
+
 from .. import procs
 from .grid import SweepError
 from .lock import KernelLockError, format_seconds, machine_lock
-
 
 #: Default of --run-timeout: far above any sane run (the simulator's events cap ends a run
 #: that is merely huge long before); a run still going after it is stopped and stored failed.
@@ -35,10 +36,7 @@ class RunTimeout(BaseException):
         self.seconds = float(seconds)
 
     def __str__(self) -> str:
-        return (f"the run exceeded the run timeout of {format_seconds(self.seconds)} "
-                f"(--run-timeout) and was stopped")
-
-
+        return f"the run exceeded the run timeout of {format_seconds(self.seconds)} (--run-timeout) and was stopped"
 
 
 def parse_run_timeout(value: Any) -> float | None:
@@ -54,8 +52,10 @@ def parse_run_timeout(value: Any) -> float | None:
     try:
         ns = units.parse_time_ns(value)
     except units.UnitError as e:
-        raise SweepError(f"--run-timeout {units.quote(value)}: expected a duration such as 600 (seconds), "
-                         f"90s, 30min or 2h, or none ({e.problem})") from None
+        raise SweepError(
+            f"--run-timeout {units.quote(value)}: expected a duration such as 600 (seconds), "
+            f"90s, 30min or 2h, or none ({e.problem})"
+        ) from None
     return ns / 1e9 or None
 
 
@@ -64,8 +64,12 @@ def _run_deadline(timeout: float | None):
     """Raise RunTimeout in the body after ``timeout`` seconds (SIGALRM: works in the main thread
     of a process, which is where local workers run; the simulator polls for it). Elsewhere
     (e.g. a Dask worker thread) the body runs without a deadline."""
-    if (not timeout or not math.isfinite(timeout) or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()):
+    if (
+        not timeout
+        or not math.isfinite(timeout)
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
     armed = [True]
@@ -119,14 +123,16 @@ def _note_start(run_id: str | None) -> None:
             q.put((run_id, os.getpid(), time.monotonic()))
 
 
-def execute_run(scenario: Any, backend: str, run_timeout: float | None = None,
-                run_id: str | None = None) -> dict[str, Any]:
+def execute_run(
+    scenario: Any, backend: str, run_timeout: float | None = None, run_id: str | None = None
+) -> dict[str, Any]:
     """Run one scenario on ``backend`` and return its three tables (never raises for a run
     that fails: any exception, in the backend or in building its tables, is returned as a
     failed runs row with the message). ``run_timeout``: seconds after which the run is stopped
     (RunTimeout) and returned as failed.
 
-    Returns {"runs", "flows", "series", "link_series", "counters": pyarrow Tables (or DataFrames), "run_id", "backend_s": seconds inside
+    Returns {"runs", "flows", "series", "link_series", "counters": pyarrow Tables (or DataFrames),
+    "run_id", "backend_s": seconds inside
     ``backend.run`` (None if it did not get that far), "host"}.
     """
     t0 = time.perf_counter()
@@ -166,8 +172,14 @@ def execute_run(scenario: Any, backend: str, run_timeout: float | None = None,
     return failed_payload(scenario, backend, message, time.perf_counter() - t0, run_id, host)
 
 
-def failed_payload(scenario: Any, backend: str, message: str, wall_s: float | None = 0.0,
-                   run_id: str | None = None, host: str | None = None) -> dict[str, Any]:
+def failed_payload(
+    scenario: Any,
+    backend: str,
+    message: str,
+    wall_s: float | None = 0.0,
+    run_id: str | None = None,
+    host: str | None = None,
+) -> dict[str, Any]:
     """The payload of a failed run. Never raises: when the scenario cannot even be described
     (e.g. a value too large for the table's column type), the runs row keeps what can be
     stored and leaves the rest null."""
@@ -177,13 +189,19 @@ def failed_payload(scenario: Any, backend: str, message: str, wall_s: float | No
         return _payload(results.failed_result(scenario, backend, message, wall_s), None, host)
     except Exception:  # noqa: BLE001
         pass
-    return {"runs": _bare_failed_row(scenario, backend, message, wall_s, run_id), "flows": None,
-            "series": None, "link_series": None, "counters": None, "run_id": run_id,
-            "backend_s": None, "host": host}
+    return {
+        "runs": _bare_failed_row(scenario, backend, message, wall_s, run_id),
+        "flows": None,
+        "series": None,
+        "link_series": None,
+        "counters": None,
+        "run_id": run_id,
+        "backend_s": None,
+        "host": host,
+    }
 
 
-def _bare_failed_row(scenario: Any, backend: str, message: str, wall_s: float | None,
-                     run_id: str | None):
+def _bare_failed_row(scenario: Any, backend: str, message: str, wall_s: float | None, run_id: str | None):
     """A one-row runs table (RUNS_SCHEMA) with status failed, built column by column: a value
     that cannot be computed or does not fit its column type is null."""
     import pyarrow as pa
@@ -193,10 +211,13 @@ def _bare_failed_row(scenario: Any, backend: str, message: str, wall_s: float | 
     values: dict[str, Any] = {}
     with contextlib.suppress(Exception):
         values.update(results.scenario_descriptors(scenario, backend))
-    for name, get in (("run_id", lambda: run_id or results.make_run_id(scenario, backend)),
-                      ("scenario_hash", lambda: scenario.scenario_hash()),
-                      ("name", lambda: scenario.name), ("seed", lambda: scenario.seed),
-                      ("ccbench_version", results.ccbench_version)):
+    for name, get in (
+        ("run_id", lambda: run_id or results.make_run_id(scenario, backend)),
+        ("scenario_hash", lambda: scenario.scenario_hash()),
+        ("name", lambda: scenario.name),
+        ("seed", lambda: scenario.seed),
+        ("ccbench_version", results.ccbench_version),
+    ):
         if values.get(name) is None:
             with contextlib.suppress(Exception):
                 values[name] = get()

@@ -1,5 +1,6 @@
 """Where runs execute: local worker processes that survive a crash and die with the sweep, or
 a Dask cluster."""
+
 from __future__ import annotations
 
 import contextlib
@@ -8,10 +9,11 @@ import signal
 import sys
 import time
 from typing import Any, Callable, Iterable
+
 from .. import procs
+from .execute import WORKER_STATE, execute_run
 from .grid import SweepError
 from .plan import RunSpec
-from .execute import WORKER_STATE, execute_run
 
 
 class LocalExecutor:
@@ -32,6 +34,7 @@ class LocalExecutor:
         self.ctx = mp.get_context(method)
         if self.ctx.get_start_method() == "fork":
             from .. import backends, results  # noqa: F401  (imported once, inherited)
+
             with contextlib.suppress(Exception):
                 backends.get_backend("sim")
         self.started: dict[str, tuple[int, float]] = {}  # run_id -> (worker pid, start time)
@@ -45,8 +48,9 @@ class LocalExecutor:
         # a new queue per pool: a worker killed while writing to it cannot block the next pool
         self.starts = self.ctx.SimpleQueue()
         self.started = {}
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx,
-                                   initializer=_worker_init, initargs=(os.getpid(), self.starts))
+        pool = ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=self.ctx, initializer=_worker_init, initargs=(os.getpid(), self.starts)
+        )
         # start every worker now (with fork, the pool forks them all on the first submit)
         for f in [pool.submit(os.getpid) for _ in range(self.workers)]:
             f.result()
@@ -143,16 +147,18 @@ class DaskExecutor:
         if address == "local":
             n = workers or os.cpu_count() or 1
             self.cluster = distributed.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None)
+                n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            )
             self.client = distributed.Client(self.cluster)
             self.description = f"Dask LocalCluster, {n} worker processes"
         else:
             try:
                 self.client = distributed.Client(address, timeout="10s")
             except (OSError, TimeoutError) as e:
-                raise SweepError(f"--dask {address}: cannot reach the Dask scheduler ({e}); start "
-                                 f"one with `dask scheduler` (see docs/sweeps.md)") from None
+                raise SweepError(
+                    f"--dask {address}: cannot reach the Dask scheduler ({e}); start "
+                    f"one with `dask scheduler` (see docs/sweeps.md)"
+                ) from None
             self.description = f"Dask scheduler {address}"
         threads = sum(self.client.nthreads().values()) or 1
         self.workers = threads
@@ -162,8 +168,7 @@ class DaskExecutor:
     can_kill = False  # a Dask worker thread cannot be interrupted (docs/sweeps.md, Run limits)
 
     def submit(self, spec: "RunSpec", backend: str, run_timeout: float | None):
-        return self.client.submit(execute_run, spec.scenario, backend, run_timeout, spec.run_id,
-                                  pure=False)
+        return self.client.submit(execute_run, spec.scenario, backend, run_timeout, spec.run_id, pure=False)
 
     def wait(self, futures, timeout: float | None = None):
         import distributed

@@ -1,5 +1,6 @@
 """The grid of a sweep: the ``[sweep]`` table and ``--grid``/``--zip`` options as axes, their
 cells in order, and each repeat's seed (docs/sweeps.md "Grid semantics")."""
+
 from __future__ import annotations
 
 import itertools
@@ -8,7 +9,6 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
-
 
 RESERVED_KEYS = ("repeat", "zip")
 
@@ -101,16 +101,14 @@ class Grid:
     def _set_axis(self, key: str, vals: Any, where: str | None = None) -> None:
         where = where or f"{self.source}: sweep.{key}"
         if not key or any(not part for part in key.split(".")):
-            raise SweepError(f"{where}: not a key path (expected dotted names like \"bottleneck.loss\")")
+            raise SweepError(f'{where}: not a key path (expected dotted names like "bottleneck.loss")')
         if isinstance(vals, (str, bytes)) or not isinstance(vals, (list, tuple)):
-            raise SweepError(f"{where}: {vals!r} is not a list (expected a list of values, "
-                             f"e.g. [\"0%\", \"1%\"])")
+            raise SweepError(f'{where}: {vals!r} is not a list (expected a list of values, e.g. ["0%", "1%"])')
         if len(vals) == 0:
             raise SweepError(f"{where}: the list is empty (expected at least one value)")
         self.values[key] = list(vals)
 
-    def with_options(self, grid: Sequence[str] = (), zips: Sequence[str] = (),
-                     repeat: int | None = None) -> "Grid":
+    def with_options(self, grid: Sequence[str] = (), zips: Sequence[str] = (), repeat: int | None = None) -> "Grid":
         """A copy with CLI options applied: ``--grid key=v1,v2`` replaces the axis ``key`` (keeping
         its place) or appends a new one; ``--zip k1,k2`` adds a zip group; ``--repeat`` replaces
         the repeat count."""
@@ -135,17 +133,21 @@ class Grid:
                 if key not in self.values:
                     raise SweepError(
                         f"{self.source}: sweep.zip: {key!r} is not a swept key (expected one of "
-                        f"{', '.join(map(repr, self.values)) or 'no keys: add the axis first'})")
+                        f"{', '.join(map(repr, self.values)) or 'no keys: add the axis first'})"
+                    )
                 if key in group_of:
-                    raise SweepError(f"{self.source}: sweep.zip: {key!r} is in two zip groups "
-                                     f"(expected each key in at most one group)")
+                    raise SweepError(
+                        f"{self.source}: sweep.zip: {key!r} is in two zip groups "
+                        f"(expected each key in at most one group)"
+                    )
                 group_of[key] = group
         for group in self.zips:
             lengths = {k: len(self.values[k]) for k in group}
             if len(set(lengths.values())) > 1:
                 detail = ", ".join(f"{k} has {n}" for k, n in lengths.items())
-                raise SweepError(f"{self.source}: sweep.zip: the zipped lists must have the same "
-                                 f"length, but {detail} values")
+                raise SweepError(
+                    f"{self.source}: sweep.zip: the zipped lists must have the same length, but {detail} values"
+                )
         axes: list[Axis] = []
         emitted: set[tuple[str, ...]] = set()
         for key in self.values:
@@ -194,7 +196,8 @@ def _check_repeat(value: Any, where: str) -> int:
 def _check_zips(value: Any, source: str) -> list[tuple[str, ...]]:
     form = 'a list of lists of key paths, e.g. zip = [["bottleneck.rtt", "bottleneck.jitter"]]'
     if not isinstance(value, list) or not all(
-            isinstance(g, list) and g and all(isinstance(k, str) for k in g) for g in value):
+        isinstance(g, list) and g and all(isinstance(k, str) for k in g) for g in value
+    ):
         raise SweepError(f"{source}: sweep.zip: {value!r} is not valid (expected {form})")
     return [tuple(g) for g in value]
 
@@ -232,17 +235,18 @@ def parse_zip_option(option: str) -> tuple[str, ...]:
     """``k1,k2`` -> ("k1", "k2")."""
     keys = tuple(k.strip() for k in option.split(",") if k.strip())
     if len(keys) < 2:
-        raise SweepError(f"--zip {option!r}: expected two or more swept keys, e.g. "
-                         f"--zip bottleneck.rtt,bottleneck.jitter")
+        raise SweepError(
+            f"--zip {option!r}: expected two or more swept keys, e.g. --zip bottleneck.rtt,bottleneck.jitter"
+        )
     return keys
 
 
-def grid_from_scenario(scenario: Any, grid: Sequence[str] = (), zips: Sequence[str] = (),
-                       repeat: int | None = None) -> Grid:
+def grid_from_scenario(
+    scenario: Any, grid: Sequence[str] = (), zips: Sequence[str] = (), repeat: int | None = None
+) -> Grid:
     """The scenario's ``[sweep]`` table with CLI options applied."""
     source = str(getattr(scenario, "source", None) or getattr(scenario, "name", None) or "[sweep]")
-    return Grid.from_table(getattr(scenario, "sweep", None), source=source).with_options(
-        grid, zips, repeat)
+    return Grid.from_table(getattr(scenario, "sweep", None), source=source).with_options(grid, zips, repeat)
 
 
 def derive_seed(cell_seed: int, repeat: int) -> int:

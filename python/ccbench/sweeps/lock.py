@@ -1,5 +1,6 @@
 """Locks: one kernel run at a time per machine, one sweep at a time per store (flock on a
 private lock file, naming the holder while waiting)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -7,7 +8,6 @@ import os
 import time
 from pathlib import Path
 from typing import Any, Callable
-
 
 # Per machine lock for backends that must not run concurrently on one host (kernel): in a
 # directory only root can write (a lock in /tmp could be redirected by a symlink or held by
@@ -43,17 +43,23 @@ def _check_private_dir(directory: Path) -> None:
         except FileExistsError:
             pass
         except OSError as e:
-            raise KernelLockError(f"{directory}: cannot create the kernel lock's directory "
-                                  f"({e.strerror}); the kernel backend runs as root") from None
+            raise KernelLockError(
+                f"{directory}: cannot create the kernel lock's directory "
+                f"({e.strerror}); the kernel backend runs as root"
+            ) from None
     st = os.lstat(directory)
     if not stat.S_ISDIR(st.st_mode):
-        raise KernelLockError(f"{directory}: the kernel lock's directory is not a directory "
-                              f"(a symlink?); refusing to use it (remove it, or set "
-                              f"CCBENCH_KERNEL_LOCK to a file in a directory only you can write)")
+        raise KernelLockError(
+            f"{directory}: the kernel lock's directory is not a directory "
+            f"(a symlink?); refusing to use it (remove it, or set "
+            f"CCBENCH_KERNEL_LOCK to a file in a directory only you can write)"
+        )
     if st.st_uid not in (os.geteuid(), 0) or st.st_mode & 0o022:
-        raise KernelLockError(f"{directory}: the kernel lock's directory is writable by other "
-                              f"users or owned by uid {st.st_uid}; refusing to use it (set "
-                              f"CCBENCH_KERNEL_LOCK to a file in a directory only you can write)")
+        raise KernelLockError(
+            f"{directory}: the kernel lock's directory is writable by other "
+            f"users or owned by uid {st.st_uid}; refusing to use it (set "
+            f"CCBENCH_KERNEL_LOCK to a file in a directory only you can write)"
+        )
 
 
 def open_private_lock(path: Path) -> int:
@@ -70,8 +76,7 @@ def open_private_lock(path: Path) -> int:
         fd = os.open(path, flags, 0o600)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise KernelLockError(f"{path}: the kernel lock is a symlink; refusing to follow it "
-                                  f"(remove it)") from None
+            raise KernelLockError(f"{path}: the kernel lock is a symlink; refusing to follow it (remove it)") from None
         raise KernelLockError(f"{path}: cannot open the kernel lock ({e.strerror})") from None
     st = os.fstat(fd)
     problem = None
@@ -88,7 +93,7 @@ def open_private_lock(path: Path) -> int:
 
 
 def _lock_holder(fd: int) -> str:
-    """" (pid N: command)" as the holder wrote it into the lock file, or ""."""
+    """ " (pid N: command)" as the holder wrote it into the lock file, or ""."""
     try:
         text = os.pread(fd, 64, 0).decode(errors="replace").strip()
         pid = int(text.split()[0])
@@ -138,7 +143,8 @@ def machine_lock(backend: str):
             raise KernelLockError(
                 f"{path}: another kernel run holds this machine's lock{_lock_holder(fd)} for more "
                 f"than {format_seconds(KERNEL_LOCK_TIMEOUT_S)}; wait for it or stop it "
-                f"(CCBENCH_KERNEL_LOCK_TIMEOUT sets how long to wait)")
+                f"(CCBENCH_KERNEL_LOCK_TIMEOUT sets how long to wait)"
+            )
         yield
     finally:
         os.close(fd)  # releases the flock

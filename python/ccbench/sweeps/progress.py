@@ -1,12 +1,13 @@
 """What a sweep prints while it runs and when it ends."""
+
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import time
 from typing import Sequence
+
 from .grid import param_str
 
 
@@ -20,8 +21,14 @@ def resolve_console(console):
 
 class Progress:
     def __init__(self, console, total: int, summary: SweepSummary, executor: str, notes):
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
-                                   TextColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
         from rich.text import Text
 
         s = summary
@@ -42,14 +49,22 @@ class Progress:
 
         self.console = console
         self.summary = summary
-        self.header = (f"sweep: {s.total} runs ({s.cached} cached"
-                       + (f", {s.stored_failed} stored failed, not retried" if s.stored_failed else "")
-                       + f"), {total} to run on {executor}, backend {s.backend}")
+        self.header = (
+            f"sweep: {s.total} runs ({s.cached} cached"
+            + (f", {s.stored_failed} stored failed, not retried" if s.stored_failed else "")
+            + f"), {total} to run on {executor}, backend {s.backend}"
+        )
         self.notes = notes
         self.progress = Progress(
-            BarColumn(bar_width=20), MofNCompleteColumn(), Counts(),
-            Rate(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=console, transient=False)
+            BarColumn(bar_width=20),
+            MofNCompleteColumn(),
+            Counts(),
+            Rate(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
         self.task = self.progress.add_task("runs", total=total)
 
         # not a terminal (CI log, `| tee`): a plain line every 5 % or 30 s instead of a live bar
@@ -79,9 +94,12 @@ class Progress:
             s, el = self.summary, now - self.t0
             rate = self.done / el if el > 0 else 0.0
             eta = (self.total - self.done) / rate if rate > 0 else float("nan")
-            self.console.print(f"{self.done}/{self.total} ok {s.ok} failed {s.failed} cached "
-                               f"{s.cached}  {rate:.1f} runs/s  ETA {eta:.0f} s", highlight=False,
-                               soft_wrap=True)
+            self.console.print(
+                f"{self.done}/{self.total} ok {s.ok} failed {s.failed} cached "
+                f"{s.cached}  {rate:.1f} runs/s  ETA {eta:.0f} s",
+                highlight=False,
+                soft_wrap=True,
+            )
 
     def stop(self):
         if self.live:
@@ -111,15 +129,19 @@ def print_summary(summary: SweepSummary, console=None, notes: Sequence[str] = ()
     if summary.identical_cells:
         n, first = len(summary.identical_cells), summary.identical_cells[0]
         desc = ", ".join(f"{k}={param_str(v)}" for k, v in first.items()) or "the base scenario"
-        console.print(f"[yellow]warning:[/] {n} cell{'s' if n != 1 else ''} gave the same goodput in "
-                      f"every repeat (e.g. {desc}): the repeats did not vary, so their spread says "
-                      f"nothing; add random loss, jitter or start_jitter (docs/scenario.md)",
-                      highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]warning:[/] {n} cell{'s' if n != 1 else ''} gave the same goodput in "
+            f"every repeat (e.g. {desc}): the repeats did not vary, so their spread says "
+            f"nothing; add random loss, jitter or start_jitter (docs/scenario.md)",
+            highlight=False,
+            soft_wrap=True,
+        )
     for msg, n in summary.errors.most_common(5):
         console.print(f"[red]failed ×{n}:[/] {msg}", highlight=False, soft_wrap=True)
     if len(summary.errors) > 5:
-        console.print(f"[red]... and {len(summary.errors) - 5} more distinct errors[/] "
-                      f"(see the runs table: status = 'failed')")
+        console.print(
+            f"[red]... and {len(summary.errors) - 5} more distinct errors[/] (see the runs table: status = 'failed')"
+        )
 
 
 @dataclass
@@ -127,11 +149,11 @@ class SweepSummary:
     out: Path
     backend: str
     executor: str
-    total: int = 0          # runs in the plan
-    cached: int = 0         # stored ok before this sweep started
+    total: int = 0  # runs in the plan
+    cached: int = 0  # stored ok before this sweep started
     stored_failed: int = 0  # stored failed before and not retried (see --retry-failed)
-    ok: int = 0             # executed now, ok
-    failed: int = 0         # executed now, failed
+    ok: int = 0  # executed now, ok
+    failed: int = 0  # executed now, failed
     wall_s: float = 0.0
     interrupted: bool = False
     backend_s: float = 0.0  # total seconds spent inside backend.run over executed runs

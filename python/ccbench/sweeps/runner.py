@@ -1,6 +1,7 @@
 """Running a sweep: plan the runs, skip those the store holds, execute the rest on an executor,
 store each result as it arrives, and survive Ctrl-C, SIGTERM, crashed workers and runs that
 outlive their timeout."""
+
 from __future__ import annotations
 
 import contextlib
@@ -10,27 +11,43 @@ import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
 from .. import procs
 from ..scenario.model import as_scenario
+from .execute import (
+    DEFAULT_RUN_TIMEOUT_S,
+    RUN_TIMEOUT_GRACE_S,
+    RunTimeout,
+    error_text,
+    failed_payload,
+    parse_run_timeout,
+)
+from .executors import DaskExecutor, LocalExecutor
 from .grid import SweepError, grid_from_scenario
+from .lock import KERNEL_LOCK_PATH, SERIAL_BACKENDS, KernelLockError, open_private_lock, store_lock
 from .plan import RunSpec, plan
-from .lock import KERNEL_LOCK_PATH, KernelLockError, SERIAL_BACKENDS, store_lock, open_private_lock
-from .execute import DEFAULT_RUN_TIMEOUT_S, RUN_TIMEOUT_GRACE_S, RunTimeout, error_text, failed_payload, parse_run_timeout
-from .executors import LocalExecutor, DaskExecutor
-from .progress import SweepSummary, Progress, resolve_console, print_summary
+from .progress import Progress, SweepSummary, print_summary, resolve_console
 
 
-
-
-
-
-def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = (),
-              zips: Sequence[str] = (), repeat: int | None = None, backend: str = "sim",
-              workers: int | None = None, dask: str | None = None, retry_failed: bool = False,
-              overrides: Sequence[str] | Mapping[str, Any] = (), progress: bool = True,
-              console: Any = None, on_result: Callable[[RunSpec, dict], None] | None = None,
-              command: Sequence[str] | None = None, study: str | None = None,
-              run_timeout: float | str | None = DEFAULT_RUN_TIMEOUT_S) -> SweepSummary:
+def run_sweep(
+    scenario: Any,
+    out: str | os.PathLike,
+    *,
+    grid: Sequence[str] = (),
+    zips: Sequence[str] = (),
+    repeat: int | None = None,
+    backend: str = "sim",
+    workers: int | None = None,
+    dask: str | None = None,
+    retry_failed: bool = False,
+    overrides: Sequence[str] | Mapping[str, Any] = (),
+    progress: bool = True,
+    console: Any = None,
+    on_result: Callable[[RunSpec, dict], None] | None = None,
+    command: Sequence[str] | None = None,
+    study: str | None = None,
+    run_timeout: float | str | None = DEFAULT_RUN_TIMEOUT_S,
+) -> SweepSummary:
     """Run a sweep into ``out`` and return its summary.
 
     ``command`` (the argv that asked for it) and ``study`` (a study name) are recorded in
@@ -60,8 +77,9 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
         if dask is None and workers not in (None, 1):
             notes.append(f"--workers {workers} ignored")
         workers = 1
-        notes.insert(0, "kernel backend: one run at a time per machine "
-                        "(runs would share the CPU with the link emulator)")
+        notes.insert(
+            0, "kernel backend: one run at a time per machine (runs would share the CPU with the link emulator)"
+        )
         if dask is None and os.geteuid() == 0:
             try:
                 os.close(open_private_lock(KERNEL_LOCK_PATH))  # unsafe lock: say so before any run
@@ -93,9 +111,12 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
     def on_wait(holder: str) -> None:
         waited.append(holder)
         if progress:
-            console.print(f"[yellow]another sweep{holder} is writing into {store.root}:[/] waiting "
-                          f"for it to finish; then only the runs it did not store are run",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"[yellow]another sweep{holder} is writing into {store.root}:[/] waiting "
+                f"for it to finish; then only the runs it did not store are run",
+                highlight=False,
+                soft_wrap=True,
+            )
 
     # SIGTERM / SIGHUP: like Ctrl-C (stop the workers, keep what is stored), exit 143 / 129
     with procs.signals_raise(), contextlib.ExitStack() as stack:
@@ -118,8 +139,7 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
                 return finish_without_running()
         write_meta(out, meta)
         try:
-            _execute(executor, todo, backend, run_timeout, store, summary, progress, console,
-                     notes, on_result)
+            _execute(executor, todo, backend, run_timeout, store, summary, progress, console, notes, on_result)
         except KeyboardInterrupt:
             executor.close(abort=True)
             executor = None
@@ -127,9 +147,12 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
             summary.interrupted = True
             if progress:
                 print_summary(summary, console, notes)
-                console.print(f"[yellow]interrupted[/]: {summary.cached + summary.executed} of "
-                              f"{summary.total} runs are stored; run the same command again to "
-                              f"finish.", soft_wrap=True)
+                console.print(
+                    f"[yellow]interrupted[/]: {summary.cached + summary.executed} of "
+                    f"{summary.total} runs are stored; run the same command again to "
+                    f"finish.",
+                    soft_wrap=True,
+                )
             raise
     summary.identical_cells = identical_cells(store, specs)
     summary.wall_s = time.perf_counter() - t_start
@@ -138,8 +161,9 @@ def run_sweep(scenario: Any, out: str | os.PathLike, *, grid: Sequence[str] = ()
     return summary
 
 
-def _to_run(specs: Sequence[RunSpec], statuses: Mapping[str, str], retry_failed: bool,
-            summary: SweepSummary) -> list[RunSpec]:
+def _to_run(
+    specs: Sequence[RunSpec], statuses: Mapping[str, str], retry_failed: bool, summary: SweepSummary
+) -> list[RunSpec]:
     """The runs not stored yet (and the stored failed ones with ``retry_failed``); counts the
     others into ``summary``."""
     todo = []
@@ -154,9 +178,18 @@ def _to_run(specs: Sequence[RunSpec], statuses: Mapping[str, str], retry_failed:
     return todo
 
 
-def _execute(executor: Any, todo: Sequence[RunSpec], backend: str, run_timeout: float | None,
-             store: Any, summary: SweepSummary, progress: bool, console: Any, notes: Sequence[str],
-             on_result: Callable[[RunSpec, dict], None] | None) -> None:
+def _execute(
+    executor: Any,
+    todo: Sequence[RunSpec],
+    backend: str,
+    run_timeout: float | None,
+    store: Any,
+    summary: SweepSummary,
+    progress: bool,
+    console: Any,
+    notes: Sequence[str],
+    on_result: Callable[[RunSpec, dict], None] | None,
+) -> None:
     """Run ``todo`` on ``executor`` and store every result (the loop of run_sweep)."""
     bar = Progress(console, len(todo), summary, executor.description, notes) if progress else None
     pending = deque(todo)
@@ -178,8 +211,7 @@ def _execute(executor: Any, todo: Sequence[RunSpec], backend: str, run_timeout: 
         with procs.signals_recorded(stop):
             if bar:
                 bar.start()
-            _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout,
-                  record, stop)
+            _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout, record, stop)
     finally:
         if bar:
             bar.stop()
@@ -190,8 +222,7 @@ def _raise_if_stopped(stop: list[int]) -> None:
         raise KeyboardInterrupt() if stop[0] == signal.SIGINT else procs.Terminated(stop[0])
 
 
-def _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout,
-          record, stop) -> None:
+def _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, run_timeout, record, stop) -> None:
     solo: RunSpec | None = None
     while pending or inflight or isolated:
         _raise_if_stopped(stop)
@@ -228,15 +259,25 @@ def _loop(executor, pending, inflight, isolated, killed, hard_limit, backend, ru
             timed_out = [s for s in lost if s.run_id in killed]
             killed.clear()
             for spec in timed_out:
-                record(spec, _failed_payload(spec, backend, str(RunTimeout(run_timeout))
-                                             + "; its worker did not stop and was killed"))
+                record(
+                    spec,
+                    _failed_payload(
+                        spec, backend, str(RunTimeout(run_timeout)) + "; its worker did not stop and was killed"
+                    ),
+                )
             others = [s for s in lost if s not in timed_out]
             if timed_out:  # the cause is known: the others did nothing wrong
                 pending.extendleft(reversed(others))
             elif solo is not None and solo in lost:
-                record(solo, _failed_payload(
-                    solo, backend, "the worker process died while running it "
-                    "(crash or out of memory; it was rerun alone to be sure)"))
+                record(
+                    solo,
+                    _failed_payload(
+                        solo,
+                        backend,
+                        "the worker process died while running it "
+                        "(crash or out of memory; it was rerun alone to be sure)",
+                    ),
+                )
             else:
                 isolated.extend(others)
             if solo is not None and solo in lost:
@@ -263,8 +304,11 @@ def identical_cells(store: Any, specs: Sequence[RunSpec]) -> list[dict[str, Any]
         goodputs = []
         for spec in cell_specs:
             try:
-                row = pq.ParquetFile(store.path("runs", spec.run_id)).read(
-                    columns=["status", "aggregate_goodput_bps"]).to_pylist()[0]
+                row = (
+                    pq.ParquetFile(store.path("runs", spec.run_id))
+                    .read(columns=["status", "aggregate_goodput_bps"])
+                    .to_pylist()[0]
+                )
             except Exception:  # not stored (interrupted) or unreadable: cannot judge this cell
                 row = None
             if row is None or row["status"] != "ok" or row["aggregate_goodput_bps"] is None:
@@ -299,23 +343,32 @@ def _record(store, spec: RunSpec, payload: dict, summary: SweepSummary, bar, on_
     from ..results.store import StoreError
 
     if payload.get("run_id") not in (None, spec.run_id):
-        payload = _failed_payload(spec, summary.backend, (
-            f"the worker computed run id {payload.get('run_id')} but the client expected "
-            f"{spec.run_id}: different ccbench versions on client and worker?"))
+        payload = _failed_payload(
+            spec,
+            summary.backend,
+            (
+                f"the worker computed run id {payload.get('run_id')} but the client expected "
+                f"{spec.run_id}: different ccbench versions on client and worker?"
+            ),
+        )
     try:
         columns = spec.columns()
     except Exception:  # noqa: BLE001
         columns = {"repeat": spec.repeat}
     try:
-        status = store.write(spec.run_id, payload["runs"], payload.get("flows"),
-                             payload.get("series"), columns,
-                             link_series=payload.get("link_series"),
-                             counters=payload.get("counters"))
+        status = store.write(
+            spec.run_id,
+            payload["runs"],
+            payload.get("flows"),
+            payload.get("series"),
+            columns,
+            link_series=payload.get("link_series"),
+            counters=payload.get("counters"),
+        )
     except StoreError:
         raise
     except Exception as exc:  # noqa: BLE001
-        payload = _failed_payload(spec, summary.backend,
-                                  f"storing the run's tables failed: {error_text(exc)}")
+        payload = _failed_payload(spec, summary.backend, f"storing the run's tables failed: {error_text(exc)}")
         status = store.write(spec.run_id, payload["runs"], None, None, columns)
     if status == "ok":
         summary.ok += 1

@@ -19,12 +19,49 @@ DIR/goodput.svg. See docs/validate.md.
 - ``compare``: the errors against the reference and the targets;
 - ``render``: tables, validate.md and the figure; ``run``: ``run_validate``.
 """
-from .compare import CELL_TARGET, COUNTER_MIN, COUNTER_TARGET, COUNTERS, MEDIAN_TARGET, Comparison, Side, ValidateRun, compare, count_error, rel_error
+
+from .compare import (
+    CELL_TARGET,
+    COUNTER_MIN,
+    COUNTER_TARGET,
+    COUNTERS,
+    MEDIAN_TARGET,
+    Comparison,
+    Side,
+    ValidateRun,
+    compare,
+    count_error,
+    rel_error,
+)
 from .plan import DEFAULT_GRID, REFERENCE, Cell, ValidateError, backend_unavailable, load_grid, plan_cells, select_parts
 from .render import goodput_figure, markdown, print_tables, write_outputs
 from .run import default_out, parse_backends, run_validate
 
-__all__ = ["DEFAULT_GRID", "REFERENCE", "CELL_TARGET", "MEDIAN_TARGET", "COUNTER_TARGET", "COUNTER_MIN", "COUNTERS",
-           "ValidateError", "Cell", "Side", "Comparison", "ValidateRun", "load_grid", "select_parts", "plan_cells",
-           "backend_unavailable", "compare", "run_validate", "write_outputs", "goodput_figure", "markdown",
-           "print_tables", "default_out", "parse_backends", "rel_error", "count_error"]
+__all__ = [
+    "DEFAULT_GRID",
+    "REFERENCE",
+    "CELL_TARGET",
+    "MEDIAN_TARGET",
+    "COUNTER_TARGET",
+    "COUNTER_MIN",
+    "COUNTERS",
+    "ValidateError",
+    "Cell",
+    "Side",
+    "Comparison",
+    "ValidateRun",
+    "load_grid",
+    "select_parts",
+    "plan_cells",
+    "backend_unavailable",
+    "compare",
+    "run_validate",
+    "write_outputs",
+    "goodput_figure",
+    "markdown",
+    "print_tables",
+    "default_out",
+    "parse_backends",
+    "rel_error",
+    "count_error",
+]

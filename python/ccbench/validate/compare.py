@@ -1,19 +1,19 @@
 """Each backend against the reference (the kernel): per cell, goodput and MIB-counter errors with
 their uncertainty, and the targets they are held to."""
-from __future__ import annotations
 
 from __future__ import annotations
+
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
 import numpy as np
 import pandas as pd
+
 from ..study.spec import Study
-
 from .plan import REFERENCE, plan_cells
-
 
 #: every cell's goodput within 10 % of the kernel's
 CELL_TARGET = 0.10
@@ -54,12 +54,12 @@ COUNTERS: dict[str, str] = {
 class Side:
     """One backend's runs of one cell."""
 
-    goodput: list = field(default_factory=list)   # bit/s, per ok run
-    rtt: list = field(default_factory=list)       # ms, mean over the run's flows
-    retx: list = field(default_factory=list)      # retransmitted segments, summed over flows
+    goodput: list = field(default_factory=list)  # bit/s, per ok run
+    rtt: list = field(default_factory=list)  # ms, mean over the run's flows
+    retx: list = field(default_factory=list)  # retransmitted segments, summed over flows
     counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
-    failed: list = field(default_factory=list)    # error messages of failed runs
-    missing: int = 0                              # planned runs not in the store
+    failed: list = field(default_factory=list)  # error messages of failed runs
+    missing: int = 0  # planned runs not in the store
 
     @property
     def n(self) -> int:
@@ -145,8 +145,9 @@ def rel_error(value: Optional[float], reference: Optional[float]) -> Optional[fl
     return value / reference - 1.0
 
 
-def count_error(value: Optional[float], reference: Optional[float],
-                minimum: float = COUNTER_MIN, target: float = COUNTER_TARGET) -> tuple[Optional[float], str]:
+def count_error(
+    value: Optional[float], reference: Optional[float], minimum: float = COUNTER_MIN, target: float = COUNTER_TARGET
+) -> tuple[Optional[float], str]:
     """Relative error of a count (mean per run) and its status: "ok" / "miss" (both at least
     ``minimum``: within ``target`` or not), "one-sided" (only one of them reaches ``minimum``),
     "trivial" (neither does) or "n/a" (a side has no value: not measured or not modelled)."""
@@ -163,11 +164,11 @@ def count_error(value: Optional[float], reference: Optional[float],
 
 @dataclass
 class Comparison:
-    cells: list                       # [Cell]
-    backends: list                    # backends shown (stores read), reference last when present
-    sides: dict                       # (cell index in cells, backend) -> Side
-    reference: Optional[str]          # REFERENCE when its store has data, else None
-    has_counters: dict                # backend -> bool
+    cells: list  # [Cell]
+    backends: list  # backends shown (stores read), reference last when present
+    sides: dict  # (cell index in cells, backend) -> Side
+    reference: Optional[str]  # REFERENCE when its store has data, else None
+    has_counters: dict  # backend -> bool
 
     @property
     def compared(self) -> list[str]:
@@ -215,15 +216,21 @@ class Comparison:
             n_miss = sum(len(self.counter_misses(i, backend)) for i in idx)
             within = sum(1 for a in absv if a <= CELL_TARGET)
             median = float(np.median(absv)) if absv else None
-            rows.append({
-                "backend": backend, "cc": cc, "cells": len(idx), "compared": len(errs),
-                "median |err| %": None if median is None else 100 * median,
-                "worst |err| %": None if worst is None else 100 * abs(worst[1]),
-                "worst cell": "" if worst is None else self.cells[worst[0]].name,
-                "within 10 %": within,
-                "targets met": (bool(errs) and within == len(errs) and median <= MEDIAN_TARGET) if errs else None,
-                "counters compared": n_counter, "counters missed": n_miss,
-            })
+            rows.append(
+                {
+                    "backend": backend,
+                    "cc": cc,
+                    "cells": len(idx),
+                    "compared": len(errs),
+                    "median |err| %": None if median is None else 100 * median,
+                    "worst |err| %": None if worst is None else 100 * abs(worst[1]),
+                    "worst cell": "" if worst is None else self.cells[worst[0]].name,
+                    "within 10 %": within,
+                    "targets met": (bool(errs) and within == len(errs) and median <= MEDIAN_TARGET) if errs else None,
+                    "counters compared": n_counter,
+                    "counters missed": n_miss,
+                }
+            )
         return pd.DataFrame(rows)
 
     def table(self) -> pd.DataFrame:
@@ -288,8 +295,9 @@ def _param_text(v: Any) -> str:
     return param_str(v)
 
 
-def compare(study: Study, out: str | os.PathLike, backends: Sequence[str], quick: bool = False,
-            repeat: Optional[int] = None) -> Comparison:
+def compare(
+    study: Study, out: str | os.PathLike, backends: Sequence[str], quick: bool = False, repeat: Optional[int] = None
+) -> Comparison:
     """Read DIR/<backend>/ of every backend (a missing store reads as no runs) and line the
     grid's cells up. The reference is shown last; it is None when its store has no ok run."""
     out = Path(out)
@@ -311,15 +319,15 @@ class ValidateRun:
     study: Study
     out: Path
     quick: bool
-    backends: list                   # requested, in order
-    repeat: Optional[int] = None     # --repeat (None: each part's own)
-    ran: list = field(default_factory=list)          # backends run now
-    skipped: dict = field(default_factory=dict)      # backend -> why it was not run
-    summaries: dict = field(default_factory=dict)    # backend -> [SweepSummary per part]
-    wall_s: dict = field(default_factory=dict)       # backend -> seconds
-    rerun: dict = field(default_factory=dict)        # backend -> stored runs deleted first
+    backends: list  # requested, in order
+    repeat: Optional[int] = None  # --repeat (None: each part's own)
+    ran: list = field(default_factory=list)  # backends run now
+    skipped: dict = field(default_factory=dict)  # backend -> why it was not run
+    summaries: dict = field(default_factory=dict)  # backend -> [SweepSummary per part]
+    wall_s: dict = field(default_factory=dict)  # backend -> seconds
+    rerun: dict = field(default_factory=dict)  # backend -> stored runs deleted first
     comparison: Optional[Comparison] = None
-    files: dict = field(default_factory=dict)        # "md" / "csv" / "svg" -> Path
+    files: dict = field(default_factory=dict)  # "md" / "csv" / "svg" -> Path
     notes: list = field(default_factory=list)
 
     @property

@@ -1,5 +1,6 @@
 """What validate runs: the grid (a study file, grid.toml by default), its quick form, the cells
 and which backends can run them here."""
+
 from __future__ import annotations
 
 import copy
@@ -8,8 +9,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
-from ..study.spec import Study, StudyError, load_study
 
+from ..study.spec import Study, StudyError, load_study
 
 DEFAULT_GRID = Path(__file__).parent / "grid.toml"
 
@@ -29,9 +30,12 @@ def load_grid(grid: str | os.PathLike | None = "default") -> Study:
     else:
         path = Path(grid)
         if not path.is_file():
-            raise ValidateError(str(path), None, "no such grid file" if not path.exists() else "not a file",
-                                "'default' or a study-format .toml file ([study] and [[part]] tables, "
-                                "see docs/validate.md)")
+            raise ValidateError(
+                str(path),
+                None,
+                "no such grid file" if not path.exists() else "not a file",
+                "'default' or a study-format .toml file ([study] and [[part]] tables, see docs/validate.md)",
+            )
     try:
         return load_study(path)
     except StudyError as e:
@@ -43,9 +47,12 @@ def select_parts(study: Study, quick: bool = False, duration: Optional[str] = No
     ``duration`` every run lasts that long (replacing the scenario's and the quick duration)."""
     parts = [p for p in study.parts if p.quick or not quick]
     if not parts:
-        raise ValidateError(str(study.path), "part", "no part has a [part.quick] table, so --quick has "
-                            "nothing to run", "a [part.quick] table (duration, repeat, smaller axes) in "
-                            "at least one part, or no --quick")
+        raise ValidateError(
+            str(study.path),
+            "part",
+            "no part has a [part.quick] table, so --quick has nothing to run",
+            "a [part.quick] table (duration, repeat, smaller axes) in at least one part, or no --quick",
+        )
     if duration is not None:
         changed = []
         for p in parts:
@@ -57,8 +64,12 @@ def select_parts(study: Study, quick: bool = False, duration: Optional[str] = No
             except ValueError as e:  # ScenarioError
                 key = getattr(e, "key", None)
                 if key == "duration":
-                    raise ValidateError(None, "--duration", getattr(e, "problem", str(e)),
-                                        getattr(e, "expected", None) or "a time such as 20s") from None
+                    raise ValidateError(
+                        None,
+                        "--duration",
+                        getattr(e, "problem", str(e)),
+                        getattr(e, "expected", None) or "a time such as 20s",
+                    ) from None
                 raise ValidateError(str(study.path), f"part {p.name}", str(e), None) from None
             changed.append(p)
         parts = changed
@@ -70,11 +81,11 @@ class Cell:
     """One cell of the grid: a part and one combination of its swept values (all repeats)."""
 
     part: str
-    index: int                       # the cell's index in its part's grid
-    params: dict                     # swept key -> value, as written
-    cc: str                          # the algorithm(s) of the cell's flows
-    label: str                       # the swept values other than the algorithm, "rtt=50ms loss=1%"
-    run_ids: dict = field(default_factory=dict)   # backend -> [run_id per repeat]
+    index: int  # the cell's index in its part's grid
+    params: dict  # swept key -> value, as written
+    cc: str  # the algorithm(s) of the cell's flows
+    label: str  # the swept values other than the algorithm, "rtt=50ms loss=1%"
+    run_ids: dict = field(default_factory=dict)  # backend -> [run_id per repeat]
 
     @property
     def name(self) -> str:
@@ -85,8 +96,7 @@ def _short(key: str) -> str:
     return key.rsplit(".", 1)[-1]
 
 
-def plan_cells(study: Study, backends: Sequence[str], quick: bool = False,
-               repeat: Optional[int] = None) -> list[Cell]:
+def plan_cells(study: Study, backends: Sequence[str], quick: bool = False, repeat: Optional[int] = None) -> list[Cell]:
     """The grid's cells in order (part, then the part's grid order), with each backend's run ids."""
     from .. import sweeps as sw
 
@@ -103,8 +113,9 @@ def plan_cells(study: Study, backends: Sequence[str], quick: bool = False,
                     for grp in spec.scenario.flows:
                         if grp.cc not in ccs:
                             ccs.append(grp.cc)
-                    label = " ".join(f"{_short(k)}={sw.param_str(v)}" for k, v in spec.params.items()
-                                     if not k.endswith(".cc"))
+                    label = " ".join(
+                        f"{_short(k)}={sw.param_str(v)}" for k, v in spec.params.items() if not k.endswith(".cc")
+                    )
                     c = by_cell[spec.cell] = Cell(part.name, spec.cell, dict(spec.params), "+".join(ccs), label)
                 c.run_ids.setdefault(b, []).append(spec.run_id)
         cells.extend(by_cell[i] for i in sorted(by_cell))

@@ -1,4 +1,5 @@
 """The comparison as tables (terminal and Markdown), validate.md and the goodput figure."""
+
 from __future__ import annotations
 
 import datetime
@@ -6,10 +7,22 @@ import os
 import subprocess
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
 import numpy as np
+
 from ..study.spec import Study
+from .compare import (
+    CELL_TARGET,
+    COUNTER_MIN,
+    COUNTER_TARGET,
+    COUNTERS,
+    MEDIAN_TARGET,
+    Comparison,
+    Side,
+    ValidateRun,
+    mbit,
+)
 from .plan import REFERENCE
-from .compare import ValidateRun, CELL_TARGET, COUNTERS, COUNTER_MIN, COUNTER_TARGET, Comparison, MEDIAN_TARGET, Side, mbit
 
 
 def _f(x: Optional[float], digits: int = 2) -> str:
@@ -106,35 +119,60 @@ def _failed_note(s: Side) -> str:
 
 def counters_with_data(comp: Comparison, nonzero: bool = False) -> list[str]:
     """The counters some backend has a value for (``nonzero``: a value other than 0) in some cell."""
+
     def has(v: Optional[float]) -> bool:
         return v is not None and (v != 0 or not nonzero)
 
-    return [n for n in COUNTERS if any(has(comp.side(i, b).counter(n))
-                                       for i in range(len(comp.cells)) for b in comp.backends)]
+    return [
+        n
+        for n in COUNTERS
+        if any(has(comp.side(i, b).counter(n)) for i in range(len(comp.cells)) for b in comp.backends)
+    ]
 
 
-def counter_rows(comp: Comparison, names: Optional[Sequence[str]] = None,
-                 compact: bool = False) -> tuple[list[str], list[list[str]]]:
+def counter_rows(
+    comp: Comparison, names: Optional[Sequence[str]] = None, compact: bool = False
+) -> tuple[list[str], list[list[str]]]:
     names = list(COUNTERS) if names is None else list(names)
     head = (["cell", "cc"] if compact else ["part", "cell", "cc"]) + [n.removeprefix("TcpExt") for n in names]
-    rows = [([c.name, c.cc] if compact else [c.part, c.label or "–", c.cc])
-            + [_counter_cell(comp, i, n) for n in names] for i, c in enumerate(comp.cells)]
+    rows = [
+        ([c.name, c.cc] if compact else [c.part, c.label or "–", c.cc]) + [_counter_cell(comp, i, n) for n in names]
+        for i, c in enumerate(comp.cells)
+    ]
     return head, rows
 
 
 def summary_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
-    head = ["backend", "cc", "cells compared", "median |err|", "worst |err|", "worst cell", "within 10 %",
-            "targets met", "counters compared", "counters missed"]
+    head = [
+        "backend",
+        "cc",
+        "cells compared",
+        "median |err|",
+        "worst |err|",
+        "worst cell",
+        "within 10 %",
+        "targets met",
+        "counters compared",
+        "counters missed",
+    ]
     rows = []
     for b in comp.compared:
         for r in comp.summary(b).to_dict("records"):
             met = r["targets met"]
-            rows.append([b, r["cc"], f"{r['compared']}/{r['cells']}",
-                         "–" if r["median |err| %"] is None else f"{r['median |err| %']:.1f} %",
-                         "–" if r["worst |err| %"] is None else f"{r['worst |err| %']:.1f} %",
-                         r["worst cell"] or "–", f"{r['within 10 %']}/{r['compared']}",
-                         "–" if met is None else ("yes" if met else "no"),
-                         str(r["counters compared"]), str(r["counters missed"])])
+            rows.append(
+                [
+                    b,
+                    r["cc"],
+                    f"{r['compared']}/{r['cells']}",
+                    "–" if r["median |err| %"] is None else f"{r['median |err| %']:.1f} %",
+                    "–" if r["worst |err| %"] is None else f"{r['worst |err| %']:.1f} %",
+                    r["worst cell"] or "–",
+                    f"{r['within 10 %']}/{r['compared']}",
+                    "–" if met is None else ("yes" if met else "no"),
+                    str(r["counters compared"]),
+                    str(r["counters missed"]),
+                ]
+            )
     return head, rows
 
 
@@ -150,10 +188,16 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 def _git_commit() -> str:
     root = Path(__file__).resolve().parents[3]
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                                text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
     return commit + (" (with uncommitted changes)" if commit and dirty else "")
@@ -183,21 +227,25 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
     study = run.study
     cmd = " ".join(command) if command else "ccbench validate"
     lines = [f"# ccbench validate: {study.title}", ""]
-    lines += [f"- command: `{cmd}`",
-              f"- grid: {study.path} ({len(study.parts)} part{'s' if len(study.parts) != 1 else ''}, {len(comp.cells)} cells; "
-              f"{'quick; ' if run.quick else ''}runs of {_durations(study, run.quick)}, "
-              f"{_repeats(study, run.quick, repeat)} repeats per cell per backend)",
-              f"- backends: {', '.join(comp.backends)}; reference: "
-              f"{comp.reference or _no_reference(run)}",
-              f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
-              f"machine: {os.cpu_count()} CPUs, Linux {os.uname().release}"]
+    lines += [
+        f"- command: `{cmd}`",
+        f"- grid: {study.path} ({len(study.parts)} part{'s' if len(study.parts) != 1 else ''}, "
+        f"{len(comp.cells)} cells; "
+        f"{'quick; ' if run.quick else ''}runs of {_durations(study, run.quick)}, "
+        f"{_repeats(study, run.quick, repeat)} repeats per cell per backend)",
+        f"- backends: {', '.join(comp.backends)}; reference: {comp.reference or _no_reference(run)}",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
+        f"machine: {os.cpu_count()} CPUs, Linux {os.uname().release}",
+    ]
     commit = _git_commit()
     if commit:
         lines.append(f"- commit: {commit}")
     for b in run.ran:
         n = sum(s.total for s in run.summaries.get(b, []))
-        lines.append(f"- {b}: {n} runs in DIR/{b}/, {run.executed(b)} run now in {run.wall_s.get(b, 0):.0f} s"
-                     + (f" ({run.rerun[b]} stored runs deleted first: --rerun)" if b in run.rerun else ""))
+        lines.append(
+            f"- {b}: {n} runs in DIR/{b}/, {run.executed(b)} run now in {run.wall_s.get(b, 0):.0f} s"
+            + (f" ({run.rerun[b]} stored runs deleted first: --rerun)" if b in run.rerun else "")
+        )
     for b, why in run.skipped.items():
         lines.append(f"- {b}: not run ({why})")
     lines.append("")
@@ -208,31 +256,45 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
         lines.append(f"- **{p.name}**: {p.description or p.scenario(run.quick).describe()}")
     lines.append("")
     if comp.compared:
-        lines += ["## Targets", "",
-                  f"Relative error = mean(backend) / mean({REFERENCE}) - 1, per cell over its repeats. "
-                  f"Targets: every cell's goodput within {CELL_TARGET:.0%} of the {REFERENCE}'s, the median "
-                  f"|error| of each algorithm within {MEDIAN_TARGET:.0%}; counters within {COUNTER_TARGET:.0%} "
-                  f"where both backends count at least {COUNTER_MIN:g} per run.", ""]
+        lines += [
+            "## Targets",
+            "",
+            f"Relative error = mean(backend) / mean({REFERENCE}) - 1, per cell over its repeats. "
+            f"Targets: every cell's goodput within {CELL_TARGET:.0%} of the {REFERENCE}'s, the median "
+            f"|error| of each algorithm within {MEDIAN_TARGET:.0%}; counters within {COUNTER_TARGET:.0%} "
+            f"where both backends count at least {COUNTER_MIN:g} per run.",
+            "",
+        ]
         head, rows = summary_rows(comp)
         lines += _md_table(head, rows) + [""]
-    lines += ["## Goodput, RTT and retransmits per cell", "",
-              "Goodput: mean over the repeats in Mbit/s (range min–max). RTT: mean of the flow's RTT "
-              "samples, ms. retx: retransmitted segments per run (mean). err: relative error against "
-              f"the {REFERENCE}; retx err only where a side retransmits at least {COUNTER_MIN:g} per run "
-              "(one-sided: only one side does).", ""]
+    lines += [
+        "## Goodput, RTT and retransmits per cell",
+        "",
+        "Goodput: mean over the repeats in Mbit/s (range min–max). RTT: mean of the flow's RTT "
+        "samples, ms. retx: retransmitted segments per run (mean). err: relative error against "
+        f"the {REFERENCE}; retx err only where a side retransmits at least {COUNTER_MIN:g} per run "
+        "(one-sided: only one side does).",
+        "",
+    ]
     head, rows = main_rows(comp)
     lines += _md_table(head, rows) + [""]
     lines += ["## TCP counters per cell", ""]
     if not any(comp.has_counters.values()):
         lines += ["No store has a `counters` table yet (older ccbench): every counter shows –.", ""]
-    lines += [f"Mean per run, {' / '.join(comp.backends)}; the receiver's count for PAWSEstab, the sender's "
-              "for the others. – = not measured or not modelled. "
-              + (f"✗ = both at least {COUNTER_MIN:g} and more than {COUNTER_TARGET:.0%} apart; ⚠ = only one "
-                 f"side reaches {COUNTER_MIN:g}." if comp.compared else ""), ""]
+    lines += [
+        f"Mean per run, {' / '.join(comp.backends)}; the receiver's count for PAWSEstab, the sender's "
+        "for the others. – = not measured or not modelled. "
+        + (
+            f"✗ = both at least {COUNTER_MIN:g} and more than {COUNTER_TARGET:.0%} apart; ⚠ = only one "
+            f"side reaches {COUNTER_MIN:g}."
+            if comp.compared
+            else ""
+        ),
+        "",
+    ]
     head, rows = counter_rows(comp)
     lines += _md_table(head, rows) + [""]
-    failed = [(c, b, msg) for i, c in enumerate(comp.cells) for b in comp.backends
-              for msg in comp.side(i, b).failed]
+    failed = [(c, b, msg) for i, c in enumerate(comp.cells) for b in comp.backends for msg in comp.side(i, b).failed]
     if failed:
         lines += ["## Failed runs", ""]
         seen = set()
@@ -242,8 +304,10 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
                 seen.add(key)
                 lines.append(f"- {b}, {c.name}, {c.cc}: {msg.splitlines()[0] if msg else 'failed'}")
         lines.append("")
-    lines += ["Files: validate.csv (every number of these tables, with 95 % intervals), goodput.svg; "
-              "the runs: " + ", ".join(f"{b}/" for b in comp.backends) + " (ccbench stores)."]
+    lines += [
+        "Files: validate.csv (every number of these tables, with 95 % intervals), goodput.svg; "
+        "the runs: " + ", ".join(f"{b}/" for b in comp.backends) + " (ccbench stores)."
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -267,7 +331,7 @@ def goodput_figure(comp: Comparison):
     if comp.compared:
         fig, axes = new_figure(1, len(comp.compared), width=5.6 * len(comp.compared), height=5.2)
         for ax, b in zip(axes[0], comp.compared):
-            xs, lo_hi = [], []
+            xs, _lo_hi = [], []
             for cc in ccs:
                 pts = []
                 for i, c in enumerate(comp.cells):
@@ -279,20 +343,44 @@ def goodput_figure(comp: Comparison):
                         continue
                     kg = [x for x in k.goodput if x is not None]
                     sg = [x for x in s.goodput if x is not None]
-                    pts.append((km / 1e6, sm / 1e6, (km - min(kg)) / 1e6, (max(kg) - km) / 1e6,
-                                (sm - min(sg)) / 1e6, (max(sg) - sm) / 1e6))
+                    pts.append(
+                        (
+                            km / 1e6,
+                            sm / 1e6,
+                            (km - min(kg)) / 1e6,
+                            (max(kg) - km) / 1e6,
+                            (sm - min(sg)) / 1e6,
+                            (max(sg) - sm) / 1e6,
+                        )
+                    )
                 if not pts:
                     continue
                 a = np.array(pts)
                 xs.extend(a[:, 0].tolist() + a[:, 1].tolist())
-                ax.errorbar(a[:, 0], a[:, 1], xerr=[a[:, 2], a[:, 3]], yerr=[a[:, 4], a[:, 5]],
-                            fmt=markers[cc], color=colours[cc], ms=5, lw=0.8, capsize=0, label=cc,
-                            alpha=0.9)
+                ax.errorbar(
+                    a[:, 0],
+                    a[:, 1],
+                    xerr=[a[:, 2], a[:, 3]],
+                    yerr=[a[:, 4], a[:, 5]],
+                    fmt=markers[cc],
+                    color=colours[cc],
+                    ms=5,
+                    lw=0.8,
+                    capsize=0,
+                    label=cc,
+                    alpha=0.9,
+                )
             if xs:
                 lo, hi = min(xs) / 1.3, max(xs) * 1.3
                 line = np.geomspace(lo, hi, 50)
-                ax.fill_between(line, line * (1 - CELL_TARGET), line * (1 + CELL_TARGET), color="0.85",
-                                label=f"±{CELL_TARGET:.0%}", zorder=0)
+                ax.fill_between(
+                    line,
+                    line * (1 - CELL_TARGET),
+                    line * (1 + CELL_TARGET),
+                    color="0.85",
+                    label=f"±{CELL_TARGET:.0%}",
+                    zorder=0,
+                )
                 ax.plot(line, line, color="0.4", lw=0.8, label="y = x", zorder=1)
                 ax.set_xscale("log")
                 ax.set_yscale("log")
@@ -323,8 +411,16 @@ def goodput_figure(comp: Comparison):
                 e0.append((m - min(g)) / 1e6)
                 e1.append((max(g) - m) / 1e6)
             if x:
-                ax.errorbar(x, y, yerr=[e0, e1], fmt=markers[cc], color=colours[cc], ms=5, lw=0.8,
-                            label=f"{b} {cc}" if len(comp.backends) > 1 else cc)
+                ax.errorbar(
+                    x,
+                    y,
+                    yerr=[e0, e1],
+                    fmt=markers[cc],
+                    color=colours[cc],
+                    ms=5,
+                    lw=0.8,
+                    label=f"{b} {cc}" if len(comp.backends) > 1 else cc,
+                )
     ax.set_xticks(range(len(comp.cells)))
     ax.set_xticklabels([f"{c.name} {c.cc}" for c in comp.cells], rotation=90, fontsize=6)
     ax.set_yscale("log")
@@ -364,24 +460,34 @@ def print_tables(run: ValidateRun, console: Any) -> None:
             cells = [Text(str(x)) for x in r]
             if colour_last and r:
                 last = str(r[-1])
-                cells[-1].stylize("red" if "MISS" in last or last == "no" else
-                                  "green" if last in ("goodput ok", "yes") else "")
+                cells[-1].stylize(
+                    "red" if "MISS" in last or last == "no" else "green" if last in ("goodput ok", "yes") else ""
+                )
             t.add_row(*cells)
         console.print(t)
 
     head, rows = main_rows(comp, compact=True)
-    show("validate: mean goodput, RTT and retransmits per cell (ranges and counters: validate.md)", head, rows,
-         colour_last=bool(comp.compared))
+    show(
+        "validate: mean goodput, RTT and retransmits per cell (ranges and counters: validate.md)",
+        head,
+        rows,
+        colour_last=bool(comp.compared),
+    )
     names = counters_with_data(comp, nonzero=True)
     if names:
         head, rows = counter_rows(comp, names, compact=True)
-        show(f"TCP counters, mean per run ({' / '.join(comp.backends)}; ✗ more than "
-             f"{COUNTER_TARGET:.0%} apart, ⚠ one-sided; counters that are 0 or – everywhere left out)",
-             head, rows)
+        show(
+            f"TCP counters, mean per run ({' / '.join(comp.backends)}; ✗ more than "
+            f"{COUNTER_TARGET:.0%} apart, ⚠ one-sided; counters that are 0 or – everywhere left out)",
+            head,
+            rows,
+        )
     else:
-        console.print("TCP counters: 0 or – everywhere"
-                      + ("" if any(comp.has_counters.values()) else " (no counters table in the stores)"),
-                      highlight=False)
+        console.print(
+            "TCP counters: 0 or – everywhere"
+            + ("" if any(comp.has_counters.values()) else " (no counters table in the stores)"),
+            highlight=False,
+        )
     if comp.compared:
         head, rows = summary_rows(comp)
         head2 = head[:]
@@ -391,7 +497,11 @@ def print_tables(run: ValidateRun, console: Any) -> None:
         head2.append(head2.pop(j))
         for r in rows2:
             r.append(r.pop(j))
-        show(f"per algorithm (targets: every cell within {CELL_TARGET:.0%}, median within {MEDIAN_TARGET:.0%})",
-             head2, rows2, colour_last=True)
+        show(
+            f"per algorithm (targets: every cell within {CELL_TARGET:.0%}, median within {MEDIAN_TARGET:.0%})",
+            head2,
+            rows2,
+            colour_last=True,
+        )
     for note in run.notes:
         console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True)

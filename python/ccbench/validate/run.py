@@ -1,14 +1,16 @@
 """Running validate: every backend over the grid into its own store, then the comparison and its
 outputs (``run_validate``)."""
+
 from __future__ import annotations
 
 import os
 import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
+
 from ..study.spec import Study
-from .plan import REFERENCE, ValidateError, backend_unavailable, load_grid, plan_cells, select_parts
 from .compare import ValidateRun, compare
+from .plan import REFERENCE, ValidateError, backend_unavailable, load_grid, plan_cells, select_parts
 from .render import write_outputs
 
 
@@ -31,8 +33,6 @@ def _delete_runs(store_dir: Path, run_ids: Iterable[str]) -> int:
     return n
 
 
-
-
 def default_out(quick: bool = False) -> Path:
     return Path("results") / ("validate-quick" if quick else "validate")
 
@@ -44,8 +44,9 @@ def parse_backends(text: str | Sequence[str]) -> list[str]:
     out: list[str] = []
     for x in items:
         if x not in BACKENDS:
-            raise ValidateError(None, "--backends", f"unknown backend {x!r}", "a comma-separated list of "
-                                + ", ".join(BACKENDS))
+            raise ValidateError(
+                None, "--backends", f"unknown backend {x!r}", "a comma-separated list of " + ", ".join(BACKENDS)
+            )
         if x not in out:
             out.append(x)
     if not out:
@@ -53,18 +54,28 @@ def parse_backends(text: str | Sequence[str]) -> list[str]:
     return out
 
 
-def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | os.PathLike | None = None, *,
-                 backends: str | Sequence[str] = ("sim", "kernel"), repeat: Optional[int] = None,
-                 duration: Optional[str] = None, quick: bool = False, rerun: Sequence[str] = (),
-                 workers: Optional[int] = None, retry_failed: bool = False, progress: bool = True,
-                 console: Any = None, command: Optional[Sequence[str]] = None) -> ValidateRun:
+def run_validate(
+    grid: str | os.PathLike | Study | None = "default",
+    out: str | os.PathLike | None = None,
+    *,
+    backends: str | Sequence[str] = ("sim", "kernel"),
+    repeat: Optional[int] = None,
+    duration: Optional[str] = None,
+    quick: bool = False,
+    rerun: Sequence[str] = (),
+    workers: Optional[int] = None,
+    retry_failed: bool = False,
+    progress: bool = True,
+    console: Any = None,
+    command: Optional[Sequence[str]] = None,
+) -> ValidateRun:
     """Run the grid on every available backend into DIR/<backend>/ (resuming), compare, and write
     DIR/validate.md, DIR/validate.csv and DIR/goodput.svg. ``rerun``: backends whose stored runs
     of this grid are deleted first. A backend that cannot run on this machine (the kernel without
     root, ns3 not installed) is skipped with a note; its store is still read when it exists."""
     from .. import sweeps as sw
-    from ..study.run import check_backend
     from ..study import write_study_meta
+    from ..study.run import check_backend
 
     study = grid if isinstance(grid, Study) else load_grid(grid)
     study = select_parts(study, quick, duration)
@@ -72,8 +83,12 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
     rerun = parse_backends(rerun) if rerun else []
     for b in rerun:
         if b not in names:
-            raise ValidateError(None, "--rerun", f"{b!r} is not one of the backends run ({', '.join(names)})",
-                                "a backend given in --backends")
+            raise ValidateError(
+                None,
+                "--rerun",
+                f"{b!r} is not one of the backends run ({', '.join(names)})",
+                "a backend given in --backends",
+            )
     out = Path(out) if out is not None else default_out(quick)
     run = ValidateRun(study, out, quick, names, repeat)
     for b in names:
@@ -83,8 +98,12 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
         else:
             run.ran.append(b)
     if not run.ran:
-        raise ValidateError(None, "--backends", "no backend can run here: " + "; ".join(
-            f"{b}: {w}" for b, w in run.skipped.items()), "a backend available on this machine (sim always is)")
+        raise ValidateError(
+            None,
+            "--backends",
+            "no backend can run here: " + "; ".join(f"{b}: {w}" for b, w in run.skipped.items()),
+            "a backend available on this machine (sim always is)",
+        )
     scenarios = [p.scenario(quick, repeat, source=str(study.path)) for p in study.parts]
     for b in run.ran:  # refuse, before anything runs, a cell a backend cannot run (file, key, part)
         check_backend(study, scenarios, b)
@@ -97,11 +116,22 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
         run.summaries[b] = []
         for part, sc in zip(study.parts, scenarios):
             if progress and console is not None:
-                console.print(f"[bold]validate[/] {b}: part {part.name} - {sc.describe()}",
-                              highlight=False, soft_wrap=True)
-            run.summaries[b].append(sw.run_sweep(
-                sc, out / b, backend=b, workers=workers, retry_failed=retry_failed, progress=progress,
-                console=console, command=command, study=study.name))
+                console.print(
+                    f"[bold]validate[/] {b}: part {part.name} - {sc.describe()}", highlight=False, soft_wrap=True
+                )
+            run.summaries[b].append(
+                sw.run_sweep(
+                    sc,
+                    out / b,
+                    backend=b,
+                    workers=workers,
+                    retry_failed=retry_failed,
+                    progress=progress,
+                    console=console,
+                    command=command,
+                    study=study.name,
+                )
+            )
         write_study_meta(study, out / b, quick=quick, backend=b, repeat=repeat, command=command)
         run.wall_s[b] = time.perf_counter() - t0
     # the backends run now, and those that could not run but have a store here from before
@@ -110,18 +140,24 @@ def run_validate(grid: str | os.PathLike | Study | None = "default", out: str | 
     if run.comparison.reference is None:
         why = run.skipped.get(REFERENCE)
         if REFERENCE not in names:
-            run.notes.append(f"no comparison: the {REFERENCE} backend (real Linux TCP, the reference) was not "
-                             f"asked for (--backends {','.join(names)}); add it with --backends sim,kernel")
+            run.notes.append(
+                f"no comparison: the {REFERENCE} backend (real Linux TCP, the reference) was not "
+                f"asked for (--backends {','.join(names)}); add it with --backends sim,kernel"
+            )
         elif why:
-            run.notes.append(f"no comparison: the comparison needs the {REFERENCE} backend, which cannot run "
-                             f"here: {why}. Only the simulator's columns are shown; run as root on a machine "
-                             f"with the kernel backend (`ccbench doctor`) to compare.")
+            run.notes.append(
+                f"no comparison: the comparison needs the {REFERENCE} backend, which cannot run "
+                f"here: {why}. Only the simulator's columns are shown; run as root on a machine "
+                f"with the kernel backend (`ccbench doctor`) to compare."
+            )
         else:
             run.notes.append(f"no comparison: the {REFERENCE} backend produced no ok run")
     elif REFERENCE in run.skipped:
         n = sum(run.comparison.side(i, REFERENCE).n for i in range(len(run.comparison.cells)))
-        run.notes.append(f"the {REFERENCE} backend cannot run here ({run.skipped[REFERENCE]}); its columns are the "
-                         f"{n} runs already stored in {out / REFERENCE}")
+        run.notes.append(
+            f"the {REFERENCE} backend cannot run here ({run.skipped[REFERENCE]}); its columns are the "
+            f"{n} runs already stored in {out / REFERENCE}"
+        )
     for b, why in run.skipped.items():
         if b != REFERENCE:
             run.notes.append(f"backend {b} skipped: {why}")

@@ -8,7 +8,31 @@
 - ``traffic``: iperf3 servers/clients and the ping probe; ``wifi``: the emulator's Wi-Fi columns;
 - ``tracefs``, ``nsutil``: kernel tracing and namespace helpers.
 """
-from .backend import FAST_SAMPLE_S, FINAL_SAMPLE_LEAD_S, LEAD_S, LINK_AQMS, NAME, algorithms, available_algorithms, check, link_counters, link_series_rows, run
 
-__all__ = ["NAME", "run", "check", "algorithms", "available_algorithms", "LINK_AQMS", "LEAD_S", "FAST_SAMPLE_S",
-           "FINAL_SAMPLE_LEAD_S", "link_counters", "link_series_rows"]
+from .backend import (
+    FAST_SAMPLE_S,
+    FINAL_SAMPLE_LEAD_S,
+    LEAD_S,
+    LINK_AQMS,
+    NAME,
+    algorithms,
+    available_algorithms,
+    check,
+    link_counters,
+    link_series_rows,
+    run,
+)
+
+__all__ = [
+    "NAME",
+    "run",
+    "check",
+    "algorithms",
+    "available_algorithms",
+    "LINK_AQMS",
+    "LEAD_S",
+    "FAST_SAMPLE_S",
+    "FINAL_SAMPLE_LEAD_S",
+    "link_counters",
+    "link_series_rows",
+]

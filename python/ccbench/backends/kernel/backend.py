@@ -3,24 +3,26 @@ by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3
 
 ``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
 ccbench-link, an algorithm the kernel lacks, an access-link rate the emulator does not do, a mix
-of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator and the
+of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)``
+builds the namespaces, starts the emulator and the
 flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
 same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
 """
+
 from __future__ import annotations
 
 import math
 import time
 from typing import Any, Optional
 
+from ...results.run_result import RunResult, build_result, failed_result
+from ...results.schema import COUNTER_NAMES, COUNTER_SIDES
 from ...scenario import aqm as _aqm
+from ...scenario.errors import ScenarioError
+from ...scenario.model import DEFAULT_RWND_BYTES, Scenario
 from . import env
 from .diag import CA_STATES, bbr_mode
 from .wifi import run_columns as wifi_run_columns
-from ...results.schema import COUNTER_NAMES, COUNTER_SIDES
-from ...results.run_result import RunResult, build_result, failed_result
-from ...scenario.model import DEFAULT_RWND_BYTES, Scenario
-from ...scenario.errors import ScenarioError
 
 __all__ = ["NAME", "run", "check", "algorithms", "available_algorithms", "LINK_AQMS"]
 
@@ -45,8 +47,7 @@ def available_algorithms() -> list[str]:
 
 def algorithms() -> list[dict]:
     return [
-        {"name": n, "linux": f"tcp_{n}", "notes": "the running kernel's implementation "
-                                                  f"({env.kernel_version()})"}
+        {"name": n, "linux": f"tcp_{n}", "notes": f"the running kernel's implementation ({env.kernel_version()})"}
         for n in available_algorithms()
     ]
 
@@ -56,10 +57,15 @@ def check(scenario: Scenario) -> None:
     src = scenario.source
     problems: list[tuple[Optional[str], str, Optional[str]]] = []
     if not env.is_root():
-        problems.append(("backend", f"the kernel backend needs root (running as uid {env.euid()}); "
-                                    "namespaces and TUN devices need CAP_NET_ADMIN",
-                         "to run as root, e.g. `sudo .venv/bin/ccbench run ... --backend kernel`; "
-                         "`ccbench doctor` lists what else is missing"))
+        problems.append(
+            (
+                "backend",
+                f"the kernel backend needs root (running as uid {env.euid()}); "
+                "namespaces and TUN devices need CAP_NET_ADMIN",
+                "to run as root, e.g. `sudo .venv/bin/ccbench run ... --backend kernel`; "
+                "`ccbench doctor` lists what else is missing",
+            )
+        )
     ok, why = env.tun_available()
     if not ok:
         problems.append(("backend", f"no usable TUN device: {why}", "/dev/net/tun (see `ccbench doctor`)"))
@@ -69,52 +75,85 @@ def check(scenario: Scenario) -> None:
     if env.iperf3_path() is None:
         problems.append(("backend", "iperf3 is not installed", "`make system-deps` or `apt-get install iperf3`"))
     if env.link_binary() is None:
-        problems.append(("backend", "ccbench-link is not built",
-                         "`make build` (or `cargo build --release -p ccbench-link`), or CCBENCH_LINK=/path"))
+        problems.append(
+            (
+                "backend",
+                "ccbench-link is not built",
+                "`make build` (or `cargo build --release -p ccbench-link`), or CCBENCH_LINK=/path",
+            )
+        )
     b = scenario.bottleneck
     if b.aqm not in LINK_AQMS:
-        problems.append(("bottleneck.aqm", f"'{b.aqm}' is not implemented in ccbench-link yet",
-                         " or ".join(LINK_AQMS)))
+        problems.append(("bottleneck.aqm", f"'{b.aqm}' is not implemented in ccbench-link yet", " or ".join(LINK_AQMS)))
     if scenario.access.rate_bps is not None:
-        problems.append(("access.rate", "the kernel backend does not emulate access-link serialisation yet "
-                                        "(access.delay is supported)", "no access.rate"))
+        problems.append(
+            (
+                "access.rate",
+                "the kernel backend does not emulate access-link serialisation yet (access.delay is supported)",
+                "no access.rate",
+            )
+        )
     if scenario.probe.ping_s > 0 and env.ping_path() is None:
         problems.append(("probe.ping", "ping is not installed", "`apt-get install iputils-ping`, or ping = 0"))
     if 0 < scenario.probe.ping_s < 0.002:
-        problems.append(("probe.ping", f"{scenario.probe.ping_s * 1e3:g} ms is below ping's 2 ms minimum interval",
-                         "an interval of at least 2ms"))
+        problems.append(
+            (
+                "probe.ping",
+                f"{scenario.probe.ping_s * 1e3:g} ms is below ping's 2 ms minimum interval",
+                "an interval of at least 2ms",
+            )
+        )
     # one sysctl per namespace for every connection (a per-route `features ecn` would not help:
     # every flow goes to the same receiver address)
-    for key, what, sysctl in (("timestamps", "TCP timestamps are", "net.ipv4.tcp_timestamps"),
-                              ("ecn", "ECN is", "net.ipv4.tcp_ecn")):
+    for key, what, sysctl in (
+        ("timestamps", "TCP timestamps are", "net.ipv4.tcp_timestamps"),
+        ("ecn", "ECN is", "net.ipv4.tcp_ecn"),
+    ):
         vals = [getattr(g, key) for g in scenario.flows]
         if len(set(vals)) > 1:
             on = ", ".join(f"flows.{i}" for i, v in enumerate(vals) if v)
             off = ", ".join(f"flows.{i}" for i, v in enumerate(vals) if not v)
             first = next(i for i, v in enumerate(vals) if v != vals[0])
-            problems.append((f"flows.{first}.{key}",
-                             f"{what} on in {on} but off in {off}; the kernel backend has one "
-                             f"{sysctl} per namespace, for every connection",
-                             f"the same {key} value in every [[flows]] group (the sim backend can mix them)"))
+            problems.append(
+                (
+                    f"flows.{first}.{key}",
+                    f"{what} on in {on} but off in {off}; the kernel backend has one "
+                    f"{sysctl} per namespace, for every connection",
+                    f"the same {key} value in every [[flows]] group (the sim backend can mix them)",
+                )
+            )
     reverse = [i for i, g in enumerate(scenario.flows) if g.direction == "reverse"]
     for i in reverse:
         if scenario.flows[i].size_bytes is not None:
-            problems.append((f"flows.{i}.size", "a fixed-size reverse flow is not implemented in the kernel "
-                                                "backend yet (bulk reverse flows are: iperf3 -R)",
-                             "a bulk reverse flow (no size), or direction = \"forward\""))
+            problems.append(
+                (
+                    f"flows.{i}.size",
+                    "a fixed-size reverse flow is not implemented in the kernel "
+                    "backend yet (bulk reverse flows are: iperf3 -R)",
+                    'a bulk reverse flow (no size), or direction = "forward"',
+                )
+            )
     if reverse and (b.loss.model != "none" or b.jitter_s > 0):
         # ccbench-link impairs a whole direction (impair = data: the forward one), the simulator
         # impairs by packet kind (a reverse flow's data too); refused rather than run differently
-        problems.append((f"flows.{reverse[0]}.direction",
-                         "reverse flows with bottleneck loss or jitter: ccbench-link applies `impair` per "
-                         "direction, not per packet kind as the simulator does",
-                         "no loss and no jitter with reverse flows on the kernel backend (the sim backend runs both)"))
+        problems.append(
+            (
+                f"flows.{reverse[0]}.direction",
+                "reverse flows with bottleneck loss or jitter: ccbench-link applies `impair` per "
+                "direction, not per packet kind as the simulator does",
+                "no loss and no jitter with reverse flows on the kernel backend (the sim backend runs both)",
+            )
+        )
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
         if g.cc not in avail:
-            problems.append((f"flows.{i}.cc",
-                             f"this kernel ({env.kernel_version()}) cannot run '{g.cc}'",
-                             "one of the kernel's algorithms: " + (", ".join(avail) or "none readable")))
+            problems.append(
+                (
+                    f"flows.{i}.cc",
+                    f"this kernel ({env.kernel_version()}) cannot run '{g.cc}'",
+                    "one of the kernel's algorithms: " + (", ".join(avail) or "none readable"),
+                )
+            )
     if problems:
         k, p, e = problems[0]
         raise ScenarioError(src, k, p, e, problems)
@@ -205,30 +244,50 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     ecn = all(g.ecn for g in scenario.flows)  # likewise
     reverse = {f.id for f in flows if f.direction == "reverse"}
     mib: dict[str, dict] = {}
-    with signals_raise(), Topology(link_cfg, spin_us=spin_us, tcp_rmem_max=rmem_cap,
-                                   tcp_timestamps=timestamps, tcp_ecn=True if ecn else None,
-                                   two_way=bool(reverse)) as topo:
+    with (
+        signals_raise(),
+        Topology(
+            link_cfg,
+            spin_us=spin_us,
+            tcp_rmem_max=rmem_cap,
+            tcp_timestamps=timestamps,
+            tcp_ecn=True if ecn else None,
+            two_way=bool(reverse),
+        ) as topo,
+    ):
         # iperf3's data connection opens ~3 RTTs (control connection) plus a process start after
         # launch: launch that much early; the flow's measured start is what the tables record.
         setup = 3 * scenario.base_rtt_s + 0.07
         t0 = time.monotonic() + max(LEAD_S, setup + 0.1)
         fps = [
-            tr.FlowProc(id=f.id, cc=f.cc, start_s=f.start_s, port=tr.BASE_PORT + f.id, cport=tr.BASE_CPORT + f.id,
-                        argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]),
-                        setup_lead_s=0.0 if f.size_bytes else setup, size_bytes=f.size_bytes,
-                        rwnd_bytes=f.rwnd_bytes, rwnd_mode=plan[f.id], pacing=f.pacing,
-                        reverse=f.id in reverse)
-            for f in flows if f.start_s < dur
+            tr.FlowProc(
+                id=f.id,
+                cc=f.cc,
+                start_s=f.start_s,
+                port=tr.BASE_PORT + f.id,
+                cport=tr.BASE_CPORT + f.id,
+                argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]),
+                setup_lead_s=0.0 if f.size_bytes else setup,
+                size_bytes=f.size_bytes,
+                rwnd_bytes=f.rwnd_bytes,
+                rwnd_mode=plan[f.id],
+                pacing=f.pacing,
+                reverse=f.id in reverse,
+            )
+            for f in flows
+            if f.start_s < dur
         ]
         sampler = rsampler = launcher = None
         try:
             tr.start_servers(topo, fps)
             ports = {fp.cport: fp.id for fp in fps}
             # one sampler per namespace; a reverse flow's sending socket is in the receiver's
-            sampler = tr.DiagSampler(topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender",
-                                     senders={fp.id for fp in fps if not fp.reverse})
-            rsampler = tr.DiagSampler(topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver",
-                                      senders={fp.id for fp in fps if fp.reverse})
+            sampler = tr.DiagSampler(
+                topo.ns_s, ports, t0, FAST_SAMPLE_S, side="sender", senders={fp.id for fp in fps if not fp.reverse}
+            )
+            rsampler = tr.DiagSampler(
+                topo.ns_r, ports, t0, FAST_SAMPLE_S, side="receiver", senders={fp.id for fp in fps if fp.reverse}
+            )
             sampler.start()
             rsampler.start()
             launcher = tr.FlowLauncher(topo, fps, t0)
@@ -265,12 +324,32 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
                     fp.receiver.stop.set()
     sampler, rsampler = tr.by_role(sampler, rsampler, reverse)  # sending / receiving sockets
     if keep is not None:
-        keep.update({"link": report, "tun": tun, "samples": sampler.samples, "receiver_samples": rsampler.samples,
-                     "sample_fields": tr.SENDER_FIELDS, "iperf3": {f.id: f.result for f in fps},
-                     "t0": t0, "ping_rtts_ms": [r for _, r in replies], "ping_replies": replies,
-                     "rwnd_plan": plan, "mib": mib})
-    return _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0,
-                     counters=_counter_rows(mib.get("before"), mib.get("after")))
+        keep.update(
+            {
+                "link": report,
+                "tun": tun,
+                "samples": sampler.samples,
+                "receiver_samples": rsampler.samples,
+                "sample_fields": tr.SENDER_FIELDS,
+                "iperf3": {f.id: f.result for f in fps},
+                "t0": t0,
+                "ping_rtts_ms": [r for _, r in replies],
+                "ping_replies": replies,
+                "rwnd_plan": plan,
+                "mib": mib,
+            }
+        )
+    return _assemble(
+        scenario,
+        fps,
+        sampler,
+        rsampler,
+        report,
+        replies,
+        t0,
+        wall0,
+        counters=_counter_rows(mib.get("before"), mib.get("after")),
+    )
 
 
 def _read_mibs(topo) -> Optional[dict[str, dict[str, int]]]:
@@ -317,14 +396,22 @@ def link_series_rows(ticks: list[float], queue_at, replies: list[tuple[Optional[
     for tk in ticks:
         hi = bisect.bisect_right(rt, tk)
         inside = [r for _, r in timed[lo:hi]]  # received in (previous tick, tk]
-        rows.append({"t_s": tk, "queue_bytes": queue_at(tk), "probe_rtt_ms": inside[-1] if inside else None,
-                     "probe_rtt_p50_ms": _pct(inside, 50), "probe_rtt_p95_ms": _pct(inside, 95)})
+        rows.append(
+            {
+                "t_s": tk,
+                "queue_bytes": queue_at(tk),
+                "probe_rtt_ms": inside[-1] if inside else None,
+                "probe_rtt_p50_ms": _pct(inside, 50),
+                "probe_rtt_p95_ms": _pct(inside, 95),
+            }
+        )
         lo = hi
     return rows
 
 
 def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, counters=None) -> RunResult:
     from .traffic import SENDER_FIELDS as F
+
     dur = scenario.duration_s
     interval = scenario.sample_interval_s
     dirs = report.get("directions") or [{}, {}]
@@ -410,31 +497,35 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
         # leaves the server port on the other direction
         ddir, dport = (dirs[1], fp.port) if fp.reverse else (data, fp.cport)
         dl = (ddir.get("tcp_sport_dropped_lost") or {}).get(str(dport)) if report else None
-        flow_rows.append({
-            "flow_id": fp.id,
-            "cc": (fs.cc if fs and fs.cc else fp.cc),
-            "goodput_bps": goodput,
-            "bytes_acked": size if completed else (last[ix["bytes_acked"]] if last else sent.get("bytes")),
-            # as of the end of the window (iperf3's own count includes what it sent after the end)
-            "retransmits": last[ix["total_retrans"]] if last else sent.get("retransmits"),
-            "loss_events": events if live else None,
-            "rtt_min_ms": (last[ix["min_rtt"]] / 1000.0) if last and last[ix["min_rtt"]] else (min(rtt) if rtt else None),
-            "rtt_mean_ms": (sum(rtt) / len(rtt)) if rtt else None,
-            "rtt_p50_ms": _pct(rtt, 50),
-            "rtt_p95_ms": _pct(rtt, 95),
-            "rtt_p99_ms": _pct(rtt, 99),
-            "cwnd_mean": (sum(cw) / len(cw)) if cw else None,
-            "start_s": start_s,
-            "end_s": end_s,
-            "fct_s": fct,
-            "completed": completed,
-            "size_bytes": size,
-            "data_sent": last[ix["data_segs_out"]] if last else None,
-            # data segments that reached the receiving socket (tcpi_data_segs_in, duplicates included)
-            "data_received": rrows[jr][1] if jr >= 0 else None,
-            # dropped by the bottleneck queue + removed by the loss model, counted by ccbench-link
-            "data_dropped": (dl[0] + dl[1]) if dl else (0 if report else None),
-        })
+        flow_rows.append(
+            {
+                "flow_id": fp.id,
+                "cc": (fs.cc if fs and fs.cc else fp.cc),
+                "goodput_bps": goodput,
+                "bytes_acked": size if completed else (last[ix["bytes_acked"]] if last else sent.get("bytes")),
+                # as of the end of the window (iperf3's own count includes what it sent after the end)
+                "retransmits": last[ix["total_retrans"]] if last else sent.get("retransmits"),
+                "loss_events": events if live else None,
+                "rtt_min_ms": (last[ix["min_rtt"]] / 1000.0)
+                if last and last[ix["min_rtt"]]
+                else (min(rtt) if rtt else None),
+                "rtt_mean_ms": (sum(rtt) / len(rtt)) if rtt else None,
+                "rtt_p50_ms": _pct(rtt, 50),
+                "rtt_p95_ms": _pct(rtt, 95),
+                "rtt_p99_ms": _pct(rtt, 99),
+                "cwnd_mean": (sum(cw) / len(cw)) if cw else None,
+                "start_s": start_s,
+                "end_s": end_s,
+                "fct_s": fct,
+                "completed": completed,
+                "size_bytes": size,
+                "data_sent": last[ix["data_segs_out"]] if last else None,
+                # data segments that reached the receiving socket (tcpi_data_segs_in, duplicates included)
+                "data_received": rrows[jr][1] if jr >= 0 else None,
+                # dropped by the bottleneck queue + removed by the loss model, counted by ccbench-link
+                "data_dropped": (dl[0] + dl[1]) if dl else (0 if report else None),
+            }
+        )
         # series at the scenario's interval: the latest fast sample at or before each tick
         if interval > 0 and rows:
             prev_b, prev_t = 0, start_s if start_s is not None else 0.0
@@ -452,15 +543,22 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
                 pg = r[ix["bbr_pacing_gain"]]
                 state = bbr_mode(pg, r[ix["bbr_cwnd_gain"]]) if pg is not None else CA_STATES.get(r[ix["ca_state"]])
                 pr = r[ix["pacing_rate"]]
-                series.append({
-                    "flow_id": fp.id, "t_s": tk, "goodput_bps": gp, "cwnd_pkts": r[ix["snd_cwnd"]],
-                    "rtt_ms": r[ix["rtt"]] / 1000.0, "pacing_bps": pr * 8.0 if pr < (1 << 62) else None,
-                    "inflight_pkts": r[ix["inflight"]], "cc_state": state,
-                    "bw_est_bps": float(r[ix["bbr_bw_bps"]]) if r[ix["bbr_bw_bps"]] is not None else None,
-                    "min_rtt_ms": _min_rtt_ms(r, ix),
-                    "delivery_rate_bps": (r[ix["delivery_rate"]] * 8.0) if r[ix["delivery_rate"]] else None,
-                    "retransmits": r[ix["total_retrans"]],
-                })
+                series.append(
+                    {
+                        "flow_id": fp.id,
+                        "t_s": tk,
+                        "goodput_bps": gp,
+                        "cwnd_pkts": r[ix["snd_cwnd"]],
+                        "rtt_ms": r[ix["rtt"]] / 1000.0,
+                        "pacing_bps": pr * 8.0 if pr < (1 << 62) else None,
+                        "inflight_pkts": r[ix["inflight"]],
+                        "cc_state": state,
+                        "bw_est_bps": float(r[ix["bbr_bw_bps"]]) if r[ix["bbr_bw_bps"]] is not None else None,
+                        "min_rtt_ms": _min_rtt_ms(r, ix),
+                        "delivery_rate_bps": (r[ix["delivery_rate"]] * 8.0) if r[ix["delivery_rate"]] else None,
+                        "retransmits": r[ix["total_retrans"]],
+                    }
+                )
     started = {fp.id for fp in fps}
     for f in scenario.expanded_flows():  # flows whose start is at or after the end never ran
         if f.id not in started:
@@ -484,8 +582,18 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
         status, error = "failed", "; ".join(errors)[:2000]
     elif sampler.error or rsampler.error:
         error = sampler.error or rsampler.error
-    res = build_result(scenario, NAME, flow_rows, series, extra, time.perf_counter() - wall0, status=status,
-                       error=error, link_series=link_rows, counters=counters)
+    res = build_result(
+        scenario,
+        NAME,
+        flow_rows,
+        series,
+        extra,
+        time.perf_counter() - wall0,
+        status=status,
+        error=error,
+        link_series=link_rows,
+        counters=counters,
+    )
     res.links = link_counters(dirs) if report else []
     return res
 
@@ -500,13 +608,15 @@ def link_counters(dirs: list[dict]) -> list[dict]:
     held at the end, and CE marks set by the queue discipline."""
     out = []
     for name, d in zip(_LINK_NAMES, dirs):
-        out.append({
-            "name": name,
-            "arrived": d.get("packets_in"),
-            "departed": d.get("packets_out"),
-            "dropped_queue": d.get("dropped"),
-            "dropped_loss": d.get("lost"),
-            "held": d.get("held_at_end"),
-            "ce_marked": d.get("ce_marked"),
-        })
+        out.append(
+            {
+                "name": name,
+                "arrived": d.get("packets_in"),
+                "departed": d.get("packets_out"),
+                "dropped_queue": d.get("dropped"),
+                "dropped_loss": d.get("lost"),
+                "held": d.get("held_at_end"),
+                "ce_marked": d.get("ce_marked"),
+            }
+        )
     return out

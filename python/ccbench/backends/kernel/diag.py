@@ -2,6 +2,7 @@
 an inet_diag_req_v2), read inside a namespace. A small own implementation: the layouts are those
 of /usr/include/linux/inet_diag.h and tcp.h (struct tcp_info up to tcpi_snd_wnd, struct
 tcp_bbr_info); shorter tcp_info from older kernels is zero-padded and the missing fields None."""
+
 from __future__ import annotations
 
 import socket
@@ -130,16 +131,21 @@ class DiagSocket:
         ntoh = socket.ntohs
         alen = 4 if fam == socket.AF_INET else 16
         s = SockInfo(
-            sport=ntoh(sport), dport=ntoh(dport),
-            src=socket.inet_ntop(fam, src[:alen]), dst=socket.inet_ntop(fam, dst[:alen]),
-            state=state, cc=None, info={}, bbr=None,
+            sport=ntoh(sport),
+            dport=ntoh(dport),
+            src=socket.inet_ntop(fam, src[:alen]),
+            dst=socket.inet_ntop(fam, dst[:alen]),
+            state=state,
+            cc=None,
+            info={},
+            bbr=None,
         )
         p += _MSG.size
         while p + _RTA.size <= end:
             rlen, rtype = _RTA.unpack_from(data, p)
             if rlen < _RTA.size:
                 break
-            payload = data[p + _RTA.size: p + rlen]
+            payload = data[p + _RTA.size : p + rlen]
             if rtype == INET_DIAG_INFO:
                 s.info = _parse_tcp_info(payload)
             elif rtype == INET_DIAG_CONG:

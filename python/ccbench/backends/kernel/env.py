@@ -1,6 +1,7 @@
 """What this machine offers the kernel backend. Every lookup the backend, ``ccbench doctor`` and
 the tests need lives here, in particular :func:`available_algorithms` — the single place that
 says which congestion controls the kernel can run (a later issue adds BPF struct_ops ones)."""
+
 from __future__ import annotations
 
 import os
@@ -98,20 +99,53 @@ class Check:
 def doctor_checks() -> list[Check]:
     """Everything the kernel backend needs, with what to do about each missing item."""
     out: list[Check] = []
-    out.append(Check("root", is_root(), f"effective uid {euid()}",
-                     "run as root (e.g. `sudo .venv/bin/ccbench ...`): namespaces and TUN devices need CAP_NET_ADMIN"))
+    out.append(
+        Check(
+            "root",
+            is_root(),
+            f"effective uid {euid()}",
+            "run as root (e.g. `sudo .venv/bin/ccbench ...`): namespaces and TUN devices need CAP_NET_ADMIN",
+        )
+    )
     ok, d = netns_available()
-    out.append(Check("network namespaces", ok, d, "install iproute2 (`apt-get install iproute2`) on a kernel with CONFIG_NET_NS"))
+    out.append(
+        Check(
+            "network namespaces", ok, d, "install iproute2 (`apt-get install iproute2`) on a kernel with CONFIG_NET_NS"
+        )
+    )
     ok, d = tun_available()
-    out.append(Check("TUN device", ok, d, "load/enable TUN (CONFIG_TUN; `modprobe tun`) or pass --device /dev/net/tun to the container"))
+    out.append(
+        Check(
+            "TUN device",
+            ok,
+            d,
+            "load/enable TUN (CONFIG_TUN; `modprobe tun`) or pass --device /dev/net/tun to the container",
+        )
+    )
     ip3 = iperf3_path()
     out.append(Check("iperf3", ip3 is not None, ip3 or "not on PATH", "`make system-deps` or `apt-get install iperf3`"))
     pg = ping_path()
-    out.append(Check("ping", pg is not None, pg or "not on PATH (only needed for [probe] ping)", "`apt-get install iputils-ping`"))
+    out.append(
+        Check(
+            "ping", pg is not None, pg or "not on PATH (only needed for [probe] ping)", "`apt-get install iputils-ping`"
+        )
+    )
     algs = available_algorithms()
-    out.append(Check("congestion controls", bool(algs), ", ".join(algs) or "none readable",
-                     "more algorithms: `modprobe tcp_<name>` where modules can be loaded"))
+    out.append(
+        Check(
+            "congestion controls",
+            bool(algs),
+            ", ".join(algs) or "none readable",
+            "more algorithms: `modprobe tcp_<name>` where modules can be loaded",
+        )
+    )
     lb = link_binary()
-    out.append(Check("ccbench-link", lb is not None, str(lb) if lb else "not built",
-                     "`make build` (or `cargo build --release -p ccbench-link`), or set CCBENCH_LINK"))
+    out.append(
+        Check(
+            "ccbench-link",
+            lb is not None,
+            str(lb) if lb else "not built",
+            "`make build` (or `cargo build --release -p ccbench-link`), or set CCBENCH_LINK",
+        )
+    )
     return out

@@ -10,6 +10,7 @@ the process; ``/proc/thread-self/net`` is that of the calling thread, so reading
 thread has entered a namespace (``setns``) gives that namespace's counters without starting a
 process.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
@@ -66,8 +67,7 @@ def read_mib(ns: Optional[str] = None) -> dict[str, int]:
     return parse_mib(text)
 
 
-def mib_delta(before: Mapping[str, int], after: Mapping[str, int],
-              names: Iterable[str]) -> dict[str, Optional[int]]:
+def mib_delta(before: Mapping[str, int], after: Mapping[str, int], names: Iterable[str]) -> dict[str, Optional[int]]:
     """``after - before`` for each of ``names``; None for a counter this kernel does not have
     (missing from either reading)."""
     return {n: (after[n] - before[n]) if n in before and n in after else None for n in names}

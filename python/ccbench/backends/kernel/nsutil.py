@@ -1,6 +1,7 @@
 """Entering network namespaces from Python 3.10/3.11 (no os.setns): libc ``setns`` via ctypes.
 ``setns`` changes only the calling thread's namespace, and :func:`netns_socket` switches back at
 once, so a socket can be made inside a namespace and used from anywhere."""
+
 from __future__ import annotations
 
 import ctypes

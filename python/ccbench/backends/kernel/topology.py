@@ -15,6 +15,7 @@ Tear-down (``Topology.close``) is idempotent and runs from ``finally``, from an 
 and, during a run, on SIGINT/SIGTERM (see :func:`signals_raise`). ``cleanup_stale`` removes what a
 crashed run left behind, found by the ``ccb`` prefix only.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -33,8 +34,8 @@ from pathlib import Path
 from typing import Optional
 
 from ...procs import Terminated, signal_handler, signals_recorded
-from ...procs import signals_raise as procs_signals_raise
 from ...procs import alive as _alive  # a zombie child of ours counts as gone
+from ...procs import signals_raise as procs_signals_raise
 from . import env
 from .nsutil import in_netns, netns_inode, ns_path
 
@@ -65,10 +66,19 @@ class TopologyError(RuntimeError):
 class Topology:
     """Namespaces + ccbench-link. Use as a context manager; ``close()`` is idempotent."""
 
-    def __init__(self, link_config: dict, tag: str | None = None, spin_us: int | None = None,
-                 rt_prio: int = 10, tcp_rmem_max: int | None = None, tcp_wmem_max: int = 32 << 20,
-                 gso: bool | None = None, tcp_timestamps: bool | None = None, tcp_ecn: bool | None = None,
-                 two_way: bool = False):
+    def __init__(
+        self,
+        link_config: dict,
+        tag: str | None = None,
+        spin_us: int | None = None,
+        rt_prio: int = 10,
+        tcp_rmem_max: int | None = None,
+        tcp_wmem_max: int = 32 << 20,
+        gso: bool | None = None,
+        tcp_timestamps: bool | None = None,
+        tcp_ecn: bool | None = None,
+        two_way: bool = False,
+    ):
         self.tag = tag or new_tag()
         self.ns_s = f"{self.tag}-s"
         self.ns_r = f"{self.tag}-r"
@@ -152,15 +162,29 @@ class Topology:
         binary = env.link_binary_or_raise()
         cfg_path = Path(self._tmp.name) / "link.json"
         cfg_path.write_text(json.dumps(self.link_config))
-        argv = [str(binary), "--config", str(cfg_path), "--netns-a", ns_path(self.ns_s), "--tun-a", TUN_S,
-                "--netns-b", ns_path(self.ns_r), "--tun-b", TUN_R, "--rt-prio", str(self.rt_prio)]
+        argv = [
+            str(binary),
+            "--config",
+            str(cfg_path),
+            "--netns-a",
+            ns_path(self.ns_s),
+            "--tun-a",
+            TUN_S,
+            "--netns-b",
+            ns_path(self.ns_r),
+            "--tun-b",
+            TUN_R,
+            "--rt-prio",
+            str(self.rt_prio),
+        ]
         if self.spin_us is not None:
             argv += ["--spin-us", str(self.spin_us)]
         if self.gso:
             argv.append("--gso")
         self._link_err = open(self.link_stderr_path, "w")
-        self.link = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._link_err,
-                                     start_new_session=True)
+        self.link = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._link_err, start_new_session=True
+        )
         r, _, _ = select.select([self.link.stdout], [], [], 10.0)
         line = self.link.stdout.readline() if r else b""
         if not line:
@@ -169,10 +193,11 @@ class Topology:
         self.link_ready = json.loads(line)
 
     def _configure(self) -> None:
-        from pyroute2 import IPRoute
 
-        for ns, dev, local, peer in ((self.ns_s, TUN_S, SENDER_ADDR, RECEIVER_ADDR),
-                                     (self.ns_r, TUN_R, RECEIVER_ADDR, SENDER_ADDR)):
+        for ns, dev, local, peer in (
+            (self.ns_s, TUN_S, SENDER_ADDR, RECEIVER_ADDR),
+            (self.ns_r, TUN_R, RECEIVER_ADDR, SENDER_ADDR),
+        ):
             with _iproute_in(ns) as ipr:
                 lo = ipr.link_lookup(ifname="lo")[0]
                 ipr.link("set", index=lo, state="up")
@@ -203,7 +228,6 @@ class Topology:
 
     def tun_stats(self) -> dict:
         """Kernel-side counters of both TUN devices (e.g. tx_dropped = ring overflow before ccbench-link)."""
-        from pyroute2 import IPRoute
 
         out = {}
         for ns, dev in ((self.ns_s, TUN_S), (self.ns_r, TUN_R)):
@@ -353,7 +377,6 @@ def kill_ns_processes(ns: str, grace: float = 1.0) -> list[int]:
         if not pids:
             break
     return pids
-
 
 
 def _link_processes() -> list[tuple[int, list[str]]]:

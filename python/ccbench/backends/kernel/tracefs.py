@@ -3,6 +3,7 @@
 `trace_events` enables the given events in a tracefs instance of its own, so whatever else traces
 on the machine is left alone, on the tracefs mounted at /sys/kernel/tracing or, where none is
 mounted, on a private mount it makes in a temporary directory and removes afterwards."""
+
 from __future__ import annotations
 
 import os

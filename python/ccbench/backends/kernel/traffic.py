@@ -1,6 +1,7 @@
 """Traffic and measurement inside the namespaces: iperf3 servers (receiver ns), one iperf3 client
 per flow (sender ns, ``-C <cc>``; ``-R`` for a reverse flow, whose server sends), the ping probe,
 and the sock_diag sampler thread."""
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,14 @@ def start_servers(topo: Topology, flows: list[FlowProc], timeout: float = 10.0) 
             f.receiver.start()
             continue
         i = f.id
-        procs.append(topo.popen("r", ["iperf3", "-s", "-1", "-B", RECEIVER_ADDR, "-p", str(BASE_PORT + i)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        procs.append(
+            topo.popen(
+                "r",
+                ["iperf3", "-s", "-1", "-B", RECEIVER_ADDR, "-p", str(BASE_PORT + i)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        )
     want = {f.port for f in flows}
     with DiagSocket(topo.ns_r) as d:
         deadline = time.monotonic() + timeout
@@ -94,10 +101,24 @@ def client_argv(flow, port: int, cport: int, duration_s: float, rwnd_mode: str) 
     # flow whose start is not on a whole second (start_jitter) still sends to the end of the
     # run; what it sends after the end is not counted (the tables stop at the duration)
     seconds = max(1, math.ceil(duration_s - 1e-9))
-    argv = ["iperf3", "-c", RECEIVER_ADDR, "-p", str(port), "--cport", str(cport), "-C", flow.cc, "-J",
-            "-i", "0", "-t", str(seconds)]
+    argv = [
+        "iperf3",
+        "-c",
+        RECEIVER_ADDR,
+        "-p",
+        str(port),
+        "--cport",
+        str(cport),
+        "-C",
+        flow.cc,
+        "-J",
+        "-i",
+        "0",
+        "-t",
+        str(seconds),
+    ]
     if flow.size_bytes:
-        argv[argv.index("-t"):argv.index("-t") + 2] = ["-n", str(int(flow.size_bytes))]
+        argv[argv.index("-t") : argv.index("-t") + 2] = ["-n", str(int(flow.size_bytes))]
     if rwnd_mode == "setsockopt":
         argv += ["-w", str(int(flow.rwnd_bytes))]
     if getattr(flow, "direction", "forward") == "reverse":
@@ -254,9 +275,22 @@ def _sized_send(topo: Topology, f: FlowProc, stop: threading.Event) -> None:
 
 
 #: What is kept of each sender-side sample (compact: a 120 s run of 20 flows at 100 Hz is 240 k samples).
-SENDER_FIELDS = ("ca_state", "rtt", "snd_cwnd", "min_rtt", "bytes_acked", "pacing_rate", "delivery_rate",
-                 "total_retrans", "data_segs_out", "inflight", "bbr_bw_bps", "bbr_min_rtt_us", "bbr_pacing_gain",
-                 "bbr_cwnd_gain")
+SENDER_FIELDS = (
+    "ca_state",
+    "rtt",
+    "snd_cwnd",
+    "min_rtt",
+    "bytes_acked",
+    "pacing_rate",
+    "delivery_rate",
+    "total_retrans",
+    "data_segs_out",
+    "inflight",
+    "bbr_bw_bps",
+    "bbr_min_rtt_us",
+    "bbr_pacing_gain",
+    "bbr_cwnd_gain",
+)
 RECEIVER_FIELDS = ("bytes_received", "data_segs_in")
 _TCP_STATES_OF_A_CONNECTION = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 11)
 
@@ -274,10 +308,22 @@ class FlowSamples:
 
 def _sender_row(s: SockInfo) -> tuple:
     i, b = s.info, s.bbr
-    return (i["ca_state"], i["rtt"], i["snd_cwnd"], i["min_rtt"], i["bytes_acked"], i["pacing_rate"],
-            i["delivery_rate"], i["total_retrans"], i["data_segs_out"], s.inflight,
-            b["bw_bps"] if b else None, b["min_rtt_us"] if b else None, b["pacing_gain"] if b else None,
-            b["cwnd_gain"] if b else None)
+    return (
+        i["ca_state"],
+        i["rtt"],
+        i["snd_cwnd"],
+        i["min_rtt"],
+        i["bytes_acked"],
+        i["pacing_rate"],
+        i["delivery_rate"],
+        i["total_retrans"],
+        i["data_segs_out"],
+        s.inflight,
+        b["bw_bps"] if b else None,
+        b["min_rtt_us"] if b else None,
+        b["pacing_gain"] if b else None,
+        b["cwnd_gain"] if b else None,
+    )
 
 
 class DiagSampler(threading.Thread):
@@ -290,8 +336,15 @@ class DiagSampler(threading.Thread):
     counted from these fast samples (entries into Recovery/Loss); the series is taken from them
     at the scenario's sample interval afterwards."""
 
-    def __init__(self, ns: str, cports: dict[int, int], t0: float, fast_s: float = 0.01, side: str = "sender",
-                 senders: Optional[set[int]] = None):
+    def __init__(
+        self,
+        ns: str,
+        cports: dict[int, int],
+        t0: float,
+        fast_s: float = 0.01,
+        side: str = "sender",
+        senders: Optional[set[int]] = None,
+    ):
         super().__init__(daemon=True, name=f"ccb-diag-{side}")
         self.ns, self.cports, self.t0, self.fast_s, self.side = ns, cports, t0, fast_s, side
         self.senders = set(cports.values()) if senders is None and side == "sender" else set(senders or ())
@@ -366,8 +419,12 @@ def start_ping(topo: Topology, interval_s: float, duration_s: float) -> subproce
     count = max(1, int(duration_s / interval_s))
     # -D: each reply line carries the (wall-clock) time it was received, so replies can be put
     # into the sample intervals of the link series
-    return topo.popen("s", ["ping", "-n", "-D", "-i", f"{interval_s:.3f}", "-c", str(count), "-W", "2",
-                            RECEIVER_ADDR], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return topo.popen(
+        "s",
+        ["ping", "-n", "-D", "-i", f"{interval_s:.3f}", "-c", str(count), "-W", "2", RECEIVER_ADDR],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def finish_ping(p: subprocess.Popen, deadline: float) -> list[tuple[Optional[float], float]]:

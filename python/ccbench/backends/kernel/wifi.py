@@ -10,6 +10,7 @@ station (``fwd`` = the sender-side station, ``rev`` = the receiver-side one; nul
 transmitted), transmit opportunities, airtime share (the station's PPDUs and their block-acks
 over the window's length), collisions, MPDU retries and retry-limit drops of both stations.
 """
+
 from __future__ import annotations
 
 import bisect

@@ -10,6 +10,7 @@ format, runs it, and turns its JSON report into the common ``flows``, ``runs``, 
 ``link_series`` and ``counters`` tables through ``build_result``: null where ns-3 does not
 measure. Every ns-3 setting the program changes, and why: docs/ns3-backend.md.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -26,11 +27,22 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ...scenario.model import Scenario
 from ...scenario.errors import ScenarioError
+from ...scenario.model import Scenario
 
-__all__ = ["NAME", "NS3_VERSION", "ALGORITHMS", "NS3_AQMS", "MAX_FLOWS", "run", "check", "algorithms",
-           "sdk_dir", "binary", "Ns3Unavailable"]
+__all__ = [
+    "NAME",
+    "NS3_VERSION",
+    "ALGORITHMS",
+    "NS3_AQMS",
+    "MAX_FLOWS",
+    "run",
+    "check",
+    "algorithms",
+    "sdk_dir",
+    "binary",
+    "Ns3Unavailable",
+]
 
 NAME = "ns3"
 #: The ns-3 release the program is written against (the wheel ``ns3==3.44.post0``).
@@ -47,7 +59,11 @@ ALGORITHMS: dict[str, tuple[str, str, str]] = {
     "cubic": ("ns3::TcpCubic", "net/ipv4/tcp_cubic.c", "beta 0.7, C 0.4, fast convergence, TCP friendliness, HyStart"),
     "bbr": ("ns3::TcpBbr", "net/ipv4/tcp_bbr.c (BBR v1)", "BBR v1; always paced, as Linux's BBR"),
     "vegas": ("ns3::TcpVegas", "net/ipv4/tcp_vegas.c", "alpha 2, beta 4, gamma 1"),
-    "westwood": ("ns3::TcpWestwoodPlus", "net/ipv4/tcp_westwood.c", "Westwood+ (Tustin filter), as Linux's tcp_westwood"),
+    "westwood": (
+        "ns3::TcpWestwoodPlus",
+        "net/ipv4/tcp_westwood.c",
+        "Westwood+ (Tustin filter), as Linux's tcp_westwood",
+    ),
     "highspeed": ("ns3::TcpHighSpeed", "net/ipv4/tcp_highspeed.c", "RFC 3649 HighSpeed TCP"),
     "hybla": ("ns3::TcpHybla", "net/ipv4/tcp_hybla.c", "reference RTT 50 ms"),
     "illinois": ("ns3::TcpIllinois", "net/ipv4/tcp_illinois.c", "delay-based alpha/beta"),
@@ -141,15 +157,27 @@ def binary() -> Path:
             return exe
         tmp = out_dir / f"ccbench_ns3.{os.getpid()}.tmp"
         lib = sdk / "lib64"
-        cmd = [cxx, "-std=c++20", "-O2", f"-I{sdk / 'include'}", str(SOURCE), "-o", str(tmp), f"-L{lib}",
-               f"-Wl,-rpath,{lib}", *(f"-lns{NS3_VERSION}-{x}" for x in LIBS)]
+        cmd = [
+            cxx,
+            "-std=c++20",
+            "-O2",
+            f"-I{sdk / 'include'}",
+            str(SOURCE),
+            "-o",
+            str(tmp),
+            f"-L{lib}",
+            f"-Wl,-rpath,{lib}",
+            *(f"-lns{NS3_VERSION}-{x}" for x in LIBS),
+        ]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode:
             tmp.unlink(missing_ok=True)
             lines = [ln for ln in p.stderr.splitlines() if "error" in ln or "cannot find" in ln]
             err = "; ".join(lines)[:1500] or p.stderr[-1500:]
-            raise Ns3Unavailable(f"building the ns-3 program failed: {err}",
-                                 f"a working g++ (C++20) and the ns3=={NS3_VERSION}.post0 wheel")
+            raise Ns3Unavailable(
+                f"building the ns-3 program failed: {err}",
+                f"a working g++ (C++20) and the ns3=={NS3_VERSION}.post0 wheel",
+            )
         os.replace(tmp, exe)
     return exe
 
@@ -160,8 +188,10 @@ def binary() -> Path:
 
 def algorithms() -> list[dict]:
     """``[{"name", "linux", "notes"}]``: ns-3's algorithms under our (Linux's) names."""
-    return [{"name": n, "linux": linux, "notes": f"{tid} (ns-3 {NS3_VERSION}): {notes}"}
-            for n, (tid, linux, notes) in ALGORITHMS.items()]
+    return [
+        {"name": n, "linux": linux, "notes": f"{tid} (ns-3 {NS3_VERSION}): {notes}"}
+        for n, (tid, linux, notes) in ALGORITHMS.items()
+    ]
 
 
 def _non_default(model, field: str):
@@ -183,34 +213,61 @@ def check(scenario: Scenario) -> None:
     b = scenario.bottleneck
     link = _non_default(b, "link")
     if link is not None:
-        problems.append(("bottleneck.link", f"the ns3 backend runs wired point-to-point links only, not "
-                                            f"link = {json.dumps(link)}",
-                         "the default wired link (the sim backend runs the others)"))
+        problems.append(
+            (
+                "bottleneck.link",
+                f"the ns3 backend runs wired point-to-point links only, not link = {json.dumps(link)}",
+                "the default wired link (the sim backend runs the others)",
+            )
+        )
     if _non_default(scenario, "wifi") is not None:
         problems.append(("wifi", "the ns3 backend has no Wi-Fi link model", "no [wifi] table"))
     trace = _non_default(b, "trace")
     if trace is not None:
-        problems.append(("bottleneck.trace", "the ns3 backend cannot replay delivery traces (Mahimahi)",
-                         'trace = "" (the sim backend runs traces)'))
+        problems.append(
+            (
+                "bottleneck.trace",
+                "the ns3 backend cannot replay delivery traces (Mahimahi)",
+                'trace = "" (the sim backend runs traces)',
+            )
+        )
     if b.aqm not in NS3_AQMS:
-        problems.append(("bottleneck.aqm", f"ns-3 {NS3_VERSION} has no '{b.aqm}' queue discipline "
-                                           "(Linux sch_fq's pacing fair queue)", " or ".join(NS3_AQMS)))
+        problems.append(
+            (
+                "bottleneck.aqm",
+                f"ns-3 {NS3_VERSION} has no '{b.aqm}' queue discipline (Linux sch_fq's pacing fair queue)",
+                " or ".join(NS3_AQMS),
+            )
+        )
     given = b.aqm_params or {}
     if b.aqm == "fq_codel" and "memory_limit" in given:
-        problems.append(("bottleneck.aqm_params.memory_limit",
-                         "ns-3's FqCoDelQueueDisc has no memory limit (only the packet limit)",
-                         "no memory_limit on the ns3 backend"))
+        problems.append(
+            (
+                "bottleneck.aqm_params.memory_limit",
+                "ns-3's FqCoDelQueueDisc has no memory limit (only the packet limit)",
+                "no memory_limit on the ns3 backend",
+            )
+        )
     if b.aqm == "pie" and scenario.aqm_wire.get("bytemode"):
-        problems.append(("bottleneck.aqm_params.bytemode", "ns-3's PieQueueDisc has no byte mode",
-                         "bytemode = false on the ns3 backend"))
+        problems.append(
+            (
+                "bottleneck.aqm_params.bytemode",
+                "ns-3's PieQueueDisc has no byte mode",
+                "bytemode = false on the ns3 backend",
+            )
+        )
     if scenario.n_flows > MAX_FLOWS:
-        problems.append(("flows", f"{scenario.n_flows} connections: the ns3 backend builds two hosts with "
-                                  f"their own access links per connection, and stops at {MAX_FLOWS}",
-                         f"at most {MAX_FLOWS} connections (the sim backend runs 100 000)"))
+        problems.append(
+            (
+                "flows",
+                f"{scenario.n_flows} connections: the ns3 backend builds two hosts with "
+                f"their own access links per connection, and stops at {MAX_FLOWS}",
+                f"at most {MAX_FLOWS} connections (the sim backend runs 100 000)",
+            )
+        )
     for i, g in enumerate(scenario.flows):
         if g.cc not in ALGORITHMS:
-            problems.append((f"flows.{i}.cc", f"ns-3 {NS3_VERSION} has no '{g.cc}'",
-                             "one of " + ", ".join(ALGORITHMS)))
+            problems.append((f"flows.{i}.cc", f"ns-3 {NS3_VERSION} has no '{g.cc}'", "one of " + ", ".join(ALGORITHMS)))
     if problems:
         k, p, e = problems[0]
         raise ScenarioError(scenario.source, k, p, e, problems)
@@ -229,11 +286,20 @@ def config_text(scenario: Scenario) -> str:
         f"rate_bps {b['rate_bps']}",
         f"rtt_ns {b['rtt_ns']}",
         f"jitter {b['jitter_ns']} {b['jitter_dist']} {int(b['reorder'])}",
-        "loss {} {!r} {!r} {!r} {!r}".format(loss["model"], float(loss.get("p") or 0.0), float(loss.get("r") or 0.0),
-                                             float(loss.get("h") or 0.0), float(loss.get("k", 1.0))),
+        "loss {} {!r} {!r} {!r} {!r}".format(
+            loss["model"],
+            float(loss.get("p") or 0.0),
+            float(loss.get("r") or 0.0),
+            float(loss.get("h") or 0.0),
+            float(loss.get("k", 1.0)),
+        ),
         f"impair {b['impair']}",
-        "buffer " + ("packets {}".format(b["buffer"]["packets"]) if "packets" in b["buffer"]
-                     else "bytes {}".format(b["buffer"]["bytes"])),
+        "buffer "
+        + (
+            "packets {}".format(b["buffer"]["packets"])
+            if "packets" in b["buffer"]
+            else "bytes {}".format(b["buffer"]["bytes"])
+        ),
         f"aqm {b['aqm']}",
     ]
     for k, v in (b.get("aqm_params") or {}).items():
@@ -243,9 +309,11 @@ def config_text(scenario: Scenario) -> str:
     lines.append(f"ping_ns {cfg['probe']['ping_interval_ns']}")
     for f in cfg["flows"]:
         size = -1 if f["size_bytes"] is None else f["size_bytes"]
-        lines.append(f"flow {f['id']} {f['group']} {f['cc']} {f['start_ns']} {f['rwnd_bytes']} {size} "
-                     f"{int(f['pacing'])} {int(f['timestamps'])} {int(f.get('ecn', False))} "
-                     f"{int(f.get('direction') == 'reverse')}")
+        lines.append(
+            f"flow {f['id']} {f['group']} {f['cc']} {f['start_ns']} {f['rwnd_bytes']} {size} "
+            f"{int(f['pacing'])} {int(f['timestamps'])} {int(f.get('ecn', False))} "
+            f"{int(f.get('direction') == 'reverse')}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -276,7 +344,15 @@ def run(scenario: Scenario):
         return failed_result(scenario, NAME, str(e), time.perf_counter() - t0)
     wall = time.perf_counter() - t0
     run_extra = dict(report.get("run", {}))
-    result = build_result(scenario, NAME, report.get("flows", []), report.get("series"), run_extra, wall,
-                          link_series=report.get("link_series"), counters=report.get("counters"))
+    result = build_result(
+        scenario,
+        NAME,
+        report.get("flows", []),
+        report.get("series"),
+        run_extra,
+        wall,
+        link_series=report.get("link_series"),
+        counters=report.get("counters"),
+    )
     result.links = report.get("links", [])
     return result
