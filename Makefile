@@ -7,7 +7,7 @@ PIP   := $(VENV)/bin/pip
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all install ns3 system-deps build demo test test-rust test-python bench clean
+.PHONY: all install ns3 system-deps build demo test lint test-rust test-python bench clean
 
 all: build
 
@@ -58,7 +58,15 @@ build: install
 demo: build
 	$(VENV)/bin/ccbench demo
 
-test: build test-rust test-python
+test: build lint test-rust test-python
+
+# Lint (part of `make test`): ruff (configured in pyproject.toml) over the Python tree, rustfmt
+# and clippy (warnings are errors) over the Rust workspace.
+lint: install
+	$(VENV)/bin/ruff check python tests benchmarks scripts
+	$(VENV)/bin/ruff format --check python tests benchmarks scripts
+	cargo fmt --all --check
+	PYO3_PYTHON=$(abspath $(PY)) cargo clippy --workspace --all-targets --release -q -- -D warnings
 
 test-rust:
 	cargo test --release -p ccbench-sim -p ccbench-link -p ccbench-queue -p ccbench-wifi
