@@ -1,13 +1,12 @@
 """Backends: each module has ``run(scenario) -> RunResult``, ``check(scenario) -> None`` (raises
 ScenarioError for what it cannot run) and ``algorithms() -> list[dict(name, linux, notes)]``.
 
-The simulator is always there; ``kernel`` (and later ``ns3``) are imported lazily so that a
-missing or broken optional backend never breaks ``import ccbench``.
+The simulator is always there; ``kernel`` and ``ns3`` are imported when first asked for, so that
+a missing optional dependency (pyroute2, the ns3 wheel) never breaks ``import ccbench``.
 """
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 
 from ..scenario.errors import ScenarioError
@@ -20,8 +19,8 @@ BACKENDS = ("sim", "kernel", "ns3")
 
 
 class BackendUnavailable(ScenarioError):
-    """The backend exists in the design but cannot be imported here (not written or not
-    installed). A ScenarioError so the CLI reports it as bad input, in one line."""
+    """The backend cannot be imported here (an optional dependency is not installed). A
+    ScenarioError so the CLI reports it as bad input, in one line."""
 
     def __init__(self, name: str, reason: str):
         super().__init__(None, "backend", f"'{name}' is not available: {reason}", "one of " + ", ".join(BACKENDS))
@@ -32,16 +31,24 @@ class BackendUnavailable(ScenarioError):
         return (BackendUnavailable, (self.name, self.reason))
 
 
+def _load(name: str) -> ModuleType:
+    # imported here, not at the top: an optional backend's dependencies load only when it is used
+    if name == "sim":
+        from . import sim as backend
+    elif name == "kernel":
+        from . import kernel as backend
+    else:
+        from . import ns3 as backend
+    return backend
+
+
 def get_backend(name: str) -> ModuleType:
     """The backend module ``ccbench.backends.<name>``."""
     if name not in BACKENDS:
         raise ScenarioError(None, "backend", f"unknown backend '{name}'", "one of " + ", ".join(BACKENDS))
-    modname = f"{__name__}.{name}"
     try:
-        return importlib.import_module(modname)
+        return _load(name)
     except ModuleNotFoundError as e:
-        if e.name == modname:
-            raise BackendUnavailable(name, f"{modname} does not exist yet") from None
         raise BackendUnavailable(name, f"it needs the module '{e.name}', which is not installed") from None
     except ImportError as e:
         raise BackendUnavailable(name, str(e)) from None
