@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from . import analysis
+from .results.schema import json_safe
 from .scenario.errors import ScenarioError
 from .scenario.model import Scenario, load_scenario
 
@@ -540,7 +541,7 @@ def run_compare(
     cmp.files = files
     cmp.doc["files"] = {k: str(v) for k, v in files.items()}
     _atomic_write(files["md"], to_markdown(cmp.doc))
-    _atomic_write(files["json"], json.dumps(_clean(cmp.doc), indent=2, allow_nan=False) + "\n")
+    _atomic_write(files["json"], json.dumps(json_safe(cmp.doc), indent=2, allow_nan=False) + "\n")
     return cmp
 
 
@@ -548,21 +549,6 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return v if math.isfinite(v) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.bool_):
-        return bool(x)
-    return x
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,17 +22,16 @@ def _round(x: float, digits: int = 4) -> float:
 
 
 def _clean(x):
-    """JSON-safe: NaN/inf -> None, numpy scalars -> Python, floats to 4 significant digits
+    """The document JSON can hold (results.schema.json_safe), floats to 4 significant digits
     (whole floats such as a rate in bit/s stay exact)."""
+    from ..results.schema import json_safe  # pyarrow: loaded by --json only, not at every start-up
+
+    x = json_safe(x)
     if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
         return [_clean(v) for v in x]
-    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
-        x = x.item()
     if isinstance(x, float):
-        if not math.isfinite(x):
-            return None
         return x if x.is_integer() else _round(x)
     return x
 

@@ -234,9 +234,11 @@ def _run(
     if as_json:
         doc = result.to_json_dict()
         if series:
-            doc["series"] = _json_rows(result.series_table)
+            from ..results.schema import json_rows  # pyarrow is loaded by then: the run made the tables
+
+            doc["series"] = json_rows(result.series_table)
             link = getattr(result, "link_series_table", None)
-            doc["link_series"] = _json_rows(link) if link is not None else []
+            doc["link_series"] = json_rows(link) if link is not None else []
         if intervals is not None:
             doc["intervals"] = intervals
         sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
@@ -251,12 +253,6 @@ def _run(
         err_console.print("note: --series only changes the --json output", style="yellow", highlight=False)
     if not result.ok:
         raise error(f"{scenario}: run failed on the {backend} backend: {result.error}", EXIT_RUN_FAILED)
-
-
-def _json_rows(table) -> list:
-    from ..results.schema import json_safe
-
-    return [{k: json_safe(v) for k, v in r.items()} for r in table.to_pylist()]
 
 
 def _note_sweep_table(sc, path: Path) -> None:

@@ -250,7 +250,15 @@ def ccbench_version() -> str:
 
 
 def json_safe(v: Any) -> Any:
-    """NaN / inf → None (JSON and Parquet get null, never a made-up number)."""
+    """A value JSON can hold exactly, for every document ccbench writes: NaN / inf → None (JSON and
+    Parquet get null, never a made-up number), numpy scalars → Python numbers, dicts (with string
+    keys) and lists cleaned all the way down. The one cleaner: results, compare.json, recommend."""
+    if isinstance(v, dict):
+        return {str(k): json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_safe(x) for x in v]
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)) and getattr(v, "ndim", 0) == 0:
+        v = v.item()  # a numpy scalar
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return None
     return v
