@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-BAD_DIR = Path(__file__).parent / "bad_scenarios"
+#: tests/, the folder of this file (shared data lives here; the tests are in its subfolders)
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+BAD_DIR = TESTS / "bad_scenarios"
+PING_DIR = TESTS / "data" / "ping"
+ARTIFACTS = TESTS / "artifacts"
 SIM_SRC = ROOT / "crates" / "sim" / "src"
 
 NOT_IMPLEMENTED = "not implemented yet"

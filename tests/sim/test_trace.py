@@ -13,8 +13,8 @@ import pytest
 from ccbench.scenario import trace_file
 from ccbench.scenario.model import Scenario, load_scenario
 from ccbench.scenario.errors import ScenarioError
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 _sim = pytest.importorskip("ccbench._sim")
 
 

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from ccbench.pingparse import PingParseError, parse_ping, parse_ping_file
+from conftest import PING_DIR
 
-DATA = Path(__file__).parent / "data" / "ping"
+DATA = PING_DIR
 
 
 def test_loss_from_missing_sequence_numbers():

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from conftest import ROOT
 
-PKG = Path(__file__).resolve().parents[1] / "python" / "ccbench"
+PKG = ROOT / "python" / "ccbench"
 
 
 def _module(path: Path) -> str:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ccbench.scenario.model import Scenario
-from conftest import kernel_missing
+from conftest import ROOT, kernel_missing
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "kernel_capture"))
 
 pytestmark = pytest.mark.kernel
 

@@ -20,9 +20,8 @@ import pytest
 from ccbench.backends.kernel import env
 from ccbench.scenario.model import Scenario
 from ccbench.scenario.errors import ScenarioError
-from conftest import kernel_missing
+from conftest import ROOT, kernel_missing
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.kernel
 
 

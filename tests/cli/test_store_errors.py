@@ -19,6 +19,7 @@ from ccbench.results import store as store_mod
 from ccbench.results.run_result import build_result
 from ccbench.scenario.model import Scenario
 from ccbench.results.store import SkippedFileWarning, Store, StoreError, check_writable, load, query
+from conftest import ROOT
 
 BASE = {
     "name": "store-errors",
@@ -27,7 +28,7 @@ BASE = {
     "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
     "flows": [{"cc": "cubic", "count": 2}],
 }
-ROOT = os.geteuid() == 0
+AS_ROOT = os.geteuid() == 0
 
 
 def fake_result(seed: int = 5, series_rows: int = 2):
@@ -120,7 +121,7 @@ def test_query_takes_the_store_path_literally(tmp_path, name):
 
 # ---- item 6: writability before runs; errors while writing ------------------------------------
 
-@pytest.mark.skipif(not ROOT, reason="mounting a read-only tmpfs needs root")
+@pytest.mark.skipif(not AS_ROOT, reason="mounting a read-only tmpfs needs root")
 def test_read_only_store_is_refused_before_running(tmp_path, monkeypatch):
     from ccbench import backends, cli
 
@@ -140,7 +141,7 @@ def test_read_only_store_is_refused_before_running(tmp_path, monkeypatch):
         assert "--out" in res.output and "not writable" in res.output and "Traceback" not in res.output
 
 
-@pytest.mark.skipif(not ROOT, reason="mounting a read-only tmpfs needs root")
+@pytest.mark.skipif(not AS_ROOT, reason="mounting a read-only tmpfs needs root")
 def test_sweep_into_a_read_only_store_runs_nothing(tmp_path):
     ro = tmp_path / "ro"
     scen = tmp_path / "s.toml"
@@ -153,7 +154,7 @@ def test_sweep_into_a_read_only_store_runs_nothing(tmp_path):
     assert one_line(r.stderr) and str(ro) in r.stderr, r.stderr
 
 
-@pytest.mark.skipif(not ROOT, reason="needs root to switch to another user")
+@pytest.mark.skipif(not AS_ROOT, reason="needs root to switch to another user")
 def test_store_owned_by_another_user():
     """As user nobody, a store that root owns (mode 0755) cannot be written: StoreError."""
     import shutil
@@ -201,7 +202,7 @@ def test_unwritable_parent_is_refused(tmp_path):
         check_writable(f / "store")
 
 
-@pytest.mark.skipif(not ROOT, reason="mounting a small tmpfs needs root")
+@pytest.mark.skipif(not AS_ROOT, reason="mounting a small tmpfs needs root")
 def test_full_disk(tmp_path):
     mnt = tmp_path / "small"
     with tmpfs(mnt, "8M"):
@@ -228,5 +229,5 @@ def test_full_disk(tmp_path):
 
 
 def test_min_free_is_documented():
-    doc = Path(__file__).parent.parent / "docs" / "limits.md"
+    doc = ROOT / "docs" / "limits.md"
     assert f"{store_mod.MIN_FREE_BYTES >> 20} MiB free" in doc.read_text()

@@ -10,12 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def _execute(name: str, workdir: Path, extra: str | None = None):

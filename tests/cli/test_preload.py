@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 

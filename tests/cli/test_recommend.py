@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from ccbench.cli.app import app
 from ccbench.recommend import ALPHA, JSON_SCHEMA, Link, link_from_options, neighbourhood, parse_competing, recommend, sequential_decision
+from conftest import PING_DIR, ROOT
 
-PING = Path(__file__).parent / "data" / "ping"
+PING = PING_DIR
 
 
 # ---- the stopping rule ------------------------------------------------------------------------
@@ -203,7 +204,7 @@ def test_json_output_matches_the_schema_and_the_docs():
     # --json rounds to 4 significant digits
     assert doc["link"]["rtt_ms"] == pytest.approx(30.0) and doc["ping"]["loss"] == pytest.approx(1 / 9, rel=1e-3)
     assert len(doc["neighbourhood"]) == 7
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "recommend.md").read_text()
+    docs = (ROOT / "docs" / "recommend.md").read_text()
     for key in JSON_SCHEMA["required"]:
         assert f"`{key}`" in docs, f"docs/recommend.md does not document {key}"
     # the schema rejects a wrong document

@@ -16,9 +16,9 @@ from matplotlib.figure import Figure
 
 from ccbench import report
 
-from test_plots import fake_store, write_store
+from synthetic_store import fake_store, write_store
+from conftest import ARTIFACTS
 
-ARTIFACTS = Path(__file__).parent / "artifacts"
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from ccbench import procs
 from ccbench.sweeps import execute as sweep_execute
 from ccbench.sweeps import lock as sweep_lock
 from ccbench.scenario.model import Scenario
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
 
 #: ~10-20 s of simulation on one core: long enough to be interrupted in the middle.
