@@ -1,16 +1,20 @@
-"""Hostile scenario input (issue 11, items 1, 5 and 8): every value is range-checked with a
-one-line error naming the key and the accepted range, nonsense runs are refused, and no input
-gives another exception type, a traceback or a hang.
+"""Scenario validation (ccbench.scenario): bad input is refused before anything runs, with one
+line per problem naming the source (the file, ``<dict>`` or the ``--set`` override), the key and
+what is accepted, and never another exception type, a traceback or a hang.
 
-The explicit cases come first; the hypothesis tests at the end generate hostile scenarios
-(huge / negative / NaN / infinite numbers, odd unit strings, wrong types, deep nesting,
-unicode, empty tables) through every input path: a TOML-shaped dict, ``--set`` overrides and
-the file text. A scenario that validates is run on the simulator within a time bound.
+In order: the files of tests/bad_scenarios/ (each states the key and problem it expects in its
+first lines), several problems at once, overrides, backends; values out of range; what one run
+may cost; nonsense that parses (a flow starting after the run ends, jitter larger than the
+one-way delay); the command line; then hypothesis tests that generate hostile scenarios (huge /
+negative / NaN / infinite numbers, odd unit strings, wrong types, deep nesting, unicode, empty
+tables) through every input path: a TOML-shaped dict, ``--set`` overrides and the file text. A
+scenario that validates is run on the simulator within a time bound.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -25,7 +29,7 @@ from ccbench.scenario import limits
 from ccbench.scenario.model import Scenario, load_scenario
 from ccbench.scenario.errors import ScenarioError
 
-from conftest import MINIMAL_TOML, minimal_dict
+from conftest import BAD_DIR, MINIMAL_TOML, minimal_dict
 
 U64_MAX = 2**64 - 1
 #: A valid run the fuzz tests mutate: tiny, so a mutation that stays valid runs in milliseconds.
@@ -81,7 +85,118 @@ def error_of(fn) -> ScenarioError:
 
 
 # --------------------------------------------------------------------------------------------
-# item 5: large values, each a one-line error naming the key and the accepted range
+# the files of bad_scenarios/, several problems, overrides and backends
+
+BAD_FILES = sorted(BAD_DIR.glob("*.toml"))
+
+
+def expectations(path):
+    text = path.read_text()
+    key = re.search(r"^# expect-key: (.+)$", text, re.M).group(1).strip()
+    problem = re.search(r"^# expect-problem: (.+)$", text, re.M).group(1).strip()
+    return key, problem
+
+
+def test_there_are_at_least_ten_bad_files():
+    assert len(BAD_FILES) >= 10
+
+
+@pytest.mark.parametrize("path", BAD_FILES, ids=[p.stem for p in BAD_FILES])
+def test_bad_scenario_is_refused(path):
+    key, problem = expectations(path)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(path)
+    err = e.value
+    assert err.source == str(path)
+    assert err.key == key, str(err)
+    assert problem in err.problem, str(err)
+    first = str(err).splitlines()[0]
+    assert first.startswith(f"{path}: {key}: "), first
+    # every line names the file, a key and what was expected
+    for line in str(err).splitlines():
+        assert line.startswith(str(path) + ": ")
+        assert "(expected " in line
+
+
+def test_several_problems_are_reported_one_per_line(write_toml):
+    p = write_toml(
+        '[bottleneck]\nrate = "-1Mbit"\nrtt = "5xs"\nloss = "200%"\n[[flows]]\ncc = "nope"\n'
+    )
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p)
+    keys = [k for k, _, _ in e.value.problems]
+    assert set(keys) == {"bottleneck.rate", "bottleneck.rtt", "bottleneck.loss", "flows.0.cc"}
+    assert len(str(e.value).splitlines()) == 4
+
+
+def test_bad_override_is_refused_with_the_key(minimal_toml):
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(minimal_toml, ["bottleneck.loss=150%"])
+    assert e.value.key == "bottleneck.loss" and "over 100%" in e.value.problem
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(minimal_toml, ["flows.5.cc=bbr"])
+    assert e.value.key == "flows.5"
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(minimal_toml, ["bottleneck.rate.x=1"])
+    assert e.value.key == "bottleneck.rate.x"
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(minimal_toml, ["no-equals-sign"])
+    assert e.value.key == "--set"
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(minimal_toml, ["bottleneck.speed=1Gbit"])
+    assert e.value.key == "bottleneck.speed" and "unknown key" in e.value.problem
+
+
+def test_missing_file():
+    with pytest.raises(ScenarioError) as e:
+        load_scenario("/nonexistent/x.toml")
+    assert "no such file" in str(e.value)
+
+
+def test_sim_backend_refuses_what_it_cannot_run(minimal_toml):
+    """hybla is a valid algorithm name (ns-3 runs it) that the simulator does not model: the
+    backend check refuses it naming the flow's key, before anything runs."""
+    from ccbench.backends import check
+
+    sc = load_scenario(minimal_toml, ["flows.0.cc=hybla"])  # a valid name…
+    with pytest.raises(ScenarioError) as e:
+        check(sc, "sim")  # …that this simulator does not model
+    assert e.value.key == "flows.0.cc" and "sim backend" in e.value.problem and "hybla" in e.value.problem
+
+
+def test_unknown_backend(minimal_toml):
+    import ccbench
+
+    with pytest.raises(ScenarioError) as e:
+        ccbench.run(minimal_toml, backend="quantum")
+    assert e.value.key == "backend"
+
+
+def test_error_is_picklable():
+    import pickle
+
+    err = ScenarioError("f.toml", "bottleneck.rate", "bad", "a rate", [("bottleneck.rate", "bad", "a rate")])
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and back.key == "bottleneck.rate"
+
+
+@pytest.mark.parametrize("name", ["negative_rate", "toml_syntax_error", "unknown_cc"])
+def test_cli_bad_input_exit_code_2_one_line_no_traceback(name):
+    path = BAD_DIR / f"{name}.toml"
+    key, _ = expectations(path)
+    p = subprocess.run(
+        [sys.executable, "-m", "ccbench.cli", "run", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stdout == ""
+    lines = [line for line in p.stderr.splitlines() if not line.startswith("warning:")]
+    assert len(lines) == 1, p.stderr
+    assert str(path) in lines[0] and key in lines[0]
+
+
+# --------------------------------------------------------------------------------------------
+# large values: each a one-line error naming the key and the accepted range
 
 LARGE = [
     # (override, key, the accepted maximum as the error states it)
@@ -107,7 +222,7 @@ LARGE = [
     ("bottleneck.buffer=1e30bdp", "bottleneck.buffer", "15GB"),
     ("flows.0.size=1e20B", "flows.0.size", "1e15B"),
     ("flows.0.rwnd=1e20B", "flows.0.rwnd", "1GiB"),
-    # item 1: the schema's lower bounds that keep a run finite
+    # the schema's lower bounds that keep a run finite
     ("sample_interval=1ns", "sample_interval", "1ms"),
     ("probe.ping=1ns", "probe.ping", "1ms"),
 ]
@@ -190,7 +305,7 @@ def _leaves(node):
 
 
 # --------------------------------------------------------------------------------------------
-# item 1: what one run may cost, across keys
+# what one run may cost, across keys
 
 
 @pytest.mark.parametrize("top, key, fragment", [
@@ -222,7 +337,8 @@ def test_cost_limits_leave_ordinary_runs_alone():
 
 
 # --------------------------------------------------------------------------------------------
-# item 8: nonsense that used to be accepted silently
+# nonsense that parses: starts after the end of the run, runs too short for two RTTs, jitter
+# beyond the one-way delay
 
 NONSENSE = [
     # (top-level keys of a 2 s / 20 ms run, the key named, a fragment of the problem)
