@@ -75,7 +75,7 @@ test-python:
 	$(PY) -m pytest -q -ra tests
 
 bench: build
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/simulator/run_all.py
 
 clean:
 	rm -rf target $(VENV) .pytest_cache

@@ -16,8 +16,10 @@ each group's goodput, the CUBIC group's dominant period (analysis.dominant_perio
 steady state), 5 s means, retransmissions and the tbf's drops. Addresses are from 198.18.0.0/15;
 the namespaces and every process are removed on exit. Needs root, iperf3 and 2+ CPUs.
 
-    sudo .venv/bin/python benchmarks/coexistence_1g_veth.py [--duration 200s] [--runs 3] [--sim-seeds 1,2,3]
+    sudo .venv/bin/python benchmarks/coexistence_1g/coexistence_1g_veth.py [--duration 200s] [--runs 3] \
+        [--sim-seeds 1,2,3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,17 +35,19 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "common"))  # bench_machine
+
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 import ccbench  # noqa: E402
 from ccbench import analysis  # noqa: E402
-from ccbench.backends.kernel.diag import bbr_mode
+from ccbench.backends.kernel.diag import bbr_mode  # noqa: E402
 from ccbench.backends.kernel.mib import read_mib  # noqa: E402
 from ccbench.backends.kernel.traffic import SENDER_FIELDS, DiagSampler  # noqa: E402
 from ccbench.scenario.model import Scenario  # noqa: E402
 from ccbench.units import parse_time  # noqa: E402
-from bench_machine import cpu_model, git_commit  # noqa: E402
 
 GROUPS = [("cubic", 10), ("bbr", 10)]
 S_ADDR, M_S_ADDR, M_R_ADDR, R_ADDR = "198.18.20.1", "198.18.20.2", "198.18.21.1", "198.18.21.2"
@@ -88,8 +92,12 @@ class VethPath:
             self.ns(n, "ip", "link", "set", "lo", "up")
         sh("ip", "-n", self.s, "link", "add", "q-s0", "type", "veth", "peer", "name", "q-m0", "netns", self.m)
         sh("ip", "-n", self.r, "link", "add", "q-r0", "type", "veth", "peer", "name", "q-m1", "netns", self.m)
-        for ns, dev, addr in ((self.s, "q-s0", S_ADDR), (self.m, "q-m0", M_S_ADDR),
-                              (self.m, "q-m1", M_R_ADDR), (self.r, "q-r0", R_ADDR)):
+        for ns, dev, addr in (
+            (self.s, "q-s0", S_ADDR),
+            (self.m, "q-m0", M_S_ADDR),
+            (self.m, "q-m1", M_R_ADDR),
+            (self.r, "q-r0", R_ADDR),
+        ):
             self.ns(ns, "ip", "addr", "add", f"{addr}/30", "dev", dev)
             self.ns(ns, "ip", "link", "set", dev, "up")
         self.ns(self.s, "ip", "route", "add", R_ADDR, "via", M_S_ADDR)
@@ -99,12 +107,30 @@ class VethPath:
         self.ns(self.r, "sysctl", "-qw", "net.ipv4.tcp_rmem=4096 131072 33554432")
         self.ns(self.s, "sysctl", "-qw", "net.ipv4.tcp_wmem=4096 16384 33554432")
         # burst 10 packets: tbf segments any larger GSO skb and queues wire-sized packets
-        self.ns(self.m, "tc", "qdisc", "add", "dev", "q-m1", "root", "tbf", "rate", RATE,
-                "burst", str(10 * WIRE_BYTES), "limit", str(LIMIT_PKTS * WIRE_BYTES))
+        self.ns(
+            self.m,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "q-m1",
+            "root",
+            "tbf",
+            "rate",
+            RATE,
+            "burst",
+            str(10 * WIRE_BYTES),
+            "limit",
+            str(LIMIT_PKTS * WIRE_BYTES),
+        )
 
     def popen(self, ns: str, argv: list[str]) -> subprocess.Popen:
-        p = subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, start_new_session=True)
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self.procs.append(p)
         return p
 
@@ -147,9 +173,26 @@ def kernel_run(duration_s: float) -> dict:
         clients = []
         time.sleep(max(0.0, t0 - time.monotonic()))
         for i, cc in flows:
-            clients.append(path.popen(path.s, ["iperf3", "-c", R_ADDR, "-p", str(BASE_PORT + i), "--cport",
-                                               str(BASE_CPORT + i), "-C", cc, "-i", "0",
-                                               "-t", str(int(np.ceil(duration_s)) + 1)]))
+            clients.append(
+                path.popen(
+                    path.s,
+                    [
+                        "iperf3",
+                        "-c",
+                        R_ADDR,
+                        "-p",
+                        str(BASE_PORT + i),
+                        "--cport",
+                        str(BASE_CPORT + i),
+                        "-C",
+                        cc,
+                        "-i",
+                        "0",
+                        "-t",
+                        str(int(np.ceil(duration_s)) + 1),
+                    ],
+                )
+            )
         time.sleep(max(0.0, t0 + duration_s + 0.3 - time.monotonic()))
         sampler.stop.set()
         sampler.join(5)
@@ -177,8 +220,10 @@ def kernel_series(run: dict, duration_s: float, step: float = 0.1):
         a = np.interp(grid, t, acked, left=0.0)
         groups[cc] += np.diff(a) * 8 / step
         if cc == "bbr":
-            modes = [bbr_mode(pg, cg) if pg is not None else None
-                     for pg, cg in zip(fs.col("bbr_pacing_gain"), fs.col("bbr_cwnd_gain"))]
+            modes = [
+                bbr_mode(pg, cg) if pg is not None else None
+                for pg, cg in zip(fs.col("bbr_pacing_gain"), fs.col("bbr_cwnd_gain"))
+            ]
             entries.append([e for e in analysis.entries_into(t, modes, "probe_rtt") if 0 < e <= duration_s])
     return grid[1:], groups, starts, entries
 
@@ -188,8 +233,9 @@ def takeovers(t: np.ndarray, groups: dict) -> tuple[int, float, float]:
     number, median length and median interval between their starts (s)."""
     sec = np.floor(t - 1e-9).astype(int)
     ids = np.unique(sec)
-    share = np.array([groups["cubic"][sec == i].sum() / max(1.0, (groups["cubic"] + groups["bbr"])[sec == i].sum())
-                      for i in ids])
+    share = np.array(
+        [groups["cubic"][sec == i].sum() / max(1.0, (groups["cubic"] + groups["bbr"])[sec == i].sum()) for i in ids]
+    )
     high = share > 0.5
     starts = [int(ids[i]) for i in range(len(ids)) if high[i] and (i == 0 or not high[i - 1])]
     lengths, n = [], 0
@@ -200,8 +246,11 @@ def takeovers(t: np.ndarray, groups: dict) -> tuple[int, float, float]:
                 lengths.append(0)
             lengths[-1] += 1
     gaps = np.diff(starts)
-    return (len(starts), float(np.median(lengths)) if lengths else 0.0,
-            float(np.median(gaps)) if len(gaps) else float("nan"))
+    return (
+        len(starts),
+        float(np.median(lengths)) if lengths else 0.0,
+        float(np.median(gaps)) if len(gaps) else float("nan"),
+    )
 
 
 def describe(label: str, t: np.ndarray, groups: dict, retrans: int, drops, entries) -> str:
@@ -209,41 +258,70 @@ def describe(label: str, t: np.ndarray, groups: dict, retrans: int, drops, entri
     start = analysis.steady_state_start(t, cubic)
     keep = t >= (start if start is not None else t[0])
     per = analysis.dominant_period(t[keep], cubic[keep])
-    period = (f"{per.period_s:.1f} s" if per.significant
-              else f"none (strongest {per.candidate_period_s:.1f} s)" if per.candidate_period_s else "none")
+    period = (
+        f"{per.period_s:.1f} s"
+        if per.significant
+        else f"none (strongest {per.candidate_period_s:.1f} s)"
+        if per.candidate_period_s
+        else "none"
+    )
     blocks = (t // 5).astype(int)
-    five = " ".join(f"{groups['cubic'][blocks == b].mean() / 1e6:.0f}/{groups['bbr'][blocks == b].mean() / 1e6:.0f}"
-                    for b in np.unique(blocks)[:40])
+    five = " ".join(
+        f"{groups['cubic'][blocks == b].mean() / 1e6:.0f}/{groups['bbr'][blocks == b].mean() / 1e6:.0f}"
+        for b in np.unique(blocks)[:40]
+    )
     d = "" if drops is None else str(drops)
     n_to, len_to, gap_to = takeovers(t, groups)
     rounds = analysis.event_rounds(entries, window_s=1.0, min_events=3)
     n_rounds = len(rounds)
     per_round = float(np.mean([r.n for r in rounds])) if rounds else 0.0
     step = analysis.level_change_at(t, cubic, [r.start_s for r in rounds])
-    steps = (f"{np.exp(step.at_events):.2f} / {np.exp(step.midway):.2f}"
-             if step.at_events is not None and step.midway is not None else "")
-    return (f"| {label} | {cubic.mean() / 1e6:.0f} | {groups['bbr'].mean() / 1e6:.0f} | {period} "
-            f"| {n_to} × {len_to:.0f} s{'' if np.isnan(gap_to) else f', every {gap_to:.0f} s'} | {n_rounds} × {per_round:.1f} | {steps} | {retrans} | {d} "
-            f"| {five} |")
+    steps = (
+        f"{np.exp(step.at_events):.2f} / {np.exp(step.midway):.2f}"
+        if step.at_events is not None and step.midway is not None
+        else ""
+    )
+    return (
+        f"| {label} | {cubic.mean() / 1e6:.0f} | {groups['bbr'].mean() / 1e6:.0f} | {period} "
+        f"| {n_to} × {len_to:.0f} s{'' if np.isnan(gap_to) else f', every {gap_to:.0f} s'} "
+        f"| {n_rounds} × {per_round:.1f} | {steps} | {retrans} | {d} "
+        f"| {five} |"
+    )
 
 
 def sim_scenario(duration: str, seed: int, rtt_ms: float, starts: list[float]) -> Scenario:
     t0 = min(starts)
-    flows = [{"cc": cc, "rwnd": "32MB", "start": f"{(s - t0) * 1e6:.0f}us"}
-             for (cc, n), s in zip([(cc, n) for cc, n in GROUPS for _ in range(n)], starts)]
-    return Scenario.from_dict({
-        "name": "coexistence-1g-veth", "duration": duration, "seed": seed, "sample_interval": "100ms",
-        "start_jitter": "0s",
-        "bottleneck": {"rate": f"{SIM_RATE_BPS}bit", "rtt": f"{rtt_ms * 1000:.0f}us", "buffer": f"{LIMIT_PKTS}pkt"},
-        "flows": flows}, source="coexistence_1g_veth.py")
+    flows = [
+        {"cc": cc, "rwnd": "32MB", "start": f"{(s - t0) * 1e6:.0f}us"}
+        for (cc, n), s in zip([(cc, n) for cc, n in GROUPS for _ in range(n)], starts)
+    ]
+    return Scenario.from_dict(
+        {
+            "name": "coexistence-1g-veth",
+            "duration": duration,
+            "seed": seed,
+            "sample_interval": "100ms",
+            "start_jitter": "0s",
+            "bottleneck": {"rate": f"{SIM_RATE_BPS}bit", "rtt": f"{rtt_ms * 1000:.0f}us", "buffer": f"{LIMIT_PKTS}pkt"},
+            "flows": flows,
+        },
+        source="coexistence_1g_veth.py",
+    )
 
 
 def study_scenario(duration: str, seed: int) -> Scenario:
     """The coexistence-1g study's own mapping of seed 003 (python/ccbench/study/studies/coexistence-1g.toml)."""
-    return Scenario.from_dict({
-        "name": "coexistence-1g", "duration": duration, "seed": seed, "sample_interval": "100ms",
-        "bottleneck": {"rate": "1Gbit", "rtt": "200us", "buffer": f"{LIMIT_PKTS}pkt"},
-        "flows": [{"cc": cc, "count": n, "rwnd": "32MB"} for cc, n in GROUPS]}, source="coexistence_1g_veth.py")
+    return Scenario.from_dict(
+        {
+            "name": "coexistence-1g",
+            "duration": duration,
+            "seed": seed,
+            "sample_interval": "100ms",
+            "bottleneck": {"rate": "1Gbit", "rtt": "200us", "buffer": f"{LIMIT_PKTS}pkt"},
+            "flows": [{"cc": cc, "count": n, "rwnd": "32MB"} for cc, n in GROUPS],
+        },
+        source="coexistence_1g_veth.py",
+    )
 
 
 def sim_row(label: str, sc: Scenario) -> str:
@@ -262,10 +340,13 @@ def main() -> None:
     ap.add_argument("--duration", default="200s")
     ap.add_argument("--runs", type=int, default=3, help="kernel runs")
     ap.add_argument("--sim-seeds", default="1,2,3", help="simulator seeds per kernel run")
-    ap.add_argument("--study-seeds", default="1,2,3",
-                    help="simulator seeds of the study's own scenario (200 us, all flows at t = 0)")
+    ap.add_argument(
+        "--study-seeds",
+        default="1,2,3",
+        help="simulator seeds of the study's own scenario (200 us, all flows at t = 0)",
+    )
     ap.add_argument("--keep", help="pickle each kernel run's series to KEEP-<run>.pkl")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/coexistence_1g_veth.md"))
+    ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     a = ap.parse_args()
     # SIGTERM unwinds like Ctrl-C, so VethPath.close removes the namespaces and the processes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -277,24 +358,51 @@ def main() -> None:
         t, groups, starts, entries = kernel_series(run, dur)
         if a.keep:
             with open(f"{a.keep}-{k}.pkl", "wb") as fh:
-                pickle.dump({"t": t, "groups": groups, "starts": starts, "entries": entries,
-                             "rtt_ms": run["rtt_ms"], "mib": run["mib"], "tbf": run["tbf"],
-                             "flows": run["flows"], "sample_fields": SENDER_FIELDS,
-                             "samples": {fid: (fs.t, fs.rows) for fid, fs in run["samples"].items()}}, fh)
-        rows.append(describe(f"kernel, run {k} (RTT {run['rtt_ms'] * 1000:.0f} µs)", t, groups,
-                             run["mib"].get("TcpRetransSegs", 0), run["tbf"]["drops"], entries))
+                pickle.dump(
+                    {
+                        "t": t,
+                        "groups": groups,
+                        "starts": starts,
+                        "entries": entries,
+                        "rtt_ms": run["rtt_ms"],
+                        "mib": run["mib"],
+                        "tbf": run["tbf"],
+                        "flows": run["flows"],
+                        "sample_fields": SENDER_FIELDS,
+                        "samples": {fid: (fs.t, fs.rows) for fid, fs in run["samples"].items()},
+                    },
+                    fh,
+                )
+        rows.append(
+            describe(
+                f"kernel, run {k} (RTT {run['rtt_ms'] * 1000:.0f} µs)",
+                t,
+                groups,
+                run["mib"].get("TcpRetransSegs", 0),
+                run["tbf"]["drops"],
+                entries,
+            )
+        )
         print(rows[-1], flush=True)
         for seed in (int(x) for x in a.sim_seeds.split(",")):
-            rows.append(sim_row(f"simulator, seed {seed}, run {k}'s RTT and starts",
-                                sim_scenario(a.duration, seed, run["rtt_ms"], starts)))
+            rows.append(
+                sim_row(
+                    f"simulator, seed {seed}, run {k}'s RTT and starts",
+                    sim_scenario(a.duration, seed, run["rtt_ms"], starts),
+                )
+            )
             print(rows[-1], flush=True)
     for seed in (int(x) for x in a.study_seeds.split(",") if x):
-        rows.append(sim_row(f"simulator, seed {seed}, the study's scenario (200 µs, 1 Gbit/s, all at t = 0)",
-                            study_scenario(a.duration, seed)))
+        rows.append(
+            sim_row(
+                f"simulator, seed {seed}, the study's scenario (200 µs, 1 Gbit/s, all at t = 0)",
+                study_scenario(a.duration, seed),
+            )
+        )
         print(rows[-1], flush=True)
     text = f"""# Seed 003 at 1 Gbit/s: 10 CUBIC + 10 BBR through veth and tbf, kernel and simulator
 
-Command: `sudo .venv/bin/python benchmarks/coexistence_1g_veth.py --duration {a.duration} --runs {a.runs} --sim-seeds {a.sim_seeds} --study-seeds {a.study_seeds}`
+Command: `sudo .venv/bin/python benchmarks/coexistence_1g/coexistence_1g_veth.py --duration {a.duration} --runs {a.runs} --sim-seeds {a.sim_seeds} --study-seeds {a.study_seeds}`
 Commit {git_commit()}; Linux {platform.release()}; {os.cpu_count()} CPUs ({cpu_model()}).
 1 Gbit/s tbf, {LIMIT_PKTS} × {WIRE_BYTES}-byte drop-tail limit, no added delay (RTT as measured by
 ping: {", ".join(f"{r * 1000:.0f}" for r in rtts)} µs), {a.duration}, 32 MB windows. The simulator
@@ -314,7 +422,7 @@ analysis.level_change_at), against the same measure midway between rounds: 1.00 
 change. The 5 s means cover the first 200 s.
 
 What the runs show is discussed in docs/studies.md (coexistence-1g) and docs/fidelity.md.
-"""
+"""  # noqa: E501 (Markdown table rows and the command stay on one line)
     Path(a.out).write_text(text)
     print(f"wrote {a.out}")
 

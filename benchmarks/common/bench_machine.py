@@ -1,18 +1,20 @@
 """What every benchmark result records about where it ran: the commit and the CPU model.
 
-Imported by the scripts beside it (run as `python benchmarks/NAME.py`, so this directory is on
-sys.path).
+Imported by every benchmark script (`python benchmarks/TOPIC/SCRIPT.py`), each of which puts
+benchmarks/common on sys.path first.
 """
+
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def git_commit() -> str:
     """Short HEAD, marked when tracked files have uncommitted changes; "unknown" outside git."""
+
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 

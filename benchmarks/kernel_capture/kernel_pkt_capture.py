@@ -22,8 +22,9 @@ tracks the kernel within about 1 % of goodput.
 
 Needs root. Not part of `make test`.
 
-    sudo .venv/bin/python benchmarks/kernel_pkt_capture.py reno 100ms 5% --seed 1 OUT.txt
+    sudo .venv/bin/python benchmarks/kernel_capture/kernel_pkt_capture.py reno 100ms 5% --seed 1 OUT.txt
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
 from ccbench.backends import kernel  # noqa: E402
 from ccbench.backends.kernel import topology  # noqa: E402
@@ -141,9 +142,9 @@ def parse_tcp(p: bytes):
             continue
         n = opts[i + 1]
         if opts[i] == 8:
-            tsval, tsecr = struct.unpack("!II", opts[i + 2:i + 10])
+            tsval, tsecr = struct.unpack("!II", opts[i + 2 : i + 10])
         elif opts[i] == 5:
-            sacks = [struct.unpack("!II", opts[j:j + 8]) for j in range(i + 2, i + n, 8)]
+            sacks = [struct.unpack("!II", opts[j : j + 8]) for j in range(i + 2, i + n, 8)]
         i += max(n, 2)
     return sport, dport, seq, ack, t[13], total - ihl - doff, tsval, tsecr, sacks
 
@@ -226,15 +227,21 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--duration", default="15s")
     a = ap.parse_args()
-    d = {"duration": a.duration, "seed": a.seed, "flows": [{"cc": a.cc}],
-         "bottleneck": {"rate": "50Mbit", "rtt": a.rtt, "loss": a.loss, "buffer": "1bdp"}}
+    d = {
+        "duration": a.duration,
+        "seed": a.seed,
+        "flows": [{"cc": a.cc}],
+        "bottleneck": {"rate": "50Mbit", "rtt": a.rtt, "loss": a.loss, "buffer": "1bdp"},
+    }
     res, records = capture_run(Scenario.from_dict(d, source="kernel_pkt_capture"))
     if not res.ok:
         raise SystemExit(f"kernel run failed: {res.error}")
     write_logs(records, a.out)
     f = res.flows.iloc[0]
-    print(f"{a.cc} {a.rtt} {a.loss} seed {a.seed}: kernel goodput {f.goodput_bps / 1e6:.4f} Mbit/s, "
-          f"{len(records)} packets captured -> {a.out}, {a.out}.fwd")
+    print(
+        f"{a.cc} {a.rtt} {a.loss} seed {a.seed}: kernel goodput {f.goodput_bps / 1e6:.4f} Mbit/s, "
+        f"{len(records)} packets captured -> {a.out}, {a.out}.fwd"
+    )
 
 
 if __name__ == "__main__":

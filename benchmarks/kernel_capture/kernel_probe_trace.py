@@ -10,8 +10,9 @@ at least 3/4 of cwnd), and snd_nxt - snd_una counts SACKed and lost segments too
 
 Needs root and tracefs (ccbench.backends.kernel.tracefs). Not part of `make test`.
 
-    sudo .venv/bin/python benchmarks/kernel_probe_trace.py reno 100ms 5% --seed 1 [--raw trace.txt]
+    sudo .venv/bin/python benchmarks/kernel_capture/kernel_probe_trace.py reno 100ms 5% --seed 1 [--raw trace.txt]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
 from ccbench.backends import kernel, sim  # noqa: E402
 from ccbench.backends.kernel.tracefs import trace_events  # noqa: E402
@@ -55,8 +56,12 @@ def main() -> None:
     ap.add_argument("--duration", default="15s")
     ap.add_argument("--raw", help="also write the raw tcp_probe lines here")
     a = ap.parse_args()
-    d = {"duration": a.duration, "seed": a.seed, "flows": [{"cc": a.cc}],
-         "bottleneck": {"rate": "50Mbit", "rtt": a.rtt, "loss": a.loss, "buffer": "1bdp"}}
+    d = {
+        "duration": a.duration,
+        "seed": a.seed,
+        "flows": [{"cc": a.cc}],
+        "bottleneck": {"rate": "50Mbit", "rtt": a.rtt, "loss": a.loss, "buffer": "1bdp"},
+    }
     goodput, text = trace_kernel_run(Scenario.from_dict(d, source="kernel_probe_trace"))
     if a.raw:
         Path(a.raw).write_text(text)

@@ -2,9 +2,10 @@
 with 0.1 % random loss at increasing offered rates; reports delivered rate, lateness percentiles
 and the emulator's CPU time per direction. Also one run of TCP flows (CUBIC) at 1 Gbit/s.
 
-    sudo .venv/bin/python benchmarks/kernel_link_bench.py [--rates 100,300,600,1000] [--seconds 8]
+    sudo .venv/bin/python benchmarks/kernel_link/kernel_link_bench.py [--rates 100,300,600,1000] [--seconds 8]
 
-Writes a markdown table to stdout (copied into benchmarks/kernel_results.md)."""
+Writes a markdown table to stdout (copied into benchmarks/kernel_link/RESULTS.md)."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,17 +17,23 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))  # bench_machine
+
+from bench_machine import cpu_model  # noqa: E402
 
 from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology  # noqa: E402
 from ccbench.scenario.model import Scenario  # noqa: E402
-from bench_machine import cpu_model  # noqa: E402
 
 
 def link_cfg(rate_mbit: float, loss: str, buffer: str = "1bdp") -> dict:
-    sc = Scenario.from_dict({"duration": "10s", "bottleneck": {"rate": f"{rate_mbit}Mbit", "rtt": "50ms",
-                                                                "loss": loss, "buffer": buffer},
-                             "flows": [{"cc": "cubic"}]})
+    sc = Scenario.from_dict(
+        {
+            "duration": "10s",
+            "bottleneck": {"rate": f"{rate_mbit}Mbit", "rtt": "50ms", "loss": loss, "buffer": buffer},
+            "flows": [{"cc": "cubic"}],
+        }
+    )
     return sc.sim_config()
 
 
@@ -41,8 +48,25 @@ def udp_run(offered_mbit: float, seconds: float, link_mbit: float, loss: str, sp
         time.sleep(0.5)
         c0 = cpu_of(t.link.pid)
         w0 = time.monotonic()
-        cli = t.popen("s", ["iperf3", "-u", "-c", RECEIVER_ADDR, "-b", f"{offered_mbit}M", "-l", "1472", "-w", "4M", "-t",
-                            str(seconds), "-J"], stdout=subprocess.PIPE)
+        cli = t.popen(
+            "s",
+            [
+                "iperf3",
+                "-u",
+                "-c",
+                RECEIVER_ADDR,
+                "-b",
+                f"{offered_mbit}M",
+                "-l",
+                "1472",
+                "-w",
+                "4M",
+                "-t",
+                str(seconds),
+                "-J",
+            ],
+            stdout=subprocess.PIPE,
+        )
         out = cli.communicate(timeout=seconds + 30)[0]
         c1 = cpu_of(t.link.pid)
         w1 = time.monotonic()
@@ -59,10 +83,13 @@ def udp_run(offered_mbit: float, seconds: float, link_mbit: float, loss: str, sp
         "iperf_lost_pct": s.get("lost_percent"),
         "link_in_pps": d["packets_in"] / seconds,
         "link_out_mbit": d["bytes_out"] * 8 / seconds / 1e6,
-        "emu_lost": d["lost"], "emu_dropped": d["dropped"],
+        "emu_lost": d["lost"],
+        "emu_dropped": d["dropped"],
         "tun_tx_dropped": tun.get("ccb-s0", {}).get("tx_dropped"),
-        "late_p50_us": d["lateness_us"]["p50"], "late_p99_us": d["lateness_us"]["p99"],
-        "late_max_us": d["lateness_us"]["max"], "frac_over_1ms": d["lateness_us"]["frac_over_1ms"],
+        "late_p50_us": d["lateness_us"]["p50"],
+        "late_p99_us": d["lateness_us"]["p99"],
+        "late_max_us": d["lateness_us"]["max"],
+        "frac_over_1ms": d["lateness_us"]["frac_over_1ms"],
         "cpu_cores": (c1 - c0) / (w1 - w0),
         "cpu_data_thread_s": d["cpu_user_s"] + d["cpu_sys_s"],
         "spin_cores": sum(x.get("spin_s", 0) for x in rep["directions"]) / (w1 - w0),
@@ -83,15 +110,24 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     cpu = cpu_model()
-    print(f"kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}); link rate = {a.link_factor:g} x offered, 50 ms RTT, "
-          f"loss {a.loss}, 1 BDP buffer, UDP 1500-byte IP packets, {a.seconds:g} s each\n")
-    print("| offered Mbit/s | emulator out Mbit/s | iperf3 received Mbit/s | link in pkt/s | emu lost | queue drops | TUN ring drops | "
-          "lateness p50/p99/max µs | >1 ms late | emulator CPU (cores) | of which spinning |")
+    print(
+        f"kernel {platform.release()}, {os.cpu_count()} CPUs ({cpu}); "
+        f"link rate = {a.link_factor:g} x offered, 50 ms RTT, "
+        f"loss {a.loss}, 1 BDP buffer, UDP 1500-byte IP packets, {a.seconds:g} s each\n"
+    )
+    print(
+        "| offered Mbit/s | emulator out Mbit/s | iperf3 received Mbit/s | link in pkt/s | emu lost | queue drops "
+        "| TUN ring drops | "
+        "lateness p50/p99/max µs | >1 ms late | emulator CPU (cores) | of which spinning |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for x in rows:
-        print(f"| {x['offered_mbit']:.0f} | {x['link_out_mbit']:.1f} | {x['received_mbit']:.1f} | {x['link_in_pps']:.0f} | {x['emu_lost']} | "
-              f"{x['emu_dropped']} | {x['tun_tx_dropped']} | {x['late_p50_us']}/{x['late_p99_us']}/{x['late_max_us']:.0f} | "
-              f"{x['frac_over_1ms']:.2%} | {x['cpu_cores']:.2f} | {x['spin_cores']:.2f} |")
+        print(
+            f"| {x['offered_mbit']:.0f} | {x['link_out_mbit']:.1f} | {x['received_mbit']:.1f} "
+            f"| {x['link_in_pps']:.0f} | {x['emu_lost']} | {x['emu_dropped']} | {x['tun_tx_dropped']} "
+            f"| {x['late_p50_us']}/{x['late_p99_us']}/{x['late_max_us']:.0f} | "
+            f"{x['frac_over_1ms']:.2%} | {x['cpu_cores']:.2f} | {x['spin_cores']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -4,13 +4,15 @@ always builds GSO skbs (sk_setup_caps) of `tcp_tso_autosize` segments and the st
 them in software just before the device. The tracepoint `net:net_dev_queue` sees each skb as
 TCP built it (before that segmentation), so its `len` gives the segments per skb.
 
-Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP (or --rate, --rtt, --buffer) on the kernel backend while tracing the
-sender TUN, and writes the distribution of segments per data skb to benchmarks/kernel_skb_sizes.md.
+Runs one flow per algorithm over 50 Mbit/s, 50 ms, 1 BDP (or --rate, --rtt, --buffer) on the kernel
+backend while tracing the sender TUN, and writes the distribution of segments per data skb to
+benchmarks/kernel_skb_sizes/RESULTS.md, beside this script.
 Needs root and tracefs (ccbench.backends.kernel.tracefs: its own instance, a private mount if none is mounted).
 
-    sudo .venv/bin/python benchmarks/kernel_skb_sizes.py [--duration 8s] [--algorithms cubic,bbr,reno]
+    sudo .venv/bin/python benchmarks/kernel_skb_sizes/kernel_skb_sizes.py [--duration 8s] [--algorithms cubic,bbr,reno]
         [--rate 50Mbit --rtt 50ms --buffer 1bdp] [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,14 +23,16 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "common"))  # bench_machine
+
+from bench_machine import cpu_model, git_commit  # noqa: E402
 
 from ccbench.backends import kernel  # noqa: E402
 from ccbench.backends.kernel.topology import TUN_S  # noqa: E402
 from ccbench.backends.kernel.tracefs import trace_events  # noqa: E402
 from ccbench.scenario.model import Scenario  # noqa: E402
-from bench_machine import cpu_model, git_commit  # noqa: E402
 
 HEADERS = 52  # IP + TCP + timestamp option
 MSS = 1448
@@ -55,25 +59,34 @@ def main() -> None:
     ap.add_argument("--rate", default="50Mbit")
     ap.add_argument("--rtt", default="50ms")
     ap.add_argument("--buffer", default="1bdp")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks/kernel_skb_sizes.md"))
+    ap.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     a = ap.parse_args()
     rows = []
     for cc in a.algorithms.split(","):
-        sc = Scenario.from_dict({"name": "skb-sizes", "duration": a.duration, "seed": 1,
-                                 "bottleneck": {"rate": a.rate, "rtt": a.rtt, "buffer": a.buffer},
-                                 "flows": [{"cc": cc}]}, source="kernel_skb_sizes.py")
+        sc = Scenario.from_dict(
+            {
+                "name": "skb-sizes",
+                "duration": a.duration,
+                "seed": 1,
+                "bottleneck": {"rate": a.rate, "rtt": a.rtt, "buffer": a.buffer},
+                "flows": [{"cc": cc}],
+            },
+            source="kernel_skb_sizes.py",
+        )
         segs = trace_run(sc)
         skbs = sum(segs.values())
         total = sum(k * v for k, v in segs.items())
         multi = sum(k * v for k, v in segs.items() if k > 1)
         top = ", ".join(f"{k}: {v}" for k, v in sorted(segs.items())[:12])
-        rows.append(f"| {cc} | {skbs} | {total} | {total / max(skbs, 1):.2f} | {max(segs) if segs else 0} "
-                    f"| {100 * multi / max(total, 1):.0f} % | {top} |")
+        rows.append(
+            f"| {cc} | {skbs} | {total} | {total / max(skbs, 1):.2f} | {max(segs) if segs else 0} "
+            f"| {100 * multi / max(total, 1):.0f} % | {top} |"
+        )
         print(rows[-1], flush=True)
     commit, cpu = git_commit(), cpu_model()
     text = f"""# Segments per skb the kernel's TCP sender builds (kernel backend)
 
-Command: `sudo .venv/bin/python benchmarks/kernel_skb_sizes.py --duration {a.duration} --algorithms {a.algorithms} --rate {a.rate} --rtt {a.rtt} --buffer {a.buffer}`
+Command: `sudo .venv/bin/python benchmarks/kernel_skb_sizes/kernel_skb_sizes.py --duration {a.duration} --algorithms {a.algorithms} --rate {a.rate} --rtt {a.rtt} --buffer {a.buffer}`
 Commit {commit}; Linux {platform.release()}; {os.cpu_count()} CPUs ({cpu}).
 One flow, {a.rate}, {a.rtt} RTT, {a.buffer} drop-tail buffer, {a.duration}; tracepoint `net:net_dev_queue`
 on the sender TUN `{TUN_S}` (GSO/TSO off on the device), data skbs only.
@@ -86,7 +99,7 @@ A multi-segment skb is segmented in software right before the TUN, so its segmen
 emulated bottleneck back to back (a burst). The simulator builds the same skbs
 (`tcp_tso_autosize`, `tcp_tso_should_defer`) and, since sitting 11, sends a paced flow's skb as one
 burst too (crates/sim/src/tcp/sender/output.rs).
-"""
+"""  # noqa: E501 (Markdown table rows and the command stay on one line)
     Path(a.out).write_text(text)
     print(f"wrote {a.out}")
 

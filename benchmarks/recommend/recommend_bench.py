@@ -2,10 +2,12 @@
 on the 2-core development machine). Each command runs as a fresh process (Python start-up and
 imports included), with --json so the runs, repeats and outcome are recorded.
 
-    .venv/bin/python benchmarks/recommend_bench.py            # writes benchmarks/recommend_bench.md
+    .venv/bin/python benchmarks/recommend/recommend_bench.py      # writes benchmarks/recommend/RESULTS.md
 """
+
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -14,9 +16,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "common"))
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 CCBENCH = [str(Path(sys.executable).with_name("ccbench"))]
 if not Path(CCBENCH[0]).exists():
     CCBENCH = [sys.executable, "-m", "ccbench.cli"]
@@ -36,8 +40,8 @@ LINKS = [
 ]
 
 
-
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     rows = []
     for label, args in LINKS:
         cmd = [*CCBENCH, "recommend", *args, "--json"]
@@ -53,7 +57,8 @@ def main() -> int:
     lines = [
         "# `ccbench recommend` wall times",
         "",
-        f"Written by `benchmarks/recommend_bench.py` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
+        "Written by `benchmarks/recommend/recommend_bench.py` "
+        f"on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"commit {git_commit()}; `nproc` {os.cpu_count()}; CPU {cpu_model()}; Python {platform.python_version()}; "
         f"load average before the last run {load[0]:.2f}.",
         "",
@@ -63,7 +68,8 @@ def main() -> int:
         "processes are used when one repeat would take more than 0.5 s. The budget caps the search "
         "after its first batch of 3 repeats, which always runs.",
         "",
-        "| link | command (after `ccbench recommend`) | wall s | search s | run length s | runs | repeats | outcome | answer |",
+        "| link | command (after `ccbench recommend`) | wall s | search s | run length s | runs | repeats "
+        "| outcome | answer |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     worst = 0.0
@@ -72,13 +78,17 @@ def main() -> int:
         if doc is None:
             lines.append(f"| {label} | `{' '.join(args)}` | {wall:.1f} | | | | | failed: {err} | |")
             continue
-        ans = doc["recommendation"] or ("tie: " + ", ".join(doc["decision"]["tied"] or [doc["leader"], doc["runner_up"]]))
+        ans = doc["recommendation"] or (
+            "tie: " + ", ".join(doc["decision"]["tied"] or [doc["leader"], doc["runner_up"]])
+        )
         flips = f"; flips at {', '.join(f['point'] for f in doc['flips'])}" if doc["flips"] else ""
-        lines.append(f"| {label} | `{' '.join(args)}` | {wall:.1f} | {doc['wall_s']:.1f} | "
-                     f"{doc['link']['duration_s']:g} | {doc['runs']} | "
-                     f"{doc['repeats']} | {doc['outcome']} ({doc['stop_reason']}) | {ans}{flips} |")
+        lines.append(
+            f"| {label} | `{' '.join(args)}` | {wall:.1f} | {doc['wall_s']:.1f} | "
+            f"{doc['link']['duration_s']:g} | {doc['runs']} | "
+            f"{doc['repeats']} | {doc['outcome']} ({doc['stop_reason']}) | {ans}{flips} |"
+        )
     lines += ["", f"Slowest: {worst:.1f} s.", ""]
-    out = ROOT / "benchmarks" / "recommend_bench.md"
+    out = Path(__file__).with_name("RESULTS.md")
     out.write_text("\n".join(lines))
     print(f"wrote {out}")
     return 0

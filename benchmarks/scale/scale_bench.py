@@ -9,10 +9,11 @@ cost of starting Python and importing ccbench, which does not grow with the flow
 Target: whole-run overhead (total − simulation) within 20 % of the simulation time.
 
 Prints a markdown section (command, commit, nproc, CPU model) and writes it to
-benchmarks/scale_results.md (run_all.py joins it into benchmarks/results.md).
+benchmarks/scale/RESULTS.md (run_all.py joins it into benchmarks/simulator/RESULTS.md).
 
-    .venv/bin/python benchmarks/scale_bench.py [--flows 100000] [--repeats 3]
+    .venv/bin/python benchmarks/scale/scale_bench.py [--flows 100000] [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,11 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from bench_machine import cpu_model, git_commit
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "common"))
+from bench_machine import cpu_model, git_commit  # noqa: E402
+
 TARGET = 0.20
 
 SCENARIO = """name = "scale"
@@ -61,13 +64,14 @@ def run_cli(toml: Path, out: Path) -> dict:
 
 
 #: One extra run of the same command through this wrapper gives where the time goes: it wraps
-#: the phases of `ccbench run` (python/ccbench/cli.py `_run`, backends/sim.py `_report` and
-#: `build_result`, cli.py `save_run` and `print_result`) with timestamps and reports them at
+#: the phases of `ccbench run` (python/ccbench/cli/run.py `_run`, backends/sim.py `_report` and
+#: `build_result`, cli/run.py `save_run` and `print_result`) with timestamps and reports them at
 #: exit (time.perf_counter is CLOCK_MONOTONIC, shared with this process).
 _BREAKDOWN_RUNNER = r"""
 import atexit, json, os, sys, time
 marks = {}
 import ccbench.cli as cli
+from ccbench.cli import run as cli_run
 from ccbench.backends import sim
 def timed(mod, name, key):
     f = getattr(mod, name)
@@ -80,8 +84,8 @@ def timed(mod, name, key):
     setattr(mod, name, g)
 # build_result is imported by the sim backend after the simulation (ccbench/backends/preload.py): its
 # time is the span from the simulator's return to save_run
-for mod, name, key in ((cli, "_run", "command"), (sim, "_report", "simulator"),
-                       (cli, "save_run", "parquet"), (cli, "print_result", "terminal")):
+for mod, name, key in ((cli_run, "_run", "command"), (sim, "_report", "simulator"),
+                       (cli_run, "save_run", "parquet"), (cli_run, "print_result", "terminal")):
     timed(mod, name, key)
 atexit.register(lambda: os.write(2, ("BREAKDOWN " + json.dumps(marks) + "\n").encode()))
 sys.argv = ["ccbench", *sys.argv[1:]]
@@ -120,7 +124,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "scale_results.md")
+    ap.add_argument("--results", type=Path, default=Path(__file__).with_name("RESULTS.md"))
     a = ap.parse_args()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="ccbench-scale-") as tmp:
@@ -139,7 +143,7 @@ def main() -> int:
     lines = [
         "## Scale: one run of 100 000 flows",
         "",
-        f"Command: `python benchmarks/scale_bench.py --flows {a.flows} --repeats {a.repeats}`: "
+        f"Command: `python benchmarks/scale/scale_bench.py --flows {a.flows} --repeats {a.repeats}`: "
         f"each repeat runs `{command}` in a fresh process.  ",
         f"Commit: {git_commit()}; {os.cpu_count()} CPUs (nproc), {cpu_model()}; "
         f"Python {sys.version.split()[0]}; load average {load} at start; "
@@ -149,10 +153,14 @@ def main() -> int:
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for i, r in enumerate(runs, 1):
-        lines.append(f"| {i} | {r['sim_s']:.2f} | {r['total_s']:.2f} | {r['ratio']:.2f} | {r['overhead']:.0%} "
-                     f"| {r['overhead_no_start']:.0%} | {r['rss_mb']:.0f} |")
-    lines.append(f"| median | {med['sim_s']:.2f} | {med['total_s']:.2f} | {med['ratio']:.2f} | "
-                 f"**{med['overhead']:.0%}** | {med['overhead_no_start']:.0%} | {med['rss_mb']:.0f} |")
+        lines.append(
+            f"| {i} | {r['sim_s']:.2f} | {r['total_s']:.2f} | {r['ratio']:.2f} | {r['overhead']:.0%} "
+            f"| {r['overhead_no_start']:.0%} | {r['rss_mb']:.0f} |"
+        )
+    lines.append(
+        f"| median | {med['sim_s']:.2f} | {med['total_s']:.2f} | {med['ratio']:.2f} | "
+        f"**{med['overhead']:.0%}** | {med['overhead_no_start']:.0%} | {med['rss_mb']:.0f} |"
+    )
     met = "met" if med["overhead"] <= TARGET else "not met"
     lines += [
         "",
@@ -162,7 +170,7 @@ def main() -> int:
         f"overhead column leaves it out.",
         "",
         "Where the time goes, one more run of the same command with each phase timed "
-        "(benchmarks/scale_bench.py `_BREAKDOWN_RUNNER`):",
+        "(benchmarks/scale/scale_bench.py `_BREAKDOWN_RUNNER`):",
         "",
         "| phase | s |",
         "|---|---:|",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench`: every speed benchmark of the project, summarised in benchmarks/results.md.
+"""`make bench`: every speed benchmark of the project, summarised in benchmarks/simulator/RESULTS.md.
 
 1. Simulator whole runs (crates/sim/examples/bench_run.rs): the scenarios of the simulator
    issue — (a) 1 flow, 10 Mbit/s, 100 ms, 60 s; (b) 10 CUBIC flows, 1 Gbit/s, 1 ms, 1 BDP, 10 s;
@@ -8,20 +8,23 @@
    states it (20–30 thousand data packets/s; not measured here, ns-3 is not installed).
 2. Criterion (`cargo bench -p ccbench-sim`): the same scenarios with confidence intervals,
    summarised from target/criterion.
-3. The sweep benchmark (benchmarks/sweep_bench.py): a 420-run study the size of seed 002.
-4. The kernel link emulator's throughput (benchmarks/kernel_link_bench.py), when run as root.
-5. Scale of one run (benchmarks/scale_bench.py): `ccbench run --out` of 100 000 flows against
+3. The sweep benchmark (benchmarks/sweep/sweep_bench.py): a 420-run study the size of seed 002.
+4. The kernel link emulator's throughput (benchmarks/kernel_link/kernel_link_bench.py), when run
+   as root.
+5. Scale of one run (benchmarks/scale/scale_bench.py): `ccbench run --out` of 100 000 flows against
    its simulation time.
-6. The simulator against ns-3 (benchmarks/ns3_bench.py): the issue-14 scenarios (a) and (b) on
+6. The simulator against ns-3 (benchmarks/ns3/ns3_bench.py): the issue-14 scenarios (a) and (b) on
    the sim and ns3 backends in one go, with the wall-time ratio; skipped when the ns3 backend
    is not installed (`make ns3`). (b) costs minutes of ns-3 CPU: `--ns3-scenarios a` leaves it out.
 
-Each part writes its own section file; this script joins them into results.md with the
-command, commit, machine and date.
+Each part writes its own section file (benchmarks/TOPIC/RESULTS.md, beside its script); this
+script joins them into benchmarks/simulator/RESULTS.md, beside itself, with the command, commit,
+machine and date.
 
-    .venv/bin/python benchmarks/run_all.py [--quick] [--skip-criterion] [--skip-sweep] [--skip-kernel]
-                                           [--skip-scale] [--skip-ns3] [--ns3-scenarios a,b]
+    .venv/bin/python benchmarks/simulator/run_all.py [--quick] [--skip-criterion] [--skip-sweep]
+        [--skip-kernel] [--skip-scale] [--skip-ns3] [--ns3-scenarios a,b]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,10 +35,12 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH / "common"))
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT / "benchmarks"
 NS3_REFERENCE_PPS = (20_000, 30_000)
 EVENTS_NOTE = (
     "Events are coarser than in a simulator with transmission-done events: the FIFO bottleneck computes a "
@@ -73,7 +78,8 @@ def sim_whole_runs(reps: int) -> str:
         "",
         f"Command: `target/release/examples/bench_run {reps}` (best of {reps} runs each).",
         "",
-        "| scenario | wall s | events | events/s | data packets | data packets/s | × ns-3 (20–30 k pkt/s) | link util. |",
+        "| scenario | wall s | events | events/s | data packets | data packets/s | × ns-3 (20–30 k pkt/s) "
+        "| link util. |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
@@ -97,8 +103,14 @@ def criterion_summary() -> str:
     out = sh(["cargo", "bench", "-p", "ccbench-sim", "--bench", "sim", "--", "--noplot"])
     if out.returncode:
         return f"## Criterion\n\n`cargo bench` failed:\n\n```\n{out.stderr[-2000:]}\n```\n"
-    lines = ["## Simulator: criterion", "", "Command: `cargo bench -p ccbench-sim --bench sim -- --noplot`", "",
-             "| benchmark | mean wall s | 95 % CI | throughput (data packets/s) |", "|---|---:|---:|---:|"]
+    lines = [
+        "## Simulator: criterion",
+        "",
+        "Command: `cargo bench -p ccbench-sim --bench sim -- --noplot`",
+        "",
+        "| benchmark | mean wall s | 95 % CI | throughput (data packets/s) |",
+        "|---|---:|---:|---:|",
+    ]
     base = ROOT / "target/criterion/sim_run"
     for est in sorted(base.glob("*/new/estimates.json")):
         name = est.parent.parent.name
@@ -130,13 +142,13 @@ def main() -> int:
     ap.add_argument("--skip-kernel", action="store_true")
     ap.add_argument("--skip-scale", action="store_true")
     ap.add_argument("--skip-ns3", action="store_true")
-    ap.add_argument("--ns3-scenarios", default="a,b", help="scenarios of benchmarks/ns3_bench.py to run")
+    ap.add_argument("--ns3-scenarios", default="a,b", help="scenarios of benchmarks/ns3/ns3_bench.py to run")
     a = ap.parse_args()
     m = machine()
     parts = [
         "# ccbench benchmark results",
         "",
-        f"Produced by `make bench` (`.venv/bin/python benchmarks/run_all.py{' --quick' if a.quick else ''}`) "
+        f"Produced by `make bench` (`.venv/bin/python benchmarks/simulator/run_all.py{' --quick' if a.quick else ''}`) "
         f"at commit {m['commit']}, {m['date']}.",
         f"Machine: {m['nproc']} cores, {m['cpu']}, Linux {m['kernel']}, load average at start {m['load']}.",
         "",
@@ -144,17 +156,17 @@ def main() -> int:
     ]
     if not a.skip_criterion:
         parts.append(criterion_summary())
-    if not a.skip_sweep and (BENCH / "sweep_bench.py").exists():
+    if not a.skip_sweep and (BENCH / "sweep/sweep_bench.py").exists():
         args = ["--repeats", "4"] if a.quick else []
-        parts.append(run_part("sweep_bench.py", args, "sweep_results.md"))
-    if not a.skip_kernel and (BENCH / "kernel_link_bench.py").exists():
+        parts.append(run_part("sweep/sweep_bench.py", args, "sweep/RESULTS.md"))
+    if not a.skip_kernel and (BENCH / "kernel_link/kernel_link_bench.py").exists():
         if os.geteuid() == 0:
-            parts.append(run_part("kernel_link_bench.py", [], None))
+            parts.append(run_part("kernel_link/kernel_link_bench.py", [], None))
         else:
             parts.append("## Kernel link emulator\n\nskipped: needs root.\n")
-    if not a.skip_scale and (BENCH / "scale_bench.py").exists():
-        parts.append(run_part("scale_bench.py", ["--repeats", "1" if a.quick else "3"], "scale_results.md"))
-    if not a.skip_ns3 and (BENCH / "ns3_bench.py").exists():
+    if not a.skip_scale and (BENCH / "scale/scale_bench.py").exists():
+        parts.append(run_part("scale/scale_bench.py", ["--repeats", "1" if a.quick else "3"], "scale/RESULTS.md"))
+    if not a.skip_ns3 and (BENCH / "ns3/ns3_bench.py").exists():
         from ccbench.backends import BackendUnavailable, get_backend
 
         try:
@@ -165,9 +177,9 @@ def main() -> int:
             parts.append(f"## Simulator against ns-3\n\nskipped: {why} (`make ns3`).\n")
         else:
             args = ["--scenarios", a.ns3_scenarios] + (["--repeats", "1"] if a.quick else [])
-            parts.append(run_part("ns3_bench.py", args, "ns3_results.md"))
+            parts.append(run_part("ns3/ns3_bench.py", args, "ns3/RESULTS.md"))
     text = "\n".join(parts)
-    (BENCH / "results.md").write_text(text)
+    Path(__file__).with_name("RESULTS.md").write_text(text)
     print(text)
     return 0
 

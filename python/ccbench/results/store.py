@@ -64,7 +64,7 @@ _COMPRESSED = ("series", "link_series")
 #: Columns of the series files that get Parquet min/max statistics: the keys and the time a
 #: query filters on (DuckDB and pyarrow skip row groups by them). Statistics on every value
 #: column cost a quarter of the write time of a million-row series file (~0.08 s, measured on
-#: the 100 000-flow run of benchmarks/scale_bench.py) for filters nobody writes.
+#: the 100 000-flow run of benchmarks/scale/scale_bench.py) for filters nobody writes.
 _STATS_COLUMNS = ("run_id", "flow_id", "group", "cc", "link", "t_s")
 #: Rows (all tables of one run together) from which a run's files are written in parallel
 #: threads; below it a thread pool costs more than it saves.
