@@ -1,5 +1,5 @@
 """Per-ACK trace of the kernel sender against the simulator, for one cell of the fidelity grid
-(issue 10, the open 5 % loss item): runs one flow on the kernel backend while tracefs records the
+(the 5 % loss cells, docs/fidelity.md): runs one flow on the kernel backend while tracefs records the
 `tcp:tcp_probe` event of its data connection (one line per incoming ACK, with snd_cwnd, snd_nxt,
 snd_una), runs the same scenario and seed on the simulator with a 1 ms series, and prints the
 time-weighted cwnd of each and their goodput. Both backends draw the same losses for the same

@@ -1,5 +1,5 @@
 """What the kernel's TCP sender really hands to the device, in the kernel backend's set-up
-(issue 10 item 8). The backend switches GSO/TSO off on the sender's TUN, but since Linux 4.19 TCP
+(docs/fidelity.md, TSO/GSO). The backend switches GSO/TSO off on the sender's TUN, but since Linux 4.19 TCP
 always builds GSO skbs (sk_setup_caps) of `tcp_tso_autosize` segments and the stack segments
 them in software just before the device. The tracepoint `net:net_dev_queue` sees each skb as
 TCP built it (before that segmentation), so its `len` gives the segments per skb.
@@ -97,8 +97,8 @@ on the sender TUN `{TUN_S}` (GSO/TSO off on the device), data skbs only.
 
 A multi-segment skb is segmented in software right before the TUN, so its segments reach the
 emulated bottleneck back to back (a burst). The simulator builds the same skbs
-(`tcp_tso_autosize`, `tcp_tso_should_defer`) and, since sitting 11, sends a paced flow's skb as one
-burst too (crates/sim/src/tcp/sender/output.rs).
+(`tcp_tso_autosize`, `tcp_tso_should_defer`) and, since commit ea41d7b, sends a paced flow's skb as
+one burst too (crates/sim/src/tcp/sender/output.rs).
 """  # noqa: E501 (Markdown table rows and the command stay on one line)
     Path(a.out).write_text(text)
     print(f"wrote {a.out}")

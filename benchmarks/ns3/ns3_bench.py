@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The simulator against ns-3 3.44 on the same scenarios, side by side (issue 14), written to
+"""The simulator against ns-3 3.44 on the same scenarios, side by side, written to
 benchmarks/ns3/RESULTS.md:
 
   (a) 1 CUBIC flow, 10 Mbit/s, 100 ms RTT, 1 BDP drop-tail, 60 s;
@@ -120,7 +120,7 @@ def main() -> int:
             f"| {n['call_s'] / s['call_s']:.0f}× | {n['engine_s'] / s['engine_s']:.0f}× "
             f"| {s['goodput_mbps']:.2f} / {n['goodput_mbps']:.2f} | {u} |"
         )
-    lines += ["", "Target (issue 14): the simulator at least 100 × faster than ns-3 on both scenarios.", ""]
+    lines += ["", "Target: the simulator at least 100 × faster than ns-3 on both scenarios.", ""]
     text = "\n".join(lines)
     Path(a.out).write_text(text)
     print(text)

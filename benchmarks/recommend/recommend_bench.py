@@ -1,4 +1,4 @@
-"""Wall time of `ccbench recommend` for a few link descriptions (the issue's target: < 30 s each
+"""Wall time of `ccbench recommend` for a few link descriptions (target: < 30 s each
 on the 2-core development machine). Each command runs as a fresh process (Python start-up and
 imports included), with --json so the runs, repeats and outcome are recorded.
 

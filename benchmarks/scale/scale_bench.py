@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scale of the result path (issue 11 item 10): the whole `ccbench run --out` of 100 000 CUBIC
+"""Scale of the result path: the whole `ccbench run --out` of 100 000 CUBIC
 flows for 1 s (10 Gbit/s, 20 ms, 1 BDP) against the time inside the simulator.
 
 Each repeat runs the CLI as a user would (`python -m ccbench.cli run big.toml --out DIR`, a
@@ -176,7 +176,7 @@ def main() -> int:
         "|---|---:|",
         *[f"| {k} | {v:.2f} |" for k, v in phases.items()],
         "",
-        f"Target (issue 11): overhead within {TARGET:.0%} of the simulation time — {met}. "
+        f"Target: overhead within {TARGET:.0%} of the simulation time — {met}. "
         f"Before the columnar result path (commit a5e1856, `/usr/bin/time -v ccbench run` on this machine) "
         f"the same command took ~90 s and 2.4 GB: JSON out of the simulator, a Python dict per flow and "
         f"a 100 000-row terminal table.",

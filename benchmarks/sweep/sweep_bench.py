@@ -150,7 +150,7 @@ def main() -> int:
         f"| re-run, everything cached (resume cost) | {resume_s:.2f} s ({again.cached} cached) |",
         f"| store size | {store_mb:.1f} MB |",
         "",
-        "Targets (issue 5): whole sweep < 60 s on this 2-core machine; overhead < 20 ms per run. "
+        "Targets: whole sweep < 60 s on this 2-core machine; overhead < 20 ms per run. "
         + (
             "Met."
             if s.wall_s < 60 and overhead_ms < 20

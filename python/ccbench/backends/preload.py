@@ -1,8 +1,8 @@
 """Import the result path's libraries on a second thread while the simulator runs.
 
 pyarrow, numpy and Parquet take about 0.25 s to import, a fixed cost of every ``ccbench run``
-that a 100 000-flow run pays as much as a 1-flow run (issue 11: the Python around a run must
-stay within 20 % of the simulation). The simulator releases the GIL while it runs
+that a 100 000-flow run pays as much as a 1-flow run (the target: the Python around a run
+stays within 20 % of the simulation, benchmarks/scale/RESULTS.md). The simulator releases the GIL while it runs
 (crates/py/src/lib.rs ``run_interruptible``), so an import started just before the simulator
 call proceeds on the machine's other core and is done when the results arrive.
 
