@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +172,11 @@ def tracing_missing() -> str | None:
     from ccbench.backends.kernel.tracefs import tracefs_missing
 
     return kernel_missing(ping=False) or tracefs_missing()
+
+
+def run_ccbench(*args, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m ccbench.cli ARGS`` in a subprocess (text output captured); ``env`` is added to
+    this process's environment."""
+    return subprocess.run([sys.executable, "-m", "ccbench.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})

@@ -1,5 +1,7 @@
+"""`ccbench run` (cli/run.py): the per-flow table, --json (and --series), --out into a store,
+-i interval lines, --duration, a scenario's [sweep] table noted but not expanded, refusals with
+exit status 2, and ccbench.run, the Python call behind it."""
 import json
-import os
 import subprocess
 import sys
 
@@ -7,12 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import MINIMAL_TOML, NOT_IMPLEMENTED, skip_if_core_missing
-
-
-def ccbench(*args, timeout=300, env=None):
-    return subprocess.run([sys.executable, "-m", "ccbench.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout,
-                          env=None if env is None else {**os.environ, **env})
+from conftest import run_ccbench as ccbench
 
 
 def _run_json(path, *extra):
@@ -101,20 +98,6 @@ def test_missing_backend_exit_2(minimal_toml, tmp_path):
     assert "make ns3" in p.stderr
 
 
-def test_algorithms_json():
-    p = ccbench("algorithms", "--json")
-    assert p.returncode == 0, p.stderr
-    data = json.loads(p.stdout)
-    names = {a["name"] for a in data["sim"]}
-    assert {"reno", "cubic"} <= names
-    assert all(a.get("linux") for a in data["sim"])
-
-
-def test_algorithms_table():
-    p = ccbench("algorithms")
-    assert p.returncode == 0 and "cubic" in p.stdout and "backend sim" in p.stdout
-
-
 def test_python_api(minimal_toml):
     import ccbench as cb
 
@@ -125,65 +108,7 @@ def test_python_api(minimal_toml):
     assert cb.__version__
 
 
-def test_demo_grid_lists_what_the_sim_has():
-    from ccbench.demo import demo_grid
-
-    losses, algs = demo_grid()
-    assert losses == ["0%", "0.1%", "1%", "5%"]
-    assert algs[:2] == ["cubic", "reno"]
-
-
-def test_demo_short_run():
-    p = ccbench("demo", "--duration", "2s", timeout=600)
-    assert "Mathis" in p.stdout and "5%" in p.stdout
-    if p.returncode == 1 and NOT_IMPLEMENTED in p.stdout:
-        pytest.skip("simulator core not implemented yet")
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert "failed" not in p.stdout
-
-
-def test_demo_render_table_and_mathis_line():
-    from rich.console import Console
-
-    from ccbench.demo import render
-
-    losses, algs = ["0%", "1%"], ["cubic", "reno"]
-    cells = [
-        {"loss": l, "cc": c, "status": "ok", "error": None, "base_rtt_s": 0.05,
-         "goodput_bps": g, "rtt_mean_ms": 60.0, "rtt_p95_ms": 75.5, "retransmits": r}
-        for (l, c, g, r) in [("0%", "cubic", 48.1e6, 0), ("0%", "reno", 47.9e6, 0),
-                             ("1%", "cubic", 3.3e6, 250), ("1%", "reno", 2.9e6, 240)]
-    ]
-    con = Console(record=True, width=200)
-    render(losses, algs, cells, con)
-    text = con.export_text()
-    assert "48.10" in text and "2.90" in text and "60.0 / 75.5" in text and "250" in text
-    assert "1% → 2.84 Mbit/s" in text  # Mathis at 50 ms, 1448 B, 1 %
-    assert "failed" not in text
-    cells[3] = dict(cells[3], status="failed", error="boom")
-    con = Console(record=True, width=200)
-    render(losses, algs, cells, con)
-    text = con.export_text()
-    assert "failed" in text and "boom" in text
-
-
-def test_demo_render_narrow_terminal_splits_by_metric():
-    from rich.console import Console
-
-    from ccbench.demo import render
-
-    losses, algs = ["0%", "5%"], ["cubic", "reno", "bbr", "vegas"]
-    cells = [{"loss": l, "cc": c, "status": "ok", "error": None, "base_rtt_s": 0.05, "goodput_bps": 12.345e6,
-              "rtt_mean_ms": 51.25, "rtt_p95_ms": 60.0, "retransmits": 7} for l in losses for c in algs]
-    con = Console(record=True, width=80)
-    render(losses, algs, cells, con)
-    text = con.export_text()
-    assert max(len(line) for line in text.splitlines() if "│" in line) <= 80
-    assert "goodput, Mbit/s" in text and "retransmits" in text and "12.35" in text and "51.2 / 60.0" in text
-    assert "…" not in text  # nothing truncated
-
-
-# ---- run on a file with a [sweep] table; sweep --set on a swept key ---------------------------
+# ---- run on a file with a [sweep] table ----------------------------------------------------
 
 SWEEP_TOML = MINIMAL_TOML + """
 [sweep]
@@ -201,42 +126,6 @@ def test_run_notes_the_sweep_table_it_does_not_expand(write_toml):
     assert "[sweep]" in p.stderr and "6 runs" in p.stderr and f"ccbench sweep {path}" in p.stderr
     plain = ccbench("run", write_toml(MINIMAL_TOML, "plain.toml"), "--json")
     assert "sweep" not in plain.stderr
-
-
-def _plan_column(stdout, column):
-    """Values of one column of the --dry-run plan table (rich box drawing, one run per row)."""
-    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in stdout.splitlines() if line.startswith("│")]
-    header = [line for line in stdout.splitlines() if line.startswith("┃")][0]
-    names = [c.strip() for c in header.split("┃")[1:-1]]
-    return [r[names.index(column)] for r in rows]
-
-
-def test_sweep_set_on_a_swept_key_pins_the_axis(write_toml):
-    path = write_toml(SWEEP_TOML)
-    p = ccbench("sweep", path, "--dry-run")
-    assert p.returncode == 0, p.stderr
-    assert sorted(set(_plan_column(p.stdout, "bottleneck.loss"))) == ["0%", "1%", "2%"]
-    p = ccbench("sweep", path, "--dry-run", "--set", "bottleneck.loss=5%", "--set", "flows.0.cc=reno")
-    assert p.returncode == 0, p.stderr
-    # pinned: the one value, each repeat once; the other --set is an ordinary override
-    assert _plan_column(p.stdout, "bottleneck.loss") == ["5%", "5%"]
-    assert "pinned" in p.stderr and "bottleneck.loss" in p.stderr and "flows.0.cc" not in p.stderr
-    # a key swept only by --grid is pinned too
-    p = ccbench("sweep", path, "--dry-run", "--grid", "flows.0.cc=reno,cubic", "--set", "flows.0.cc=reno")
-    assert p.returncode == 0, p.stderr
-    assert _plan_column(p.stdout, "flows.0.cc") == ["reno"] * 6
-
-
-def test_sweep_set_on_a_zipped_key_says_how_to_pin_the_group(write_toml):
-    path = write_toml(MINIMAL_TOML + """
-[sweep]
-"bottleneck.rtt" = ["10ms", "50ms"]
-"bottleneck.jitter" = ["1ms", "5ms"]
-zip = [["bottleneck.rtt", "bottleneck.jitter"]]
-""")
-    p = ccbench("sweep", path, "--dry-run", "--set", "bottleneck.rtt=10ms")
-    assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert "zipped" in p.stderr and "--grid bottleneck.jitter" in p.stderr
 
 
 # ---- run -i: iperf3-like interval lines -----------------------------------------------------------
@@ -325,22 +214,6 @@ def test_run_json_series(minimal_toml):
         assert {"t_s", "queue_bytes"} <= set(r)
 
 
-# ---- help text --------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("command", [[], ["run"], ["sweep"], ["query"], ["demo"], ["algorithms"]])
-def test_help_keeps_brackets_and_has_no_bool_placeholder(command):
-    from typer.testing import CliRunner
-
-    from ccbench.cli.app import app
-
-    res = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
-    assert res.exit_code == 0, res.output
-    assert "<bool>" not in res.output
-    assert "--help" in res.output
-    if command in (["run"], ["sweep"]):
-        assert "[sweep]" in res.output  # rich markup would otherwise swallow it as a tag
-
-
 def test_run_out_refuses_what_is_not_a_store(minimal_toml, tmp_path):
     """--out into a file or a directory of other files: exit 2 before running, nothing written."""
     a_file = tmp_path / "notes.txt"
@@ -354,20 +227,6 @@ def test_run_out_refuses_what_is_not_a_store(minimal_toml, tmp_path):
     p = ccbench("run", minimal_toml, "--out", other)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "not a ccbench store" in p.stderr
     assert sorted(x.name for x in other.iterdir()) == ["flows.parquet"]
-
-
-def test_no_command_help_shows_a_bool_placeholder():
-    """Every registered command (also those other modules add) lists its flags bare."""
-    from typer.testing import CliRunner
-
-    from ccbench.cli.app import app
-
-    names = [c.name or c.callback.__name__ for c in app.registered_commands]
-    assert {"run", "sweep", "query"} <= set(names)
-    for name in names:
-        res = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
-        assert res.exit_code == 0, (name, res.output)
-        assert "<bool>" not in res.output, name
 
 
 def test_run_table_lists_32_flows_and_summarises_the_rest(minimal_toml):

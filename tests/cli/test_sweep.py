@@ -21,6 +21,8 @@ from ccbench.results.store import load
 from ccbench.sweeps.grid import Grid, SweepError, derive_seed, grid_from_scenario
 from ccbench.sweeps.plan import plan
 from ccbench.sweeps.runner import run_sweep
+from conftest import MINIMAL_TOML
+from conftest import run_ccbench
 
 BASE = {
     "name": "sweep-test",
@@ -659,3 +661,48 @@ def test_sweep_exit_status_on_signals(tmp_path, sim_core, sig, status):
         raise AssertionError(err[-10000:]) from None
     assert p.returncode == status, err
     assert "Traceback" not in err
+
+
+# ---- sweep --set on a swept key -------------------------------------------------------------
+
+SWEEP_TOML = MINIMAL_TOML + """
+[sweep]
+"bottleneck.loss" = ["0%", "1%", "2%"]
+repeat = 2
+"""
+
+
+def _plan_column(stdout, column):
+    """Values of one column of the --dry-run plan table (rich box drawing, one run per row)."""
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in stdout.splitlines() if line.startswith("│")]
+    header = [line for line in stdout.splitlines() if line.startswith("┃")][0]
+    names = [c.strip() for c in header.split("┃")[1:-1]]
+    return [r[names.index(column)] for r in rows]
+
+
+def test_sweep_set_on_a_swept_key_pins_the_axis(write_toml):
+    path = write_toml(SWEEP_TOML)
+    p = run_ccbench("sweep", path, "--dry-run")
+    assert p.returncode == 0, p.stderr
+    assert sorted(set(_plan_column(p.stdout, "bottleneck.loss"))) == ["0%", "1%", "2%"]
+    p = run_ccbench("sweep", path, "--dry-run", "--set", "bottleneck.loss=5%", "--set", "flows.0.cc=reno")
+    assert p.returncode == 0, p.stderr
+    # pinned: the one value, each repeat once; the other --set is an ordinary override
+    assert _plan_column(p.stdout, "bottleneck.loss") == ["5%", "5%"]
+    assert "pinned" in p.stderr and "bottleneck.loss" in p.stderr and "flows.0.cc" not in p.stderr
+    # a key swept only by --grid is pinned too
+    p = run_ccbench("sweep", path, "--dry-run", "--grid", "flows.0.cc=reno,cubic", "--set", "flows.0.cc=reno")
+    assert p.returncode == 0, p.stderr
+    assert _plan_column(p.stdout, "flows.0.cc") == ["reno"] * 6
+
+
+def test_sweep_set_on_a_zipped_key_says_how_to_pin_the_group(write_toml):
+    path = write_toml(MINIMAL_TOML + """
+[sweep]
+"bottleneck.rtt" = ["10ms", "50ms"]
+"bottleneck.jitter" = ["1ms", "5ms"]
+zip = [["bottleneck.rtt", "bottleneck.jitter"]]
+""")
+    p = run_ccbench("sweep", path, "--dry-run", "--set", "bottleneck.rtt=10ms")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "zipped" in p.stderr and "--grid bottleneck.jitter" in p.stderr
