@@ -19,8 +19,6 @@ PING_DIR = TESTS / "data" / "ping"
 ARTIFACTS = TESTS / "artifacts"
 SIM_SRC = ROOT / "crates" / "sim" / "src"
 
-NOT_IMPLEMENTED = "not implemented yet"
-
 MINIMAL_TOML = """
 name = "t"
 duration = "2s"
@@ -58,13 +56,6 @@ def minimal_dict(**top: Any) -> dict:
     }
     d.update(top)
     return d
-
-
-def skip_if_core_missing(error: str | None) -> None:
-    """Skip (only) while the simulator core reports it is not implemented; any other error
-    is left to the caller's assertions, so the test becomes live when the core lands."""
-    if error and NOT_IMPLEMENTED in error:
-        pytest.skip(f"simulator core not implemented yet ({error})")
 
 
 def rust_struct_fields(path: Path, struct: str) -> list[str]:

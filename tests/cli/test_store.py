@@ -34,17 +34,6 @@ BASE = {
 }
 
 
-@pytest.fixture(scope="session")
-def sim_core():
-    """The real simulator core; skips (only) while it reports "not implemented yet"."""
-    import ccbench
-    from conftest import minimal_dict, skip_if_core_missing
-
-    r = ccbench.run(minimal_dict(), raise_on_error=False)
-    skip_if_core_missing(r.error)
-    assert r.ok, r.error
-
-
 def scenario(**over) -> Scenario:
     return Scenario.from_dict(dict(BASE, **over), source="store-test.toml")
 
@@ -163,7 +152,7 @@ def test_empty_store(tmp_path):
 # ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory, sim_core):
+def swept(tmp_path_factory):
     out = tmp_path_factory.mktemp("swept")
     sc = scenario(sweep={"flows.0.cc": ["cubic", "reno"], "bottleneck.loss": ["0%", "1%"],
                          "repeat": 2})

@@ -51,17 +51,6 @@ repeat = {repeat}
 """
 
 
-@pytest.fixture(scope="session")
-def sim_core():
-    """The real simulator core; skips (only) while it reports "not implemented yet"."""
-    import ccbench
-    from conftest import minimal_dict, skip_if_core_missing
-
-    r = ccbench.run(minimal_dict(), raise_on_error=False)
-    skip_if_core_missing(r.error)
-    assert r.ok, r.error
-
-
 def scenario(sweep=None, **extra) -> Scenario:
     d = dict(BASE, **extra)
     if sweep is not None:
@@ -70,15 +59,7 @@ def scenario(sweep=None, **extra) -> Scenario:
 
 
 def cli() -> list[str]:
-    """The ccbench CLI if cli.py registers sweep, else this module's standalone app."""
-    try:
-        from ccbench import cli as main_cli  # noqa: F401
-
-        names = {c.name or c.callback.__name__ for c in main_cli.app.registered_commands}
-        if "sweep" in names:
-            return [sys.executable, "-m", "ccbench.cli"]
-    except Exception:
-        pass
+    """The ccbench command line: this interpreter running ccbench.cli."""
     return [sys.executable, "-m", "ccbench.cli"]
 
 
@@ -193,7 +174,7 @@ def _comparable(df):
     return df[cols].sort_values([c for c in ("run_id", "flow_id", "t_s") if c in cols]).reset_index(drop=True)
 
 
-def test_same_sweep_twice_gives_identical_tables(tmp_path, sim_core):
+def test_same_sweep_twice_gives_identical_tables(tmp_path):
     sc = scenario({"flows.0.cc": ["cubic", "reno"], "bottleneck.loss": ["0%", "1%"], "repeat": 2})
     a = run_sweep(sc, tmp_path / "a", workers=2, progress=False)
     b = run_sweep(sc, tmp_path / "b", workers=1, progress=False)
@@ -218,25 +199,21 @@ def test_same_sweep_twice_gives_identical_tables(tmp_path, sim_core):
 
 
 def _refused_cells():
-    """Values that the scenario schema accepts but the sim backend refuses (its check())."""
+    """Values that the scenario accepts but the sim backend's check() refuses: an algorithm only
+    ns-3 runs (the scenario accepts every name some backend runs)."""
     from ccbench.backends import get_backend
-    from ccbench.scenario.model import BASE_ALGORITHMS
+    from ccbench.scenario.model import known_algorithms
 
     sim = get_backend("sim")
-    for aqm in ("pie", "red", "codel", "fq_codel"):
-        try:
-            sim.check(scenario(bottleneck={"rate": "10Mbit", "rtt": "20ms", "aqm": aqm}))
-        except ValueError:
-            return "bottleneck.aqm", ["droptail", aqm]
-    for cc in BASE_ALGORITHMS:
+    for cc in known_algorithms():
         try:
             sim.check(scenario(flows=[{"cc": cc}]))
         except ValueError:
             return "flows.0.cc", ["cubic", cc]
-    pytest.skip("the sim backend accepts every aqm and algorithm the schema knows")
+    raise AssertionError("the sim backend runs every algorithm the scenario accepts: no cell to fail")
 
 
-def test_failure_isolation(tmp_path, sim_core):
+def test_failure_isolation(tmp_path):
     key, values = _refused_cells()
     sc = scenario({key: values, "bottleneck.loss": ["0%", "1%"]})
     s = run_sweep(sc, tmp_path / "d", workers=2, progress=False)
@@ -282,7 +259,7 @@ app()
 """
 
 
-def test_resume_after_sigkill(tmp_path, sim_core):
+def test_resume_after_sigkill(tmp_path):
     study = tmp_path / "study.toml"
     study.write_text(STUDY.format(duration="3s", repeat=3))  # 24 runs
     out = tmp_path / "out"
@@ -395,7 +372,7 @@ def test_axis_types_are_decided_once_per_axis():
     assert {c["sample_interval"] for c in cols} == {0.1, 1.0}
 
 
-def test_sweep_store_has_typed_columns_meta_and_link_series(tmp_path, sim_core):
+def test_sweep_store_has_typed_columns_meta_and_link_series(tmp_path):
     import ccbench
 
     sc = scenario({"flows.0.count": [1, 2], "bottleneck.loss": ["0%", "1%"], "repeat": 2},
@@ -418,7 +395,7 @@ def test_sweep_store_has_typed_columns_meta_and_link_series(tmp_path, sim_core):
     assert len(res.cell_goodput()) == 4
 
 
-def test_identical_repeats_are_reported(tmp_path, sim_core):
+def test_identical_repeats_are_reported(tmp_path):
     """Without random loss, jitter or start jitter every repeat is the same run: the summary
     names those cells; with start_jitter the repeats differ and nothing is reported."""
     import io
@@ -461,7 +438,7 @@ class _Odd(Exception):
 
 @pytest.mark.parametrize("failure", ["raises", "raises-and-failed-row-raises", "odd-exception",
                                      "returns-garbage"])
-def test_any_exception_in_one_run_is_a_stored_failed_run(tmp_path, monkeypatch, sim_core, failure):
+def test_any_exception_in_one_run_is_a_stored_failed_run(tmp_path, monkeypatch, failure):
     """Before: an exception while building the failed run's row (e.g. OverflowError for
     buffer = 1e20B) escaped, nothing was stored, and every re-run crashed at the same cell."""
     from ccbench import results
@@ -522,7 +499,7 @@ def test_failed_payload_never_raises():
         ("abc", "failed", "the message", "h", None)
 
 
-def test_store_error_for_one_run_is_stored_as_failed(tmp_path, monkeypatch, sim_core):
+def test_store_error_for_one_run_is_stored_as_failed(tmp_path, monkeypatch):
     """A table the store cannot write (not a file-system error) fails that run only."""
     from ccbench.results import store as store_mod
 
@@ -545,7 +522,7 @@ def _cc_of(table):
     return table.column("cc").to_pylist() if hasattr(table, "column") else list(table["cc"])
 
 
-def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path, sim_core):
+def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path):
     """A simulation that would take minutes is stopped at the timeout (the simulator polls for
     the worker's SIGALRM), stored as failed naming the timeout; the other runs complete."""
     sc = scenario({"duration": ["2s", "600s"]}, bottleneck={"rate": "1Gbit", "rtt": "20ms"})
@@ -559,7 +536,7 @@ def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path, sim_cor
                                          "and was stopped")
 
 
-def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch, sim_core):
+def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch):
     """A run stuck where the timeout cannot reach it: its worker is killed and replaced, the run
     stored as failed, the runs that were in flight with it run again and complete."""
     from ccbench.sweeps import runner as sw
@@ -611,7 +588,7 @@ def test_bad_run_timeout_is_one_line(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_second_sweep_into_one_store_waits_and_runs_nothing_twice(tmp_path, sim_core):
+def test_second_sweep_into_one_store_waits_and_runs_nothing_twice(tmp_path):
     """Before: two sweeps into one store both ran every cell."""
     study = tmp_path / "study.toml"
     study.write_text(STUDY.format(duration="3s", repeat=1))  # 8 runs
@@ -642,7 +619,7 @@ def test_second_sweep_into_one_store_waits_and_runs_nothing_twice(tmp_path, sim_
 
 
 @pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_sweep_exit_status_on_signals(tmp_path, sim_core, sig, status):
+def test_sweep_exit_status_on_signals(tmp_path, sig, status):
     study = tmp_path / "study.toml"
     study.write_text(STUDY.format(duration="3s", repeat=20))
     out = tmp_path / "out"

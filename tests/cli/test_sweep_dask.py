@@ -39,17 +39,6 @@ repeat = 2
 """
 
 
-@pytest.fixture(scope="session")
-def sim_core():
-    """The real simulator core; skips (only) while it reports "not implemented yet"."""
-    import ccbench
-    from conftest import minimal_dict, skip_if_core_missing
-
-    r = ccbench.run(minimal_dict(), raise_on_error=False)
-    skip_if_core_missing(r.error)
-    assert r.ok, r.error
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -85,7 +74,7 @@ def comparable(df):
     return df[cols].sort_values(["run_id", "flow_id"] if "flow_id" in cols else ["run_id"]).reset_index(drop=True)
 
 
-def test_sweep_on_dask_cluster_equals_local(tmp_path, sim_core):
+def test_sweep_on_dask_cluster_equals_local(tmp_path):
     study = tmp_path / "study.toml"
     study.write_text(STUDY)
     port = free_port()
@@ -137,7 +126,7 @@ def test_sweep_on_dask_cluster_equals_local(tmp_path, sim_core):
     assert not list(tmp_path.glob("w*/**/*.parquet"))
 
 
-def test_dask_local_cluster(tmp_path, sim_core):
+def test_dask_local_cluster(tmp_path):
     sc = Scenario.from_dict(__import__("tomllib").loads(STUDY), source="dask-test.toml")
     s = run_sweep(sc, tmp_path / "out", grid=["flows.0.cc=cubic", "bottleneck.loss=0%"], repeat=2,
                   dask="local", workers=1, progress=False)

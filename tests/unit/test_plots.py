@@ -1,5 +1,5 @@
-"""Figures of ccbench.plots on a synthetic store whose answers are known by construction, and
-(when the contract's store layout is present) on a real small sweep."""
+"""Figures of ccbench.plots on a synthetic store whose answers are known by construction
+(tests/synthetic_store.py), and `ccbench plot` on that store written to disk."""
 from __future__ import annotations
 
 import json
@@ -179,7 +179,6 @@ def test_jain_needs_two_flows(store):
         plots.jain(SimpleNamespace(**{**vars(store), "flows": one}))
 
 
-@pytest.mark.skipif(not hasattr(analysis, "dominant_period"), reason="analysis.dominant_period not landed yet")
 def test_periodogram_marks_the_known_period(store):
     ax = plots.periodogram(store).axes[0]
     marks = [l.get_xdata()[0] for l in ax.get_lines() if l.get_linestyle() == "--"]

@@ -11,7 +11,7 @@ from ccbench.results.schema import FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA
 from ccbench.results.run_result import RunResult, build_result, failed_result, make_run_id
 from ccbench.scenario.model import Scenario
 
-from conftest import SIM_SRC, fake_report, minimal_dict, rust_struct_fields, skip_if_core_missing
+from conftest import SIM_SRC, fake_report, minimal_dict, rust_struct_fields
 
 DESIGN_FLOWS = ["run_id", "scenario_hash", "backend", "flow_id", "cc", "goodput_bps", "bytes_acked",
                 "retransmits", "loss_events", "rtt_min_ms", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms",
@@ -175,7 +175,6 @@ def test_sim_determinism_end_to_end(tmp_path):
     d = minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
                      probe={"ping": "50ms"})
     a = ccbench.run(d, raise_on_error=False)
-    skip_if_core_missing(a.error)
     assert a.ok, a.error
     b = ccbench.run(d, raise_on_error=False)
     c = ccbench.run(dict(d, seed=2), raise_on_error=False)
