@@ -1,17 +1,19 @@
-"""`ccbench recommend` over its whole documented input space (docs/recommend.md "Limits"):
-rate 100 kbit/s-10 Gbit/s, RTT 100 µs-1 s, loss 0-20 %, jitter 0-RTT/2, buffer 0.1-100 BDP, any
-AQM the simulator runs, Wi-Fi and trace links from a scenario file. Every link inside gets an
-answer (or a one-line refusal naming the user's flag), every link outside a one-line refusal
-naming the flag that is out, and never a traceback.
+"""`ccbench recommend` on the simulator: four typical links (lossy, loss-free 1 BDP, deep buffer, a
+competing CUBIC flow), the text and --json outputs against the documented schema, bad input, and
+the whole documented input space (docs/recommend.md "Limits"): rate 100 kbit/s-10 Gbit/s, RTT
+100 µs-1 s, loss 0-20 %, jitter 0-RTT/2, buffer 0.1-100 BDP, any AQM the simulator runs, Wi-Fi and
+trace links from a scenario file. Every link inside gets an answer (or a one-line refusal naming
+the user's flag), every link outside a one-line refusal naming the flag that is out, and never a
+traceback.
 
 The answers are checked against what physics allows: no candidate's goodput exceeds the link's
-capacity (rate × 1448/1500 for full segments), no p95 RTT is below the base RTT."""
+capacity (rate × 1448/1500 for full segments), no p95 RTT is below the base RTT. The stopping rule
+itself is tested on synthetic samples in unit/test_recommend_decision.py."""
 from __future__ import annotations
 
 import json
 import math
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -19,7 +21,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ccbench.cli.app import app
-from ccbench.recommend import JSON_SCHEMA, SCHEMA, SCHEMA_VERSION
+from ccbench.recommend import JSON_SCHEMA, SCHEMA, SCHEMA_VERSION, link_from_options, recommend
+from conftest import PING_DIR, ROOT
+
+PING = PING_DIR
 
 #: goodput of full segments: the link carries 1500-byte packets holding 1448 bytes of data
 PAYLOAD = 1448 / 1500
@@ -51,6 +56,138 @@ def _physically_possible(doc: dict, capacity_bps: float, base_rtt_ms: float) -> 
         p95 = row["p95_rtt_ms"]["mean"]
         if p95 is not None:
             assert p95 >= base_rtt_ms * 0.999, (row["cc"], p95, base_rtt_ms)
+
+
+# ---- the four link cases (simulator) ----------------------------------------------------------
+
+def _rec(goal="throughput", **opts):
+    link, _ = link_from_options(**{"rate": "50Mbit", "rtt": "50ms", **opts})
+    return recommend(link, goal, workers=1)
+
+
+def test_lossy_link_throughput_is_bbr_with_high_confidence():
+    r = _rec(loss="2%")
+    doc = r.to_json()
+    assert doc["recommendation"] == "bbr" and doc["outcome"] == "winner"
+    assert doc["decision"]["p_value"] < 0.001
+    assert r.confidence_text().startswith("high confidence: BBR v1 separated from")
+    assert doc["flips"] == []
+    assert r.wall_s < 30
+
+
+def test_loss_free_one_bdp_throughput_is_a_tie():
+    r = _rec(buffer="1bdp")
+    doc = r.to_json()
+    assert doc["tie"] and doc["recommendation"] is None and doc["outcome"] == "tie"
+    assert {"cubic", "bbr"} <= set(doc["decision"]["tied"])
+    assert "a tie" in r.headline() and "CUBIC" in r.headline() and "BBR" in r.headline()
+    assert r.confidence_text().startswith("tie")
+
+
+def test_deep_buffer_latency_is_not_cubic_or_reno():
+    r = _rec("latency", buffer="10bdp")
+    doc = r.to_json()
+    assert doc["recommendation"] not in ("cubic", "reno", None)
+    ev = {e["cc"]: e for e in doc["evidence"]}
+    for cc in ("cubic", "reno"):
+        assert ev[cc]["p95_over_base"] >= 5          # several times the 50 ms base RTT
+        assert ev[cc]["p95_rtt_ms"]["lo"] > 5 * 50
+    text = " ".join(doc["delay"])
+    assert "CUBIC fills the buffer" in text and "Reno fills the buffer" in text
+
+
+def test_competing_cubic_shallow_buffer_bbr_takes_most_of_the_link():
+    r = _rec(buffer="0.5bdp", competing="cubic")
+    doc = r.to_json()
+    ev = {e["cc"]: e for e in doc["evidence"]}
+    assert ev["bbr"]["share"]["mean"] > 0.75
+    assert ev["cubic"]["share"]["mean"] < 0.7
+    assert doc["recommendation"] == "bbr"
+    bbr = [t for t in doc["fairness"] if t.startswith("BBR v1 takes most of the link")]
+    assert bbr and "unfair to the other traffic" in bbr[0] and "--goal fairness" in bbr[0]
+    # ranked for fairness, BBR is not the answer
+    f = _rec("fairness", buffer="0.5bdp", competing="cubic").to_json()
+    assert f["leader"] != "bbr" and "bbr" not in f["decision"]["tied"]
+
+
+# ---- CLI, --json and its schema ---------------------------------------------------------------
+
+def _validate(doc, schema, path="$"):
+    """A small JSON-schema validator for the keywords JSON_SCHEMA uses (jsonschema when present)."""
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None and path == "$":
+        jsonschema.validate(doc, schema)
+    types = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
+             "integer": int, "number": (int, float)}
+    if "const" in schema:
+        assert doc == schema["const"], path
+    if "enum" in schema:
+        assert doc in schema["enum"], f"{path}: {doc!r} not in {schema['enum']}"
+    if "type" in schema:
+        ts = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        ok = any(isinstance(doc, types[t]) and not (t in ("integer", "number") and isinstance(doc, bool))
+                 for t in ts)
+        assert ok, f"{path}: {doc!r} is not {ts}"
+    if isinstance(doc, dict):
+        for k in schema.get("required", []):
+            assert k in doc, f"{path}: missing {k}"
+        for k, v in doc.items():
+            if k in schema.get("properties", {}):
+                _validate(v, schema["properties"][k], f"{path}.{k}")
+            elif isinstance(schema.get("additionalProperties"), dict):
+                _validate(v, schema["additionalProperties"], f"{path}.{k}")
+    if isinstance(doc, list) and "items" in schema:
+        for i, v in enumerate(doc):
+            _validate(v, schema["items"], f"{path}[{i}]")
+        if "minItems" in schema:
+            assert len(doc) >= schema["minItems"]
+
+
+def test_json_output_matches_the_schema_and_the_docs():
+    res = CliRunner().invoke(app, ["recommend", "--ping", str(PING / "linux_D_timestamps.txt"), "--rate", "20Mbit",
+                                   "--goal", "balanced", "--json", "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    _validate(doc, JSON_SCHEMA)
+    assert doc["goal"] == "balanced" and doc["link"]["rate_bps"] == 20e6
+    # --json rounds to 4 significant digits
+    assert doc["link"]["rtt_ms"] == pytest.approx(30.0) and doc["ping"]["loss"] == pytest.approx(1 / 9, rel=1e-3)
+    assert len(doc["neighbourhood"]) == 7
+    docs = (ROOT / "docs" / "recommend.md").read_text()
+    for key in JSON_SCHEMA["required"]:
+        assert f"`{key}`" in docs, f"docs/recommend.md does not document {key}"
+    # the schema rejects a wrong document
+    with pytest.raises(Exception):   # AssertionError, or jsonschema's ValidationError
+        _validate({**doc, "outcome": "maybe"}, JSON_SCHEMA)
+    with pytest.raises(Exception):
+        _validate({k: v for k, v in doc.items() if k != "evidence"}, JSON_SCHEMA)
+
+
+def test_text_output_names_goal_recommendation_and_evidence():
+    res = CliRunner().invoke(app, ["recommend", "--rate", "50Mbit", "--rtt", "50ms", "--loss", "2%",
+                                   "--cc", "cubic,bbr", "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "goal: throughput" in out and "Recommendation: BBR v1" in out and "runner-up CUBIC" in out
+    assert "how sure: high confidence" in out and "evidence" in out and "neighbourhood" in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--rate", "50Mbit", "--rtt", "50ms", "--goal", "speed"], "--goal"),
+    (["--rate", "50Mbit", "--rtt", "50ms", "--aqm", "cake"], "aqm"),
+    (["--rate", "50Mbit"], "--rtt"),
+    (["--rate", "fast", "--rtt", "50ms"], "--rate"),
+    (["--rate", "50Mbit", "--rtt", "50ms", "--competing", "2x"], "--competing"),
+    (["--rate", "50Mbit", "--rtt", "50ms", "--cc", "westwood"], "westwood"),
+    (["--ping", str(PING / "missing.txt")], "--ping"),
+])
+def test_bad_input_is_one_line_exit_2(args, needle):
+    res = CliRunner().invoke(app, ["recommend", *args])
+    assert res.exit_code == 2, res.output
+    assert needle in res.output and "Traceback" not in res.output
 
 
 # ---- named links --------------------------------------------------------------------------------
@@ -181,8 +318,6 @@ def test_json_document_has_versions_and_no_json_inside_strings():
     from ccbench import __version__
 
     assert doc["ccbench_version"] == __version__
-    from test_recommend import _validate
-
     _validate(doc, JSON_SCHEMA)
     if doc["outcome"] == "winner":
         assert doc["decision"]["tied"] == []
