@@ -1,5 +1,6 @@
-"""`ccbench run` imports pyarrow/numpy during the simulation, not before it (ccbench/backends/preload.py,
-issue 11: the fixed cost around a run), and the run's results are the same either way."""
+"""`ccbench run` imports pyarrow/numpy during the simulation, not before it (ccbench/backends/preload.py:
+the imports would otherwise add to the fixed cost around a run), and the run's results are the
+same either way."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""Processes (issue 11): a long simulation stops on Ctrl-C/SIGTERM within about a second, with
+"""Processes: a long simulation stops on Ctrl-C/SIGTERM within about a second, with
 the conventional exit status; the simulator's events cap; sweep workers die with their sweep
 process however it dies, and never start a run after it; `ccbench cleanup` finds leftover
 workers and temporary directories; the kernel lock cannot be redirected or held by others.
@@ -81,7 +81,7 @@ def _dead_pid() -> int:
     return p.pid
 
 
-# ---- item 1: interrupt, events cap ------------------------------------------------------------
+# ---- interrupt, events cap -------------------------------------------------------------------
 
 @pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_long_simulation_stops_within_a_second(tmp_path, sig, status):
@@ -130,7 +130,7 @@ def test_simulator_events_cap_is_a_clear_failure():
     assert not res.ok and "run exceeded 1000 events" in res.error
 
 
-# ---- item 2: workers die with the sweep ---------------------------------------------------------
+# ---- workers die with the sweep ----------------------------------------------------------------
 
 def _start_sweep(tmp_path, *extra: str):
     study = tmp_path / "study.toml"
@@ -230,7 +230,7 @@ def test_cleanup_kills_leftover_workers_only(monkeypatch):
             p.wait()
 
 
-# ---- item 9: /tmp/ccb* leftovers ---------------------------------------------------------------
+# ---- /tmp/ccb* leftovers ----------------------------------------------------------------------
 
 def test_cleanup_removes_temp_dirs_of_dead_runs_only(tmp_path):
     from ccbench.backends.kernel.topology import remove_stale_tmp_dirs
@@ -254,7 +254,7 @@ def test_cleanup_removes_temp_dirs_of_dead_runs_only(tmp_path):
     assert planted.is_symlink() and (victim / "keep").exists()  # never through a symlink
 
 
-# ---- item 3: the kernel lock -------------------------------------------------------------------
+# ---- the kernel lock --------------------------------------------------------------------------
 
 LOCK_PROBE = """
 import sys

@@ -462,7 +462,7 @@ def _ns3_missing():
     from ccbench import backends
 
     try:
-        return backends.get_backend("ns3").problem()   # the SDK and a compiler (tests/test_ns3.py)
+        return backends.get_backend("ns3").problem()   # the SDK and a compiler (ns3_backend/test_ns3.py)
     except Exception as e:  # noqa: BLE001 - BackendUnavailable, with the reason
         return str(e)
 

@@ -186,7 +186,7 @@ def test_quick_study_writes_a_report_with_published_vs_measured(quick_runs, name
         assert f"{row['published']:g}" in html or str(row["published"]) in html
     # every published cell of a built-in study is in its quick grid, so every row is measured —
     # except seed 003's period when the quick run finds none significant: since the simulator
-    # re-arms the RTO on a head retransmission as Linux does (issue 10), the 20 s period of the
+    # re-arms the RTO on a head retransmission as Linux does (tcp_rearm_rto), the 20 s period of the
     # 20-flow 1 GbE run is significant in only some seeds, and on Linux at 1 Gbit/s in none
     # (docs/studies.md); the report must say so, and show what does hold on both: the groups'
     # steps at BBR's ProbeRTT rounds.

@@ -413,7 +413,7 @@ def test_identical_repeats_are_reported(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------
-# issue 11: any exception in one run is a stored failed run; run timeout; one sweep per store
+# any exception in one run is a stored failed run; run timeout; one sweep per store
 # ------------------------------------------------------------------------------------------
 
 def _patch_sim_run(monkeypatch, special):

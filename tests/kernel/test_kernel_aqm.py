@@ -1,4 +1,4 @@
-"""Queue disciplines and ECN on the kernel backend (issue 12): the real Linux TCP stack through
+"""Queue disciplines and ECN on the kernel backend: the real Linux TCP stack through
 ccbench-link's AQM arm. Needs root, TUN, iperf3, ping and a built ccbench-link; skipped with the
 reason otherwise. Addresses are the backend's own (198.18.0.1/2, benchmarking range
 198.18.0.0/15), in namespaces the runs create and remove. Three short runs (≤ 8 s each) and one
@@ -77,7 +77,7 @@ def test_fq_codel_keeps_the_probe_near_the_base_rtt_under_4_cubic_flows(isolatio
     sparse flow: each echo finds its bucket empty, goes on the new-flows list and is sent before
     any bulk packet (RFC 8290 §4.1), so it waits only for the packet already on the wire
     (1500 B at 20 Mbit/s = 0.6 ms) in each direction. Bound: p50 ≤ base + 3 ms and p95 ≤ base +
-    10 ms (the issue's bound); the slack over 1.2 ms is for the shared CPU (ping and emulator
+    10 ms; the slack over 1.2 ms is for the shared CPU (ping and emulator
     wake-ups). The bulk flows' own RTT is CoDel's: their queue sojourn is held near the 5 ms
     target, not the buffer's 320 ms."""
     sc, res, keep = isolation_runs["fq_codel"]

@@ -1,4 +1,4 @@
-"""Kernel backend: real Linux TCP over ccbench-link (issue 4). Needs root, TUN, iperf3 and a
+"""Kernel backend: real Linux TCP over ccbench-link. Needs root, TUN, iperf3 and a
 built ccbench-link; each test is skipped with the reason when something is missing.
 Short runs only: the whole file takes about 2–3 minutes."""
 from __future__ import annotations
@@ -487,10 +487,10 @@ ping = "100ms"
 def test_ctrl_c_of_a_kernel_sweep_leaves_nothing(tmp_path):
     """Ctrl-C in a terminal sends SIGINT to the whole process group: the sweep process and its
     worker both get it, the worker tears its run down, and the sweep process stops the worker
-    (SIGTERM, then SIGKILL after 5 s). Before sitting 8 the worker, its SIGTERM spent on the
-    teardown, took the next queued run from the pool and was SIGKILLed in the middle of it:
-    that run's namespaces and iperf3 processes stayed behind, in about 4 of 10 tries. Three
-    tries, each with more runs queued behind the interrupted one."""
+    (SIGTERM, then SIGKILL after 5 s). The race this guards against: a worker that, its SIGTERM
+    spent on the teardown, takes the next queued run from the pool is SIGKILLed in the middle
+    of it, and that run's namespaces and iperf3 processes stay behind (about 4 of 10 tries when
+    a worker did so). Three tries, each with more runs queued behind the interrupted one."""
     sc = tmp_path / "s.toml"
     sc.write_text(SWEEP_SCENARIO)
     for attempt in range(3):

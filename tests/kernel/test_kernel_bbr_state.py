@@ -7,15 +7,15 @@ enters ProbeRTT (cwnd 4, pacing and cwnd gains 1) for at least 200 ms. Beside a 
 keeps a standing queue, ProbeRTT cannot find the empty path again, so the estimate after 10 s
 is base RTT plus CUBIC's queue — larger than the handshake's. The stack's tcpi_min_rtt (a 300 s
 window) could never rise, so this also checks the kernel backend reads BBR's own estimate, as the
-simulator reports it (sitting 11: the kernel column had been tcpi_min_rtt, which made 10 BBR flows
-look as if their ProbeRTT had found 2.7 ms when BBR itself had taken 9 ms).
+simulator reports it (tcpi_min_rtt in that column would make 10 BBR flows look as if their
+ProbeRTT had found 2.7 ms when BBR itself had taken 9 ms).
 
 Why the numbers: 200 Mbit/s and 1 ms give a 17-packet BDP; CUBIC fills the 200-packet buffer and
 backs off by 30 % of ~217 packets on a loss, so its queue stays above ~130 packets (about 8 ms)
 between losses. Before 10 s BBR's estimate is from the handshake on the empty path (~1 ms); after,
 it must exceed the handshake's by at least 0.5 ms (8 packets of queue). Usually it is 8-9 ms, but
 a ProbeRTT that falls just after CUBIC backed off more than once finds less: the kernel once
-re-took 2.42 ms (handshake 1.46 ms), which an earlier bound of 3 ms failed.
+re-took 2.42 ms (handshake 1.46 ms), hence a bound relative to the handshake, not a fixed 3 ms.
 """
 from __future__ import annotations
 
@@ -89,9 +89,9 @@ def test_bbr_beside_cubic_gets_and_loses_as_on_the_kernel():
     extra_acked allowance adds to its cwnd. After ProbeRTT, with BBR ahead, its bursts meet the
     full queue together, so BBR, not CUBIC, takes the drops. Measured on the kernel (seeds 1-3
     and CI runs): BBR 25.8-31.7 Mbit/s before ProbeRTT; after it BBR retransmits 15-25 times as
-    many segments as CUBIC (150-382 against 10-15 per second). Pacing one segment per slot, as the
-    simulator did before sitting 11: 8.5 Mbit/s, and BBR ~55 per second against CUBIC's ~40
-    (ratio 1.4). Per skb (seeds 1-6): 21.8-29.1 Mbit/s (mean 24.2), ratio 29-48 (BBR 410-544
+    many segments as CUBIC (150-382 against 10-15 per second). A simulator pacing one segment per
+    slot instead gets 8.5 Mbit/s, and BBR ~55 per second against CUBIC's ~40 (ratio 1.4). The
+    simulator, per skb (seeds 1-6): 21.8-29.1 Mbit/s (mean 24.2), ratio 29-48 (BBR 410-544
     per second: more than the kernel, partly because the simulator's path min RTT, 1.00 ms, is
     under tcp_tso_rtt_log's 1 024 µs step, which doubles its bonus over the kernel's 1.05-1.1 ms).
     Bounds: the goodput within 35 % of the kernel's mean (the kernel ranged 25.8-31.7 over ten

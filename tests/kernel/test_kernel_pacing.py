@@ -1,10 +1,10 @@
 """The kernel backend paces a flow only when the scenario says so (`pacing = true`, or BBR).
 
-Found in sitting 8 of issue 10: iperf3 (3.12) connects and sets `-C` afterwards, so the namespace's
-default congestion control initialises every connection first. On a host whose default is bbr,
-bbr_init() set sk_pacing_status = NEEDED, which switching to CUBIC or Reno does not undo: every
-CUBIC/Reno flow of the kernel backend was paced, and the fidelity grid compared paced Linux with
-the simulator's unpaced flows. The namespaces now default to reno (no init()).
+Why it can go wrong: iperf3 (3.12) connects and sets `-C` afterwards, so the namespace's default
+congestion control initialises every connection first. With bbr as that default, bbr_init() sets
+sk_pacing_status = SK_PACING_NEEDED, which switching to CUBIC or Reno does not undo: every
+CUBIC/Reno flow would be paced, unlike the simulator's. So the namespaces default to reno, which
+has no init().
 
 The evidence is the kernel's own: internal pacing sends through the socket's pacing hrtimer,
 whose callback is tcp_pace_kick (net/ipv4/tcp_output.c), and tracefs' timer:hrtimer_expire_entry
@@ -52,8 +52,8 @@ def test_unpaced_flows_never_use_the_pacing_timer_and_paced_ones_do(cc):
     # the paced run must show the timer (else this test could not see pacing at all) ...
     assert paced >= 100
     # ... and the unpaced one must not: a few expiries are allowed for other sockets on the
-    # machine (the count is machine-wide); before the fix, with the host default bbr, the
-    # unpaced Reno fired it as often as the paced one (901 against 887 times)
+    # machine (the count is machine-wide); with bbr as the namespace default the unpaced Reno
+    # fired it as often as the paced one (901 against 887 times)
     assert unpaced <= max(5, paced // 50)
 
 

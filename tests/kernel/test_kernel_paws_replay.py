@@ -1,11 +1,11 @@
 """The simulator's receiver against Linux's on the same packets: a kernel-backend run under
-reordering is captured on the receiving TUN (benchmarks/kernel_pkt_capture.py), and its data
+reordering is captured on the receiving TUN (benchmarks/kernel_capture/kernel_pkt_capture.py), and its data
 segments — same order, times and TSvals — are fed to the simulator's receiver
 (crates/sim/examples/replay_receiver.rs). Linux's PAWS discards under reordering depend on
 ts_recent, which only a segment at or before rcv_wup may move (tcp_replace_ts_recent), so the
 count checks the receiver's timestamp, sequence and ACK bookkeeping together.
 
-Measured when this test went in (sitting 10), BBR at ±4 ms, 15 s: kernel 294 PAWSEstab, 39 045
+Measured, BBR at ±4 ms, 15 s: kernel 294 PAWSEstab, 39 045
 ACKs (TcpOutSegs), 51 599 segments queued out of order; the simulator's receiver on the same
 arrivals 306, 39 421 and 52 330. Its ACK-or-not decision after each arrival matched the kernel's
 on 93 % of the 61 000 arrivals. The replay needs every data segment the kernel received: a
@@ -53,14 +53,15 @@ def test_simulator_receiver_discards_what_linux_discards():
     kernel, acks = int(rcv.TcpExtPAWSEstab), int(rcv.TcpOutSegs)
     print(f"{len(arrivals)} arrivals; PAWSEstab: kernel {kernel}, simulator's receiver "
           f"{sim['TcpExtPAWSEstab']}; ACKs: kernel {acks}, simulator's receiver {sim['TcpOutSegs']}")
-    # BBR at ±4 ms usually discards a hundred or more per 8 s run (benchmarks/fidelity.md), once
-    # only 43 (CI, sitting 12: the simulator's receiver 51); the guard only keeps the comparison
+    # BBR at ±4 ms usually discards a hundred or more per 8 s run (benchmarks/fidelity/RESULTS.md),
+    # once only 43 (on CI; the simulator's receiver 51); the guard only keeps the comparison
     # from being vacuous, at 20 (validate calls a counter non-trivial from 10). Which segment
     # may move ts_recent depends on when the receiver last ACKed (rcv_wup), so the receivers'
     # ACK timing shows in the count: in 11 runs the simulator's receiver discarded 0-18 % more
     # than the kernel's, never fewer (its ACKs agree with the kernel's on 93 % of arrivals). The
-    # bound is the issue's 25 % for counters. Without sitting 9's fix (a duplicate below rcv_wup
-    # moved ts_recent) the replay of the 15 s capture above gives 24 against the kernel's 294.
+    # bound is validate's for counters (25 %, validate/compare.py COUNTER_TARGET). A receiver
+    # that lets a duplicate below rcv_wup move ts_recent (tcp_replace_ts_recent does not) gives
+    # 24 against the kernel's 294 on the replay of the 15 s capture above.
     assert kernel >= 20
     assert abs(sim["TcpExtPAWSEstab"] - kernel) <= 0.25 * kernel
     # ACKs: 1.4-3.8 % more than the kernel's in the same runs

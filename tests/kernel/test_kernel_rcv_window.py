@@ -4,9 +4,8 @@ Linux receiver ACKs nearly every segment until its window is fully open (crates/
 rcv_window.rs). The ratio of the receiver's ACKs (TcpOutSegs) to the data segments it received
 (TcpInSegs) shows it: ACKing every second segment gives about 0.5, every segment 1.
 
-Measured when the window model went in (issue 10, sitting 9): kernel 0.570 and 0.582 (seeds 1
-and 2), simulator 0.574; before, with the window open from the first segment, the simulator
-sent 0.471."""
+Measured: kernel 0.570 and 0.582 (seeds 1 and 2), simulator 0.574; a receiver whose window is
+open from the first segment sends 0.471."""
 from __future__ import annotations
 
 import pytest
@@ -42,11 +41,11 @@ def test_receiver_acks_per_segment_in_slow_start_match_the_kernel():
 
 @pytest.mark.skipif(tracing_missing() is not None, reason=tracing_missing() or "")
 def test_kernel_measure_counts_reads_less_what_is_queued():
-    """The rule the simulator's autotuning follows (rcv_window.rs `on_read`, sitting 10), on the
+    """The rule the simulator's autotuning follows (rcv_window.rs `on_read`), on the
     kernel this machine runs: each `tcp:tcp_rcvbuf_grow` event reports what was read since the
     last measure (copied) and what is still queued (inq), and the next event's measure (space) is
     copied - inq. Under 5 % loss holes release bursts, so inq is often large: counting the burst,
-    as the simulator did before, let BBR's window run 3x ahead of the kernel's in STARTUP."""
+    as a model that ignores inq would, lets BBR's window run 3x ahead of the kernel's in STARTUP."""
     import re
 
     from ccbench.backends import kernel

@@ -1,4 +1,4 @@
-"""Reverse flows and probe percentiles on the kernel backend (issue 12 part 3, RRUL-style). A
+"""Reverse flows and probe percentiles on the kernel backend (RRUL-style latency under load). A
 reverse flow is the iperf3 client started with ``-R``: it still connects from the sender
 namespace, the server in the receiver namespace sends, so its tcp_info is read on the receiver
 namespace's socket. The run needs root, TUN, iperf3, ping and a built ccbench-link and is skipped

@@ -2,11 +2,12 @@
 connections' data segments and ACKs (and the ping probe), not iperf3's control connection, the
 handshakes, the 37-byte cookie or IPv6 (crates/link/src/measured.rs).
 
-Found in sitting 9 of issue 10 with a packet capture on both TUN devices
-(benchmarks/kernel_pkt_capture.py): about 13 setup packets drew from the loss stream before the
-first data segment, so the kernel's n-th data segment met draw n + 13...15 while the simulator's
-met draw n, and at 5 % loss the draw that fell on the cookie of seed 1 cost that run a tail loss
-probe and half its cwnd before any data flowed. With the fix the kernel's lost data segments of
+Why it matters, from a packet capture on both TUN devices
+(benchmarks/kernel_capture/kernel_pkt_capture.py): a run sends about 13 setup packets before its
+first data segment. Were they impaired, they would draw from the loss stream, so the kernel's
+n-th data segment would meet draw n + 13...15 while the simulator's meets draw n, and at 5 % loss
+the draw that falls on the cookie of seed 1 would cost that run a tail loss probe and half its
+cwnd before any data flowed. With only data and ACKs impaired, the kernel's lost data segments of
 that run are the stream's draws 11, 28, 31, 46, 48, 68 (1-based), as in the simulator."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A trace-driven link on the kernel backend (issue 13, "the kernel backend runs one CUBIC flow ...
-over a trace, and its goodput is within 15 % of the simulator's"): the real Linux TCP stack
-through ccbench-link serving a shipped Mahimahi trace with the simulator's own TraceServer.
+"""A trace-driven link on the kernel backend: one real Linux CUBIC flow through ccbench-link
+serving a shipped Mahimahi trace with the simulator's own TraceServer gets within 15 % of the
+simulator's goodput over the same trace.
 Needs root, TUN, iperf3 and a built ccbench-link; skipped with the reason otherwise. One 8 s run
 (plus the simulator's, under a second)."""
 from __future__ import annotations

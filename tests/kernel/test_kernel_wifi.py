@@ -1,4 +1,4 @@
-"""The Wi-Fi link on the kernel backend (issue 13, section 3): real Linux CUBIC through
+"""The Wi-Fi link on the kernel backend: real Linux CUBIC through
 ccbench-link's Wi-Fi arm, which runs the simulator's own 802.11n medium (ccbench-wifi) with one
 thread serving both directions. Needs root, TUN, iperf3 and a built ccbench-link; skipped with
 the reason otherwise. One 6 s kernel run and the same scenario in the simulator (a few seconds
@@ -52,7 +52,7 @@ def runs():
 @needs_kernel
 def test_cubic_over_the_wifi_model_gets_the_simulators_goodput(runs):
     """One real CUBIC flow over the Wi-Fi hop: its goodput is within 15 % of the simulator's
-    CUBIC over the same model (the issue's bound). Both run the same medium code; what differs
+    CUBIC over the same model. Both run the same medium code; what differs
     is the TCP (Linux's vs the simulator's) and its ACKs, which take airtime in the reverse
     direction on both."""
     sc, kres, _, sres = runs

@@ -1,4 +1,4 @@
-"""The ns-3 backend (issue 14): the same scenario on ns-3 3.44 through python/ccbench/backends/ns3/ccbench_ns3.cc.
+"""The ns-3 backend: the same scenario on ns-3 3.44 through python/ccbench/backends/ns3/ccbench_ns3.cc.
 
 Needs the ``ns3`` extra (``make ns3``: pip install --no-deps ns3==3.44.post0) and g++; `make test`
 installs it, so CI runs these. Every run is a few simulated seconds (well under a second of ns-3
@@ -157,7 +157,7 @@ def test_refuses_what_ns3_cannot_express_naming_the_key(over, key):
 
 
 def test_refuses_link_kinds_it_has_no_model_for(monkeypatch):
-    """A key another backend added (issue 13's ``bottleneck.link``, ``bottleneck.trace``) with a
+    """A key of a link ns-3 has no model for (``bottleneck.link``, ``bottleneck.trace``) with a
     non-default value is refused by name: checked through the model's fields, so this holds
     whichever of those keys the scenario schema has."""
     sc = scenario()

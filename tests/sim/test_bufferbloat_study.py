@@ -1,4 +1,4 @@
-"""The built-in study `bufferbloat` (issue 12 part 4): it loads, its --quick version runs on the
+"""The built-in study `bufferbloat`: it loads, its --quick version runs on the
 simulator, its report holds the table and the goodput-vs-ping-p95 figure, and what the run
 measures agrees with queueing theory (FQ-CoDel isolates the ping, a full 16-BDP FIFO does not)."""
 from __future__ import annotations

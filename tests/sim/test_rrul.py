@@ -1,7 +1,7 @@
-"""Latency under load, RRUL-style, through the public API on the simulator backend (issue 12
-part 3): ``[[flows]] direction = "reverse"``, the flows table's ``direction`` column and the
+"""Latency under load, RRUL-style, through the public API on the simulator backend:
+``[[flows]] direction = "reverse"``, the flows table's ``direction`` column and the
 probe percentiles of each sample interval in ``link_series``. The simulator-level tests are
-crates/sim/tests/rrul.rs; the kernel backend's is in tests/test_kernel_rrul.py."""
+crates/sim/tests/rrul.rs; the kernel backend's is in kernel/test_kernel_rrul.py."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""Trace-driven links from Python (issue 13 §2): the Mahimahi parser's cases through the
+"""Trace-driven links from Python: the Mahimahi parser's cases through the
 extension, the scenario keys ``trace`` / ``trace_reverse`` and their errors, the shipped traces
 reproduced byte for byte by scripts/make_traces.py, and a saturating flow getting the trace's
 capacity through the simulator backend."""

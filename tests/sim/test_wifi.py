@@ -1,4 +1,4 @@
-"""The Wi-Fi link on the Python side (issue 13 §1): ``bottleneck.link = "wifi"`` and the
+"""The Wi-Fi link on the Python side: ``bottleneck.link = "wifi"`` and the
 ``[wifi]`` table — defaults equal to the crate's, refusals naming the key, the PHY rate filled
 in, the simulator's JSON, the run's wifi_* columns. The TCP-level tests are in
 crates/sim/tests/wifi.rs."""

@@ -16,17 +16,17 @@ from ccbench.results.store import Store, load, query
 
 from conftest import ROOT, fake_report, minimal_dict
 
-# the contract (plan: issue 10), in nstat's spelling
+# the counters every backend reports (docs/results.md), in nstat's spelling
 CONTRACT = ["TcpRetransSegs", "TcpOutSegs", "TcpInSegs", "TcpExtTCPLossProbes",
             "TcpExtTCPLossProbeRecovery", "TcpExtTCPSACKReorder", "TcpExtTCPDSACKRecv",
             "TcpExtTCPDSACKOldSent", "TcpExtTCPDSACKOfoSent", "TcpExtTCPDSACKUndo", "TcpExtTCPFullUndo",
             "TcpExtTCPPartialUndo", "TcpExtTCPLossUndo", "TcpExtTCPSpuriousRTOs", "TcpExtTCPTimeouts",
             "TcpExtTCPFastRetrans", "TcpExtTCPLostRetransmit", "TcpExtTCPSackRecovery", "TcpExtPAWSEstab",
             "TcpExtTCPOFOQueue", "TcpExtTCPOFODrop", "TcpExtDelayedACKs",
-            # added after the contract: HyStart's slow-start exits, a mechanism behind CUBIC's losses
+            # HyStart's slow-start exits, a mechanism behind CUBIC's losses
             "TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayDetect",
             "TcpExtTCPHystartDelayCwnd",
-            # ECN (issue 12 part 2)
+            # ECN: CE-marked segments delivered, CE-marked packets received
             "TcpExtTCPDeliveredCE", "IpExtInCEPkts"]
 
 

@@ -241,7 +241,7 @@ def test_ratio_table_and_summarise():
 
 
 def test_sim_backend_converts_a_report(fake_sim):
-    """backends.sim.run with a report.rs-shaped answer (stand-in until the core lands)."""
+    """backends.sim.run turns a report.rs-shaped answer (conftest.fake_report) into the tables."""
     import ccbench
 
     r = ccbench.run(scenario())
@@ -312,7 +312,7 @@ def test_sim_cc_state_uses_the_kernel_vocabulary():
     assert {"startup", "open"} <= states
 
 
-# ---- the columnar result path (issue 11 item 10: 100 000 flows) ----------------------------
+# ---- the columnar result path (runs of up to 100 000 flows) --------------------------------
 
 
 def _sim_ids_and_tables(result):

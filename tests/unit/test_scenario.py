@@ -131,7 +131,7 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
 RUST_ONLY_KEYS = {"max_events"}
 #: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
 RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
-#: BottleneckConfig fields the Python side sends only when set (a trace link's traces; wifi only on a Wi-Fi link, tests/test_wifi.py).
+#: BottleneckConfig fields the Python side sends only when set (a trace link's traces; wifi only on a Wi-Fi link, sim/test_wifi.py).
 OPTIONAL_BOTTLENECK_KEYS = {"trace", "wifi"}
 #: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
 #: on, direction when "reverse").
@@ -366,7 +366,7 @@ def test_every_shipped_study_loads_and_its_sweep_cells_validate():
     assert any(p.name == "demo-loss.toml" for p in studies)
     for path in studies:
         if "study" in tomllib.loads(path.read_text()):
-            continue  # a study file (ccbench.study, tests/test_study.py), not a scenario
+            continue  # a study file (ccbench.study, cli/test_study.py), not a scenario
         sc = load_scenario(path)
         assert sc.name == path.stem
         for key, values in (sc.sweep or {}).items():

@@ -159,7 +159,7 @@ def test_format_helpers():
     assert format_rate(2e12) == "2Tbit" and parse_rate(format_rate(2e12)) == 2 * 10**12
 
 
-# ---- numbers far out of any range (issue 11): a UnitError, never InvalidOperation/Overflow ----
+# ---- numbers far out of any range: a UnitError, never InvalidOperation/Overflow ---------------
 
 HUGE = ["1e41s", "1e999999999s", "1e" + "9" * 5000 + "s", "9" * 5000 + "s", 1e300, 10**5000, "1e50bit",
         "1e60B", "1e45pkt", "1e41bdp", "0s+1e50s", "1e42%"]
