@@ -74,7 +74,7 @@ def test_ten_plus_ten_flows_on_1gbe_change_level_at_bbr_probe_rtt_rounds():
     between rounds, where only noise moves it. BBR, whose cwnd is twice a BDP estimate inflated
     by the queue CUBIC keeps, takes most of the link: CUBIC gets less than a third.
 
-    The seed reports a 20 s period. Linux 6.18 at 1 Gbit/s (benchmarks/coexistence_1g_veth.md,
+    The seed reports a 20 s period. Linux 6.18 at 1 Gbit/s (benchmarks/coexistence_1g/RESULTS.md,
     veth and tbf as the bottleneck) shows in ten runs 17-20 rounds, CUBIC at 10-27 % of the
     goodput, and CUBIC's level changing by x1.09-8.8 across a round against x1.05-1.10 midway
     (1.8 to 23 times as much in log terms: every run passes these checks), but no significant
