@@ -1,6 +1,7 @@
 """What this machine offers the kernel backend. Every lookup the backend, ``ccbench doctor`` and
 the tests need lives here, in particular :func:`available_algorithms` — the single place that
-says which congestion controls the kernel can run (a later issue adds BPF struct_ops ones)."""
+says which congestion controls the kernel can run (today the built-in ones and loaded modules,
+as net.ipv4.tcp_available_congestion_control lists them)."""
 
 from __future__ import annotations
 

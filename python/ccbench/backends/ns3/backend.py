@@ -196,7 +196,7 @@ def algorithms() -> list[dict]:
 
 def _non_default(model, field: str):
     """The value of ``field`` on ``model`` if the model has it and it differs from its default
-    (keys added by other issues, e.g. ``bottleneck.link``), else None."""
+    (a key this backend does not serve, e.g. ``bottleneck.link``), else None."""
     fields = getattr(type(model), "model_fields", {})
     if field not in fields:
         return None
