@@ -1,4 +1,5 @@
 """Shared fixtures for the Python tests."""
+
 from __future__ import annotations
 
 import json
@@ -85,28 +86,54 @@ def fake_report(sim_config: dict) -> dict:
         i = f["id"]
         flows.append(
             {
-                "flow_id": i, "group": f["group"], "cc": f["cc"],
-                "goodput_bps": 1e6 * (i + 1), "bytes_acked": 1000 * (i + 1), "retransmits": i,
-                "loss_events": i, "rtt_min_ms": 20.0, "rtt_mean_ms": 25.0, "rtt_p50_ms": 24.0,
-                "rtt_p95_ms": 30.0, "rtt_p99_ms": None, "cwnd_mean": 10.5, "start_s": 0.0,
-                "end_s": 2.0, "fct_s": None, "completed": False, "data_sent": 100,
-                "data_received": 98, "data_dropped": 1, "data_in_network": 1,
+                "flow_id": i,
+                "group": f["group"],
+                "cc": f["cc"],
+                "goodput_bps": 1e6 * (i + 1),
+                "bytes_acked": 1000 * (i + 1),
+                "retransmits": i,
+                "loss_events": i,
+                "rtt_min_ms": 20.0,
+                "rtt_mean_ms": 25.0,
+                "rtt_p50_ms": 24.0,
+                "rtt_p95_ms": 30.0,
+                "rtt_p99_ms": None,
+                "cwnd_mean": 10.5,
+                "start_s": 0.0,
+                "end_s": 2.0,
+                "fct_s": None,
+                "completed": False,
+                "data_sent": 100,
+                "data_received": 98,
+                "data_dropped": 1,
+                "data_in_network": 1,
             }
         )
     n = len(flows)
     series = {
         "flow_id": [f["flow_id"] for f in flows for _ in range(2)],
         "t_s": [t for _ in flows for t in (0.1, 0.2)],
-        "goodput_bps": [1e6] * 2 * n, "cwnd_pkts": [10] * 2 * n, "rtt_ms": [20.0, None] * n,
-        "pacing_bps": [None] * 2 * n, "inflight_pkts": [9] * 2 * n,
-        "cc_state": ["open"] * 2 * n, "bw_est_bps": [None] * 2 * n, "min_rtt_ms": [None] * 2 * n,
+        "goodput_bps": [1e6] * 2 * n,
+        "cwnd_pkts": [10] * 2 * n,
+        "rtt_ms": [20.0, None] * n,
+        "pacing_bps": [None] * 2 * n,
+        "inflight_pkts": [9] * 2 * n,
+        "cc_state": ["open"] * 2 * n,
+        "bw_est_bps": [None] * 2 * n,
+        "min_rtt_ms": [None] * 2 * n,
     }
     link_series = {"t_s": [0.1, 0.2], "queue_bytes": [1500, 0], "probe_rtt_ms": [None, 21.5]}
     run = {
-        "link_utilisation": 0.9, "drops": 3, "random_losses": 0,
+        "link_utilisation": 0.9,
+        "drops": 3,
+        "random_losses": 0,
         "aggregate_goodput_bps": sum(f["goodput_bps"] for f in flows),
-        "probe_rtt_p50_ms": None, "probe_rtt_p95_ms": None, "probe_rtt_p99_ms": None,
-        "duration_s": sim_config["duration_ns"] / 1e9, "events": 12345, "data_packets": 678,
+        "probe_rtt_p50_ms": None,
+        "probe_rtt_p95_ms": None,
+        "probe_rtt_p99_ms": None,
+        "duration_s": sim_config["duration_ns"] / 1e9,
+        "events": 12345,
+        "data_packets": 678,
     }
     return {"flows": flows, "run": run, "series": series, "link_series": link_series, "links": []}
 
@@ -168,6 +195,10 @@ def tracing_missing() -> str | None:
 def run_ccbench(*args, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
     """``python -m ccbench.cli ARGS`` in a subprocess (text output captured); ``env`` is added to
     this process's environment."""
-    return subprocess.run([sys.executable, "-m", "ccbench.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout,
-                          env=None if env is None else {**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "ccbench.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=None if env is None else {**os.environ, **env},
+    )

@@ -1,4 +1,5 @@
 """`ccbench algorithms` (cli/algorithms.py): what each backend runs, as a table and as JSON."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """ccbench compare: algorithms alone and in pairs on a scenario, intervals, Holm-adjusted tests,
 outputs, resume, bad input. Small and fast on the simulator (5 s runs, 2-3 repeats)."""
+
 from __future__ import annotations
 
 import json
@@ -108,8 +109,7 @@ def test_json_has_the_documented_keys(lossy):
     assert set(doc["alone"][0]) == {"cc", "runs", "goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "retransmits"}
     assert set(doc["alone"][0]["goodput_mbps"]) == {"mean", "lo", "hi", "n", "method"}
     assert set(doc["pairs"][0]) >= {"a", "b", "runs", "share_a", "share_b", "jain", "aggregate_mbps", "verdict"}
-    assert set(doc["tests"][0]) >= {"metric", "a", "b", "method", "p", "p_holm", "significant", "higher",
-                                    "statement"}
+    assert set(doc["tests"][0]) >= {"metric", "a", "b", "method", "p", "p_holm", "significant", "higher", "statement"}
     assert {t["metric"] for t in doc["tests"]} == {"goodput_mbps", "rtt_p95_ms"}
     assert len(doc["tests"]) == 2 * 3
     assert doc["test"] == "welch" and doc["repeat"] == 3 and doc["algorithms"] == CCS
@@ -143,8 +143,7 @@ def test_out_that_is_a_store_is_refused(lossy):
 
 
 def test_second_run_resumes_and_json_flag(lossy):
-    r = _invoke([str(lossy["scenario"]), "--cc", ",".join(CCS), "--repeat", "3", "--out", str(lossy["out"]),
-                 "--json"])
+    r = _invoke([str(lossy["scenario"]), "--cc", ",".join(CCS), "--repeat", "3", "--out", str(lossy["out"]), "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["runs"]["executed"] == 0
@@ -155,8 +154,9 @@ def test_second_run_resumes_and_json_flag(lossy):
 def test_bloated_buffer_cubic_p95_rtt_several_times_bbr(tmp_path):
     scen = tmp_path / "bloat.toml"
     scen.write_text(BLOAT)
-    cmp = compare.run_compare(scen, tmp_path / "out", ccs="cubic,bbr", repeat=2, workers=1,
-                              progress=False, report=False, figures=False)
+    cmp = compare.run_compare(
+        scen, tmp_path / "out", ccs="cubic,bbr", repeat=2, workers=1, progress=False, report=False, figures=False
+    )
     p95 = {r["cc"]: r["rtt_p95_ms"]["mean"] for r in cmp.doc["alone"]}
     assert p95["cubic"] > 4 * p95["bbr"]
     t = next(t for t in cmp.doc["tests"] if t["metric"] == "rtt_p95_ms")
@@ -178,8 +178,9 @@ count = 2
 cc = "reno"
 start = "0.5s"
 """)
-    cmp = compare.run_compare(scen, tmp_path / "out", ccs=["vegas", "bbr"], repeat=2, workers=1,
-                              progress=False, report=False, figures=False)
+    cmp = compare.run_compare(
+        scen, tmp_path / "out", ccs=["vegas", "bbr"], repeat=2, workers=1, progress=False, report=False, figures=False
+    )
     from ccbench import load
 
     alone = load(tmp_path / "out" / "alone").flows
@@ -197,19 +198,23 @@ def test_holm_adjustment():
     assert compare.holm([]) == []
 
 
-@pytest.mark.parametrize("args, message", [
-    (["missing.toml"], "missing.toml: no such file"),
-    (["{s}", "--cc", "cubic,bogus"], "unknown algorithm 'bogus'"),
-    (["{s}", "--cc", "cubci"], "did you mean 'cubic'"),
-    (["{s}", "--repeat", "0"], "--repeat 0"),
-    (["{s}", "--test", "ttest"], "--test 'ttest'"),
-    (["{s}", "--backend", "nope"], "unknown backend 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.toml"], "missing.toml: no such file"),
+        (["{s}", "--cc", "cubic,bogus"], "unknown algorithm 'bogus'"),
+        (["{s}", "--cc", "cubci"], "did you mean 'cubic'"),
+        (["{s}", "--repeat", "0"], "--repeat 0"),
+        (["{s}", "--test", "ttest"], "--test 'ttest'"),
+        (["{s}", "--backend", "nope"], "unknown backend 'nope'"),
+    ],
+)
 def test_bad_input_exit_2(tmp_path, args, message):
     scen = tmp_path / "s.toml"
     scen.write_text(LOSSY)
-    r = runner.invoke(app, ["compare", *[a.format(s=scen) for a in args], "--out", str(tmp_path / "o")],
-                      terminal_width=200)
+    r = runner.invoke(
+        app, ["compare", *[a.format(s=scen) for a in args], "--out", str(tmp_path / "o")], terminal_width=200
+    )
     assert r.exit_code == 2, r.output
     assert message in r.output
     assert not (tmp_path / "o").exists()  # refused before anything ran

@@ -1,5 +1,6 @@
 """`ccbench demo` (ccbench/demo.py, cli/demo.py): its grid, a short run, and the table it prints
 with the Mathis line, on a wide and a narrow terminal."""
+
 from __future__ import annotations
 
 from conftest import run_ccbench as ccbench
@@ -27,10 +28,23 @@ def test_demo_render_table_and_mathis_line():
 
     losses, algs = ["0%", "1%"], ["cubic", "reno"]
     cells = [
-        {"loss": l, "cc": c, "status": "ok", "error": None, "base_rtt_s": 0.05,
-         "goodput_bps": g, "rtt_mean_ms": 60.0, "rtt_p95_ms": 75.5, "retransmits": r}
-        for (l, c, g, r) in [("0%", "cubic", 48.1e6, 0), ("0%", "reno", 47.9e6, 0),
-                             ("1%", "cubic", 3.3e6, 250), ("1%", "reno", 2.9e6, 240)]
+        {
+            "loss": loss,
+            "cc": c,
+            "status": "ok",
+            "error": None,
+            "base_rtt_s": 0.05,
+            "goodput_bps": g,
+            "rtt_mean_ms": 60.0,
+            "rtt_p95_ms": 75.5,
+            "retransmits": r,
+        }
+        for (loss, c, g, r) in [
+            ("0%", "cubic", 48.1e6, 0),
+            ("0%", "reno", 47.9e6, 0),
+            ("1%", "cubic", 3.3e6, 250),
+            ("1%", "reno", 2.9e6, 240),
+        ]
     ]
     con = Console(record=True, width=200)
     render(losses, algs, cells, con)
@@ -51,8 +65,21 @@ def test_demo_render_narrow_terminal_splits_by_metric():
     from ccbench.demo import render
 
     losses, algs = ["0%", "5%"], ["cubic", "reno", "bbr", "vegas"]
-    cells = [{"loss": l, "cc": c, "status": "ok", "error": None, "base_rtt_s": 0.05, "goodput_bps": 12.345e6,
-              "rtt_mean_ms": 51.25, "rtt_p95_ms": 60.0, "retransmits": 7} for l in losses for c in algs]
+    cells = [
+        {
+            "loss": loss,
+            "cc": c,
+            "status": "ok",
+            "error": None,
+            "base_rtt_s": 0.05,
+            "goodput_bps": 12.345e6,
+            "rtt_mean_ms": 51.25,
+            "rtt_p95_ms": 60.0,
+            "retransmits": 7,
+        }
+        for loss in losses
+        for c in algs
+    ]
     con = Console(record=True, width=80)
     render(losses, algs, cells, con)
     text = con.export_text()

@@ -1,5 +1,6 @@
 """The commands' --help: every command lists its flags bare (no ``<bool>`` placeholder), and
 rich markup leaves literal brackets such as ``[sweep]`` alone."""
+
 from __future__ import annotations
 
 import pytest

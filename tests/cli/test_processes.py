@@ -3,6 +3,7 @@ the conventional exit status; the simulator's events cap; sweep workers die with
 process however it dies, and never start a run after it; `ccbench cleanup` finds leftover
 workers and temporary directories; the kernel lock cannot be redirected or held by others.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from ccbench import procs
+from ccbench.scenario.model import Scenario
 from ccbench.sweeps import execute as sweep_execute
 from ccbench.sweeps import lock as sweep_lock
-from ccbench.scenario.model import Scenario
 from conftest import ROOT
 
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
@@ -35,10 +36,13 @@ cc = "cubic"
 count = 4
 """
 
-LONG_STUDY = LONG + """
+LONG_STUDY = (
+    LONG
+    + """
 [sweep]
 "flows.0.cc" = ["cubic", "reno", "bbr", "vegas"]
 """
+)
 
 
 def ccbench(*args: str) -> list[str]:
@@ -83,14 +87,14 @@ def _dead_pid() -> int:
 
 # ---- interrupt, events cap -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("sig,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_long_simulation_stops_within_a_second(tmp_path, sig, status):
     """Before: the signal took effect only when the simulator returned (SIGINT) or killed the
     process without an exit status of its own (SIGTERM)."""
     sc = tmp_path / "long.toml"
     sc.write_text(LONG)
-    p = subprocess.Popen(ccbench("run", str(sc)), env=ENV, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(ccbench("run", str(sc)), env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # the simulator's module is loaded when the backend checks the scenario, just before the run
     loaded = _wait_for(lambda: "_sim.abi3.so" in Path(f"/proc/{p.pid}/maps").read_text(), 60)
     assert loaded and p.poll() is None
@@ -108,8 +112,9 @@ def test_simulator_events_cap_is_a_clear_failure():
     from ccbench import _sim
     from ccbench.backends import sim as sim_backend
 
-    sc = Scenario.from_dict({"duration": "5s", "bottleneck": {"rate": "100Mbit", "rtt": "20ms"},
-                             "flows": [{"cc": "cubic"}]}, source="t")
+    sc = Scenario.from_dict(
+        {"duration": "5s", "bottleneck": {"rate": "100Mbit", "rtt": "20ms"}, "flows": [{"cc": "cubic"}]}, source="t"
+    )
     cfg = sc.sim_config()
     events = json.loads(_sim.run_json(json.dumps(cfg)))["run"]["events"]
     with pytest.raises(ValueError, match=rf"run exceeded {events // 2} events"):
@@ -132,13 +137,19 @@ def test_simulator_events_cap_is_a_clear_failure():
 
 # ---- workers die with the sweep ----------------------------------------------------------------
 
+
 def _start_sweep(tmp_path, *extra: str):
     study = tmp_path / "study.toml"
     study.write_text(LONG_STUDY)
-    p = subprocess.Popen(ccbench("sweep", str(study), "--out", str(tmp_path / "out"), "--workers", "2",
-                                 "--quiet", *extra),
-                         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+    p = subprocess.Popen(
+        ccbench("sweep", str(study), "--out", str(tmp_path / "out"), "--workers", "2", "--quiet", *extra),
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
     def workers():
         found = [c for c in _children(p.pid) if _comm(c).startswith(procs.WORKER_COMM)]
         return found if len(found) >= 2 else None
@@ -182,8 +193,12 @@ def _orphan_child(log: str, dead: int):
         raise AssertionError("unreachable")
 
     backends.get_backend = never
-    sweep_execute.execute_run(Scenario.from_dict({"duration": "1s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
-                                          "flows": [{"cc": "cubic"}]}, source="t"), "kernel")
+    sweep_execute.execute_run(
+        Scenario.from_dict(
+            {"duration": "1s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"}, "flows": [{"cc": "cubic"}]}, source="t"
+        ),
+        "kernel",
+    )
     os._exit(0)
 
 
@@ -205,19 +220,21 @@ def test_cleanup_kills_leftover_workers_only(monkeypatch):
     without root it does only that) and leaves the workers of a live sweep alone."""
     from typer.testing import CliRunner
 
-    from ccbench.cli.app import app
     from ccbench.backends.kernel import env
+    from ccbench.cli.app import app
 
     def fake_worker(sweep_pid: int) -> subprocess.Popen:
-        code = ("import ctypes, time; ctypes.CDLL(None).prctl(15, ctypes.c_char_p(%r), 0, 0, 0); "
-                "print('ready', flush=True); time.sleep(120)" % procs.worker_comm(sweep_pid).encode())
+        code = (
+            "import ctypes, time; ctypes.CDLL(None).prctl(15, ctypes.c_char_p(%r), 0, 0, 0); "
+            "print('ready', flush=True); time.sleep(120)" % procs.worker_comm(sweep_pid).encode()
+        )
         p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         assert p.stdout.readline().strip() == "ready"
         return p
 
     orphan, live = fake_worker(_dead_pid()), fake_worker(os.getpid())
     try:
-        assert (orphan.pid, int(_comm(orphan.pid)[len(procs.WORKER_COMM):])) in procs.leftover_workers()
+        assert (orphan.pid, int(_comm(orphan.pid)[len(procs.WORKER_COMM) :])) in procs.leftover_workers()
         monkeypatch.setattr(env, "is_root", lambda: False)
         r = CliRunner().invoke(app, ["cleanup"])
         assert r.exit_code == 0, r.output
@@ -231,6 +248,7 @@ def test_cleanup_kills_leftover_workers_only(monkeypatch):
 
 
 # ---- /tmp/ccb* leftovers ----------------------------------------------------------------------
+
 
 def test_cleanup_removes_temp_dirs_of_dead_runs_only(tmp_path):
     from ccbench.backends.kernel.topology import remove_stale_tmp_dirs
@@ -273,8 +291,7 @@ def _lock_probe(lock_path) -> list[str]:
     env.pop("CCBENCH_KERNEL_LOCK", None)
     if lock_path is not None:
         env["CCBENCH_KERNEL_LOCK"] = str(lock_path)
-    r = subprocess.run([sys.executable, "-c", LOCK_PROBE], env=env, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([sys.executable, "-c", LOCK_PROBE], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return r.stdout.splitlines()
 
@@ -282,8 +299,13 @@ def _lock_probe(lock_path) -> list[str]:
 def test_kernel_lock_is_not_in_tmp():
     env = dict(ENV)
     env.pop("CCBENCH_KERNEL_LOCK", None)
-    r = subprocess.run([sys.executable, "-c", "from ccbench.sweeps import lock; print(lock.KERNEL_LOCK_PATH)"],
-                       env=env, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", "from ccbench.sweeps import lock; print(lock.KERNEL_LOCK_PATH)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     path = Path(r.stdout.strip())
     assert path.parent == Path("/run/ccbench"), path
 
@@ -371,6 +393,7 @@ def test_kernel_lock_held_times_out_naming_the_holder(tmp_path, monkeypatch):
 
 # ---- kernel backend: a worker tears down and stops when the sweep is killed -----------------
 
+
 def _kernel_missing() -> str | None:
     from ccbench.backends.kernel import env
 
@@ -401,12 +424,18 @@ cc = "cubic"
 "bottleneck.loss" = ["0%", "0.1%", "0.2%"]
 """)
     env = {**ENV, "CCBENCH_KERNEL_LOCK": str(tmp_path / "lock" / "kernel.lock")}
-    p = subprocess.Popen(ccbench("sweep", str(study), "--backend", "kernel", "--out", str(tmp_path / "o"),
-                                 "--quiet"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+    p = subprocess.Popen(
+        ccbench("sweep", str(study), "--backend", "kernel", "--out", str(tmp_path / "o"), "--quiet"),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        worker = _wait_for(lambda: next((c for c in _children(p.pid)
-                                         if _comm(c).startswith(procs.WORKER_COMM)), None), 30)
+        worker = _wait_for(
+            lambda: next((c for c in _children(p.pid) if _comm(c).startswith(procs.WORKER_COMM)), None), 30
+        )
         assert worker, p.stderr.read() if p.poll() is not None else "no worker"
         ours = lambda: [n for n in netns.listnetns() if n.startswith(f"ccb{worker}x")]  # noqa: E731
         assert _wait_for(lambda: len(ours()) == 2, 30), "the run did not start"
@@ -430,8 +459,13 @@ def test_kernel_run_sigterm_exits_143_and_tears_down(tmp_path):
 
     sc = tmp_path / "k.toml"
     sc.write_text('duration = "20s"\n[bottleneck]\nrate = "20Mbit"\nrtt = "20ms"\n[[flows]]\ncc = "cubic"\n')
-    p = subprocess.Popen(ccbench("run", str(sc), "--backend", "kernel"), env=ENV,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        ccbench("run", str(sc), "--backend", "kernel"),
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     ours = lambda: [n for n in netns.listnetns() if n.startswith(f"ccb{p.pid}x")]  # noqa: E731
     try:
         assert _wait_for(lambda: len(ours()) == 2, 30), "the run did not start"

@@ -1,5 +1,6 @@
 """The HTML report: content and escaping on a synthetic store, and rendering in headless Chromium
 (no console errors, every figure drawn with a size, a screenshot kept in tests/artifacts/)."""
+
 from __future__ import annotations
 
 import html
@@ -7,7 +8,6 @@ import json
 import os
 import re
 import shutil
-from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -15,10 +15,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from ccbench import report
-
-from synthetic_store import fake_store, write_store
 from conftest import ARTIFACTS
-
+from synthetic_store import fake_store, write_store
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +39,15 @@ def test_default_path_and_self_contained(built):
 
 def test_header_from_ccbench_json(built):
     _, _, text = built
-    for expected in ("ccbench sweep fake.toml", "6.1.0-test", "2025-01-01T00:00:00+00:00",
-                     "A fake sweep.", "bottleneck.loss", "0%, 0.1%, 1%", "19 runs: 18 ok, 1 failed."):
+    for expected in (
+        "ccbench sweep fake.toml",
+        "6.1.0-test",
+        "2025-01-01T00:00:00+00:00",
+        "A fake sweep.",
+        "bottleneck.loss",
+        "0%, 0.1%, 1%",
+        "19 runs: 18 ok, 1 failed.",
+    ):
         assert html.escape(expected, quote=True) in text, expected
 
 
@@ -56,8 +61,14 @@ def test_figures_that_apply(built):
     _, _, text = built
     n = int(re.search(r'data-figures="(\d+)"', text).group(1))
     assert n == text.count('<figure class="plot"') == text.count("<svg")
-    for caption in ("vs random loss", "relative to cubic", "Per-flow throughput", "latency probes",
-                    "95th-percentile RTT", "Jain"):
+    for caption in (
+        "vs random loss",
+        "relative to cubic",
+        "Per-flow throughput",
+        "latency probes",
+        "95th-percentile RTT",
+        "Jain",
+    ):
         assert caption in text, caption
     # jitter, rtt, buffer do not vary in the fake store: no figure for them
     assert "vs jitter" not in text and "vs base RTT" not in text
@@ -81,8 +92,8 @@ def test_summary_table_intervals():
     # cubic at 1 %: repeats 5 ± 1 Mbit/s -> mean 5, half width t(0.975,2)/√3 = 2.484
     m, lo, hi = map(float, re.findall(r"-?[\d.]+(?:e-?\d+)?", row["goodput per flow, Mbit/s"]))
     assert m == pytest.approx(5.0, rel=1e-3)
-    assert hi - m == pytest.approx(4.302653 / 3 ** 0.5, abs=0.01)  # 3 significant digits shown
-    assert m - lo == pytest.approx(4.302653 / 3 ** 0.5, abs=0.01)
+    assert hi - m == pytest.approx(4.302653 / 3**0.5, abs=0.01)  # 3 significant digits shown
+    assert m - lo == pytest.approx(4.302653 / 3**0.5, abs=0.01)
     assert row["runs"] == 3 and row["flows"] == 6
 
 
@@ -117,8 +128,13 @@ def test_summary_keeps_scenarios_of_one_store_apart():
     b.flows["goodput_bps"] *= 3
     a.flows["name"] = "fake"
     a.runs["name"], b.runs["name"] = "fake", "other"
-    both = SimpleNamespace(**{tab: pd.concat([getattr(a, tab), getattr(b, tab)], ignore_index=True)
-                              for tab in ("runs", "flows", "series", "link_series")}, meta=a.meta)
+    both = SimpleNamespace(
+        **{
+            tab: pd.concat([getattr(a, tab), getattr(b, tab)], ignore_index=True)
+            for tab in ("runs", "flows", "series", "link_series")
+        },
+        meta=a.meta,
+    )
     df = report.summary_table(plots.tables(both))
     assert len(df) == 12 and set(df["name"]) == {"fake", "other"}
     for name, scale in (("fake", 1.0), ("other", 3.0)):
@@ -139,8 +155,13 @@ def test_summary_of_parts_with_different_swept_keys():
         getattr(b, tab)["bottleneck.loss"] = None
     a.flows["name"], b.flows["name"] = "loss", "other"
     a.runs["name"], b.runs["name"] = "loss", "other"
-    both = SimpleNamespace(**{tab: pd.concat([getattr(a, tab), getattr(b, tab)], ignore_index=True)
-                              for tab in ("runs", "flows", "series", "link_series")}, meta=a.meta)
+    both = SimpleNamespace(
+        **{
+            tab: pd.concat([getattr(a, tab), getattr(b, tab)], ignore_index=True)
+            for tab in ("runs", "flows", "series", "link_series")
+        },
+        meta=a.meta,
+    )
     df = report.summary_table(plots.tables(both))
     other = df[df["name"] == "other"]
     assert set(other["cc"]) == set(df[df["name"] == "loss"]["cc"])
@@ -152,9 +173,12 @@ def test_sections_given_are_rendered_escaped(tmp_path):
     root = write_store(fake_store(failed=False), tmp_path / "s")
     fig = Figure()
     fig.add_subplot().plot([0, 1], [0, 1])
-    sec = report.Section("Published <vs> measured", paragraphs=["a < b & c"],
-                         tables=[("t&c", pd.DataFrame({"published": [1.0], "measured": [1.1]}))],
-                         figures=[("mine", fig)])
+    sec = report.Section(
+        "Published <vs> measured",
+        paragraphs=["a < b & c"],
+        tables=[("t&c", pd.DataFrame({"published": [1.0], "measured": [1.1]}))],
+        figures=[("mine", fig)],
+    )
     text = report.build_report(root, sections=[sec], title="T <x>").read_text()
     assert "<title>T &lt;x&gt;</title>" in text
     assert "Published &lt;vs&gt; measured" in text and "a &lt; b &amp; c" in text
@@ -206,8 +230,7 @@ def _chromium_or_skip():
         return chromium, driver
     missing = " and ".join(n for n, p in (("chromium", chromium), ("chromedriver", driver)) if not p)
     if os.environ.get("CI") == "true" and os.geteuid() == 0:
-        pytest.fail(f"{missing} missing in CI as root (make system-deps installs Debian chromium "
-                    f"and chromium-driver)")
+        pytest.fail(f"{missing} missing in CI as root (make system-deps installs Debian chromium and chromium-driver)")
     pytest.skip(f"{missing} not installed (Debian: apt-get install chromium chromium-driver)")
 
 
@@ -222,8 +245,7 @@ def test_report_renders_in_headless_chromium(built):
     shutil.copy(path, ARTIFACTS / "report.html")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for arg in ("--headless=new", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
-                "--window-size=1200,900"):
+    for arg in ("--headless=new", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     drv = webdriver.Chrome(service=Service(driver_path), options=opts)
@@ -282,7 +304,15 @@ def test_report_of_a_real_small_sweep(tmp_path):
     assert (out / "ccbench.json").is_file() and (out / "link_series").is_dir()
     text = report.build_report(out).read_text()
     assert "Figures not drawn" not in text  # every figure the data calls for was drawn
-    for caption in ("vs random loss", "vs base RTT", "relative to cubic", "Per-flow throughput",
-                    "Bottleneck queue", "latency probes", "95th-percentile RTT", "Jain"):
+    for caption in (
+        "vs random loss",
+        "vs base RTT",
+        "relative to cubic",
+        "Per-flow throughput",
+        "Bottleneck queue",
+        "latency probes",
+        "95th-percentile RTT",
+        "Jain",
+    ):
         assert caption in text, caption
     assert "report-real" in text and "4 runs: 4 ok, 0 failed." in text

@@ -1,6 +1,7 @@
 """`ccbench run` (cli/run.py): the per-flow table, --json (and --series), --out into a store,
 -i interval lines, --duration, a scenario's [sweep] table noted but not expanded, refusals with
 exit status 2, and ccbench.run, the Python call behind it."""
+
 import json
 import subprocess
 import sys
@@ -43,7 +44,9 @@ def test_run_json_reports_a_failure_as_a_row(minimal_toml, monkeypatch):
 
     for name in ("run_json", "run_columns"):
         real = getattr(_sim, name)
-        monkeypatch.setattr(_sim, name, lambda text, real=real: real(json.dumps({**json.loads(text), "max_events": 1000})))
+        monkeypatch.setattr(
+            _sim, name, lambda text, real=real: real(json.dumps({**json.loads(text), "max_events": 1000}))
+        )
     res = _invoke("run", minimal_toml, "--json")
     run = json.loads(res.stdout)["runs"][0]
     assert res.exit_code == 1 and run["status"] == "failed"
@@ -107,11 +110,14 @@ def test_python_api(minimal_toml):
 
 # ---- run on a file with a [sweep] table ----------------------------------------------------
 
-SWEEP_TOML = MINIMAL_TOML + """
+SWEEP_TOML = (
+    MINIMAL_TOML
+    + """
 [sweep]
 "bottleneck.loss" = ["0%", "1%", "2%"]
 repeat = 2
 """
+)
 
 
 def test_run_notes_the_sweep_table_it_does_not_expand(write_toml):
@@ -127,6 +133,7 @@ def test_run_notes_the_sweep_table_it_does_not_expand(write_toml):
 
 # ---- run -i: iperf3-like interval lines -----------------------------------------------------------
 
+
 def _synthetic_series():
     """Two flows, samples every 0.1 s for 2.5 s. Flow 0 delivers 10 Mbit/s throughout, one more
     retransmit per sample, cwnd = sample number; flow 1 starts at 1.0 s at 5 Mbit/s with RTT
@@ -136,11 +143,19 @@ def _synthetic_series():
     rows = []
     for n in range(1, 26):
         t = round(n * 0.1, 10)
-        rows.append(dict(run_id="r", flow_id=0, t_s=t, goodput_bps=10e6, cwnd_pkts=n, rtt_ms=30.0,
-                         retransmits=n))
+        rows.append(dict(run_id="r", flow_id=0, t_s=t, goodput_bps=10e6, cwnd_pkts=n, rtt_ms=30.0, retransmits=n))
         if n > 10:
-            rows.append(dict(run_id="r", flow_id=1, t_s=t, goodput_bps=5e6, cwnd_pkts=7,
-                             rtt_ms=20.0 if n % 2 else 40.0, retransmits=0))
+            rows.append(
+                dict(
+                    run_id="r",
+                    flow_id=1,
+                    t_s=t,
+                    goodput_bps=5e6,
+                    cwnd_pkts=7,
+                    rtt_ms=20.0 if n % 2 else 40.0,
+                    retransmits=0,
+                )
+            )
     flows = pd.DataFrame({"flow_id": [0, 1], "cc": ["cubic", "reno"]})
     return pd.DataFrame(rows), flows
 
@@ -173,10 +188,10 @@ def test_interval_rows_known_answer():
 def test_run_interval_lines_add_up_to_the_flow_summary(minimal_toml):
     p = ccbench("run", minimal_toml, "-i", "500ms", "--set", "flows.0.count=2")
     assert p.returncode == 0, p.stderr
-    lines = [l for l in p.stdout.splitlines() if l.startswith("[")]
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("[")]
     assert lines[0].startswith("[ ID]")
-    flow0 = [l for l in lines if l.startswith("[  0]")]
-    sums = [l for l in lines if l.startswith("[SUM]")]
+    flow0 = [ln for ln in lines if ln.startswith("[  0]")]
+    sums = [ln for ln in lines if ln.startswith("[SUM]")]
     assert len(flow0) == 4 and len(sums) == 4  # 2 s in 0.5 s windows, two flows
     assert "0.00-0.50 s" in flow0[0] and "1.50-2.00 s" in flow0[-1] and "cubic" in flow0[0]
     # JSON: the same windows; per flow, retransmits over the windows = the run's total and the
@@ -237,8 +252,11 @@ def test_run_table_lists_32_flows_and_summarises_the_rest(minimal_toml):
     assert len(more) == 1 and more[0].startswith(f"... {40 - MAX_FLOW_ROWS} more flows")
     lo, med, hi = map(float, more[0].split("min/median/max ")[1].split()[0].split("/"))
     assert 0 <= lo <= med <= hi
-    ids = [int(ln.split("│")[1]) for ln in p.stdout.splitlines()
-           if ln.startswith("│") and ln.split("│")[1].strip().isdigit()]
+    ids = [
+        int(ln.split("│")[1])
+        for ln in p.stdout.splitlines()
+        if ln.startswith("│") and ln.split("│")[1].strip().isdigit()
+    ]
     assert ids == list(range(MAX_FLOW_ROWS))
 
 
@@ -247,10 +265,12 @@ def test_run_out_does_not_import_pandas(minimal_toml, tmp_path):
     of start-up; pyarrow's pa.array / pa.scalar / to_numpy import it through the pandas shim,
     hence ccbench.results.arrow_values). The stored run is complete."""
     out = tmp_path / "store"
-    code = ("import atexit, os, sys, runpy\n"
-            "atexit.register(lambda: os.write(2, f'PANDAS={\"pandas\" in sys.modules}\\n'.encode()))\n"
-            f"sys.argv = ['ccbench', 'run', {str(minimal_toml)!r}, '--out', {str(out)!r}, '--set', 'flows.0.count=40']\n"
-            "runpy.run_module('ccbench.cli', run_name='__main__')\n")
+    code = (
+        "import atexit, os, sys, runpy\n"
+        "atexit.register(lambda: os.write(2, f'PANDAS={\"pandas\" in sys.modules}\\n'.encode()))\n"
+        f"sys.argv = ['ccbench', 'run', {str(minimal_toml)!r}, '--out', {str(out)!r}, '--set', 'flows.0.count=40']\n"
+        "runpy.run_module('ccbench.cli', run_name='__main__')\n"
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "PANDAS=False" in p.stderr, p.stderr
@@ -259,6 +279,7 @@ def test_run_out_does_not_import_pandas(minimal_toml, tmp_path):
 
 
 # ---- run --duration ---------------------------------------------------------------------------
+
 
 def _invoke(*args):
     from typer.testing import CliRunner

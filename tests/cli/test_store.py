@@ -2,6 +2,7 @@
 load, DuckDB queries, and a store that cannot be written or read whole: one-line errors before
 any run (read-only, another user's, full, an unwritable parent), never a traceback; `ccbench
 query` skips a truncated file and takes glob characters in the path literally."""
+
 from __future__ import annotations
 
 import contextlib
@@ -20,8 +21,8 @@ from typer.testing import CliRunner
 import ccbench
 from ccbench.results import store as store_mod
 from ccbench.results.run_result import build_result, failed_result
-from ccbench.scenario.model import Scenario
 from ccbench.results.store import SkippedFileWarning, Store, StoreError, check_writable, load, query
+from ccbench.scenario.model import Scenario
 from ccbench.sweeps.runner import run_sweep
 from conftest import ROOT
 
@@ -47,16 +48,16 @@ def fake_result(sc: Scenario, goodput: float = 1e6):
 
 
 def write(st: Store, res, **cols):
-    return st.write(res.run_id, res.runs_table, res.flows_table, res.series_table, cols,
-                    link_series=res.link_series_table)
+    return st.write(
+        res.run_id, res.runs_table, res.flows_table, res.series_table, cols, link_series=res.link_series_table
+    )
 
 
 def test_write_layout_and_columns(tmp_path):
     st = Store(tmp_path)
     st.prepare()
     res = fake_result(scenario())
-    cols = {"bottleneck.loss": "1%", "seed": 7, "flows.0.pacing": True, "bottleneck.rate_x": 2.5,
-            "repeat": 2}
+    cols = {"bottleneck.loss": "1%", "seed": 7, "flows.0.pacing": True, "bottleneck.rate_x": 2.5, "repeat": 2}
     assert write(st, res, **cols) == "ok"
     for t in ("runs", "flows", "series", "link_series"):
         assert [p.name for p in (tmp_path / t).iterdir()] == [f"{res.run_id}.parquet"]
@@ -151,11 +152,11 @@ def test_empty_store(tmp_path):
 # a real sweep on the sim backend
 # ------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     out = tmp_path_factory.mktemp("swept")
-    sc = scenario(sweep={"flows.0.cc": ["cubic", "reno"], "bottleneck.loss": ["0%", "1%"],
-                         "repeat": 2})
+    sc = scenario(sweep={"flows.0.cc": ["cubic", "reno"], "bottleneck.loss": ["0%", "1%"], "repeat": 2})
     s = run_sweep(sc, out, workers=2, progress=False)
     assert (s.ok, s.failed) == (8, 0), load(out).runs["error"].tolist()
     return out
@@ -164,20 +165,28 @@ def swept(tmp_path_factory):
 def test_duckdb_aggregate_equals_pandas(swept):
     r = ccbench.load(swept)  # the top-level API reads the same store
     assert len(r.runs) == 8 and len(r.flows) == 16
-    sql = ('SELECT cc, "bottleneck.loss" AS loss, count(*) AS n, avg(goodput_bps) AS g, '
-           'max(rtt_p95_ms) AS p95 FROM flows GROUP BY ALL ORDER BY cc, loss')
+    sql = (
+        'SELECT cc, "bottleneck.loss" AS loss, count(*) AS n, avg(goodput_bps) AS g, '
+        "max(rtt_p95_ms) AS p95 FROM flows GROUP BY ALL ORDER BY cc, loss"
+    )
     got = query(swept, sql)
-    want = (r.flows.groupby(["cc", "bottleneck.loss"])
-            .agg(n=("goodput_bps", "size"), g=("goodput_bps", "mean"), p95=("rtt_p95_ms", "max"))
-            .reset_index().rename(columns={"bottleneck.loss": "loss"}))
+    want = (
+        r.flows.groupby(["cc", "bottleneck.loss"])
+        .agg(n=("goodput_bps", "size"), g=("goodput_bps", "mean"), p95=("rtt_p95_ms", "max"))
+        .reset_index()
+        .rename(columns={"bottleneck.loss": "loss"})
+    )
     assert list(got["n"]) == list(want["n"]) == [4, 4, 4, 4]
     pd.testing.assert_frame_equal(got[["cc", "loss"]], want[["cc", "loss"]])
     assert got["g"].to_numpy() == pytest.approx(want["g"].to_numpy(), rel=1e-12)
     assert got["p95"].to_numpy() == pytest.approx(want["p95"].to_numpy(), rel=1e-12, nan_ok=True)
     assert (got["g"] > 0).all()
     # a join of runs and flows
-    j = query(swept, "SELECT r.seed, sum(f.goodput_bps) s, any_value(r.aggregate_goodput_bps) a "
-                     "FROM flows f JOIN runs r USING (run_id) GROUP BY r.run_id, r.seed")
+    j = query(
+        swept,
+        "SELECT r.seed, sum(f.goodput_bps) s, any_value(r.aggregate_goodput_bps) a "
+        "FROM flows f JOIN runs r USING (run_id) GROUP BY r.run_id, r.seed",
+    )
     assert len(j) == 8 and j["s"].to_numpy() == pytest.approx(j["a"].to_numpy())
     assert set(j["seed"]) == {3, 4}
 
@@ -186,8 +195,9 @@ def test_query_cli(swept):
     from ccbench.cli.sweep import app
 
     runner = CliRunner()
-    res = runner.invoke(app, ["query", str(swept), "SELECT cc, count(*) AS n FROM flows GROUP BY cc ORDER BY cc",
-                              "--csv"])
+    res = runner.invoke(
+        app, ["query", str(swept), "SELECT cc, count(*) AS n FROM flows GROUP BY cc ORDER BY cc", "--csv"]
+    )
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines() == ["cc,n", "cubic,8", "reno,8"]
     res = runner.invoke(app, ["query", str(swept), "SELECT nonsense FROM flows"])
@@ -207,9 +217,12 @@ def test_store_files_are_plain_parquet(swept):
 # run --out: one run saved as a store; what is not a store
 # ------------------------------------------------------------------------------------------
 
+
 def test_save_run_writes_a_store_that_load_and_query_read(tmp_path, write_toml):
-    path = write_toml("name = \"saved\"\nduration = \"2s\"  # comment kept\nseed = 3\n"
-                      "[bottleneck]\nrate = \"10Mbit\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"cubic\"\ncount = 2\n")
+    path = write_toml(
+        'name = "saved"\nduration = "2s"  # comment kept\nseed = 3\n'
+        '[bottleneck]\nrate = "10Mbit"\nrtt = "20ms"\n[[flows]]\ncc = "cubic"\ncount = 2\n'
+    )
     sc = ccbench.load_scenario(path)
     res = fake_result(sc)
     out = tmp_path / "out"
@@ -235,7 +248,8 @@ def test_meta_toml_round_trips_an_overridden_scenario(tmp_path):
     from ccbench.results.meta import build_meta
 
     sc = scenario(sweep={"bottleneck.loss": ["0%", "1%"], "repeat": 2}).with_overrides(
-        {"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "30%"}, "flows.0.pacing": True})
+        {"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "30%"}, "flows.0.pacing": True}
+    )
     m = build_meta(sc, "sim")
     back = Scenario.from_dict(tomllib.loads(m["scenario_toml"]))
     assert back.canonical_json() == sc.canonical_json() and back.sweep == sc.sweep
@@ -295,8 +309,12 @@ def seeded_result(seed: int = 5, series_rows: int = 2):
     sc = Scenario.from_dict(dict(ERRORS_BASE, seed=seed), source="store-errors.toml")
     rows = [{"flow_id": i, "goodput_bps": 1e6 * (i + 1)} for i in range(2)]
     rng = np.random.default_rng(seed)
-    series = {"t_s": np.arange(series_rows, dtype=float).tolist(), "flow_id": [0] * series_rows,
-              "rtt_ms": rng.random(series_rows).tolist(), "goodput_bps": rng.random(series_rows).tolist()}
+    series = {
+        "t_s": np.arange(series_rows, dtype=float).tolist(),
+        "flow_id": [0] * series_rows,
+        "rtt_ms": rng.random(series_rows).tolist(),
+        "goodput_bps": rng.random(series_rows).tolist(),
+    }
     return build_result(sc, "sim", rows, series, {}, 0.01)
 
 
@@ -313,8 +331,7 @@ def tmpfs(path, size: str, ro: bool = False):
     """A small tmpfs at ``path`` (root only): a real full or read-only file system."""
     path.mkdir(exist_ok=True)
     opts = f"size={size}" + (",ro" if ro else "")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "ccbench-test", str(path)],
-                       capture_output=True, text=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "ccbench-test", str(path)], capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
     try:
@@ -336,6 +353,7 @@ def stored_store(tmp_path, name="s", n=2):
 
 
 # ---- query: a truncated file, glob characters ---------------------------------------------------
+
 
 def test_query_skips_a_truncated_file_and_says_so(tmp_path):
     root, ids = stored_store(tmp_path, n=3)
@@ -380,6 +398,7 @@ def test_query_takes_the_store_path_literally(tmp_path, name):
 
 # ---- writability before runs; errors while writing ----------------------------------------------
 
+
 @pytest.mark.skipif(not AS_ROOT, reason="mounting a read-only tmpfs needs root")
 def test_read_only_store_is_refused_before_running(tmp_path, monkeypatch):
     from ccbench import backends, cli
@@ -393,8 +412,7 @@ def test_read_only_store_is_refused_before_running(tmp_path, monkeypatch):
         calls = []
         monkeypatch.setattr(backends, "run", lambda *a, **k: calls.append(a))
         scen = tmp_path / "s.toml"
-        scen.write_text('duration = "1s"\n[bottleneck]\nrate = "10Mbit"\nrtt = "20ms"\n'
-                        '[[flows]]\ncc = "cubic"\n')
+        scen.write_text('duration = "1s"\n[bottleneck]\nrate = "10Mbit"\nrtt = "20ms"\n[[flows]]\ncc = "cubic"\n')
         res = CliRunner().invoke(cli.app, ["run", str(scen), "--out", str(ro / "new")])
         assert res.exit_code == 2 and calls == [], res.output
         assert "--out" in res.output and "not writable" in res.output and "Traceback" not in res.output
@@ -404,11 +422,17 @@ def test_read_only_store_is_refused_before_running(tmp_path, monkeypatch):
 def test_sweep_into_a_read_only_store_runs_nothing(tmp_path):
     ro = tmp_path / "ro"
     scen = tmp_path / "s.toml"
-    scen.write_text('duration = "1s"\n[bottleneck]\nrate = "10Mbit"\nrtt = "20ms"\n'
-                    '[[flows]]\ncc = "cubic"\n[sweep]\n"flows.0.cc" = ["cubic", "reno"]\n')
+    scen.write_text(
+        'duration = "1s"\n[bottleneck]\nrate = "10Mbit"\nrtt = "20ms"\n'
+        '[[flows]]\ncc = "cubic"\n[sweep]\n"flows.0.cc" = ["cubic", "reno"]\n'
+    )
     with tmpfs(ro, "1M", ro=True):
-        r = subprocess.run([sys.executable, "-m", "ccbench.cli", "sweep", str(scen), "--out", str(ro),
-                            "-q"], capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "ccbench.cli", "sweep", str(scen), "--out", str(ro), "-q"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert r.returncode == 2, r.stderr
     assert one_line(r.stderr) and str(ro) in r.stderr, r.stderr
 

@@ -1,11 +1,9 @@
 """ccbench study: the study files, list/show/run, the published-vs-measured table."""
+
 from __future__ import annotations
 
 import json
-import re
-import textwrap
 
-import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -13,8 +11,7 @@ from typer.testing import CliRunner
 from ccbench import study
 from ccbench.cli.app import app
 
-BUILTIN = ["vegas-vs-cubic", "dumbbell-loss", "jitter-cliff", "loss-tolerance", "chaos-zone",
-           "coexistence-1g"]
+BUILTIN = ["vegas-vs-cubic", "dumbbell-loss", "jitter-cliff", "loss-tolerance", "chaos-zone", "coexistence-1g"]
 
 runner = CliRunner()
 
@@ -94,8 +91,7 @@ def test_user_study_file_by_path_runs_and_reports(tmp_path):
     assert r.exit_code == 0, r.output
     assert "A tiny user study" in r.output
     out = tmp_path / "out"
-    r = runner.invoke(app, ["study", "run", str(path), "--out", str(out), "-q", "-j", "1"],
-                      terminal_width=200)
+    r = runner.invoke(app, ["study", "run", str(path), "--out", str(out), "-q", "-j", "1"], terminal_width=200)
     assert r.exit_code == 0, r.output
     meta = json.loads((out / "ccbench.json").read_text())
     assert meta["study"] == "tiny" and meta["quick"] is False
@@ -114,20 +110,23 @@ def test_user_study_file_by_path_runs_and_reports(tmp_path):
     assert table.loc[0, "n"] == 2
 
 
-@pytest.mark.parametrize("edit, key", [
-    (('metric = "goodput"', 'metric = "goodptu"'), "published.0.metric"),
-    (('rate = "10Mbit"', 'rate = "-3Mbit"'), "part.0.scenario.bottleneck.rate"),
-    (('"flows.0.cc" = ["cubic", "bbr"]', '"flows.0.cc" = ["cubic", "bbrr"]'), "part.0.sweep.flows.0.cc"),
-    (('cell = { cc = "bbr" }', 'cell = { cc = "vegas" }'), "published.0.cell.cc"),
-    (('question = ', 'questoin = '), "study.questoin"),
-    (('duration = "2s"', 'duration = "fast"'), "part.0.quick.duration"),
-])
+@pytest.mark.parametrize(
+    "edit, key",
+    [
+        (('metric = "goodput"', 'metric = "goodptu"'), "published.0.metric"),
+        (('rate = "10Mbit"', 'rate = "-3Mbit"'), "part.0.scenario.bottleneck.rate"),
+        (('"flows.0.cc" = ["cubic", "bbr"]', '"flows.0.cc" = ["cubic", "bbrr"]'), "part.0.sweep.flows.0.cc"),
+        (('cell = { cc = "bbr" }', 'cell = { cc = "vegas" }'), "published.0.cell.cc"),
+        (("question = ", "questoin = "), "study.questoin"),
+        (('duration = "2s"', 'duration = "fast"'), "part.0.quick.duration"),
+    ],
+)
 def test_bad_study_file_gives_one_line_with_file_and_key(tmp_path, edit, key):
     path = tmp_path / "bad.toml"
     path.write_text(TINY.replace(*edit))
     r = runner.invoke(app, ["study", "show", str(path)], terminal_width=300)
     assert r.exit_code == 2
-    lines = [l for l in r.output.splitlines() if l.strip()]
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1, r.output
     assert lines[0].startswith(f"error: {path}: {key}:"), r.output
     assert "expected" in lines[0] or "required" in lines[0]
@@ -140,16 +139,17 @@ def test_unknown_study_name_suggests_the_close_one():
 
 def test_verdict_rules():
     M = study.Measured
-    assert study.verdict(10.0, M(10.5, 9.8, 11.2, 5)) == "agrees"          # inside a tight interval
+    assert study.verdict(10.0, M(10.5, 9.8, 11.2, 5)) == "agrees"  # inside a tight interval
     assert study.verdict(10.0, M(30.0, -20.0, 80.0, 2)) == "inconclusive"  # inside a useless one
-    assert study.verdict(10.0, M(11.5, 11.2, 11.8, 5)) == "close"          # outside, within 25 %
+    assert study.verdict(10.0, M(11.5, 11.2, 11.8, 5)) == "close"  # outside, within 25 %
     assert study.verdict(10.0, M(20.0, 19.0, 21.0, 5)) == "disagrees"
     assert study.verdict(10.0, M(None)) == "not measured"
 
 
 def test_cells_match_typed_and_string_swept_columns():
-    df = pd.DataFrame({"flows.0.count": pd.array([1, 10], dtype="Int64"),
-                       "bottleneck.loss": ["0.1%", "1%"], "cc": ["cubic", "bbr"]})
+    df = pd.DataFrame(
+        {"flows.0.count": pd.array([1, 10], dtype="Int64"), "bottleneck.loss": ["0.1%", "1%"], "cc": ["cubic", "bbr"]}
+    )
     assert len(study.match_cell(df, {"flows.0.count": 10})) == 1
     assert len(study.match_cell(df, {"bottleneck.loss": "1%", "cc": "BBR"})) == 1
     assert len(study.match_cell(df, {"bottleneck.loss": "1%", "cc": "cubic"})) == 0
@@ -157,13 +157,13 @@ def test_cells_match_typed_and_string_swept_columns():
 
 # ---- every built-in study, --quick, into tmp dirs (one module-scoped fixture) -----------------
 
+
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("studies")
     runs = {}
     for name in BUILTIN:
-        runs[name] = study.run_study(name, root / name, quick=True, workers=2, progress=False,
-                                     command=["pytest"])
+        runs[name] = study.run_study(name, root / name, quick=True, workers=2, progress=False, command=["pytest"])
     return runs
 
 
@@ -206,8 +206,15 @@ def test_cv_metric_is_in_percent_of_the_mean():
     """Synthetic runs with a known spread: goodputs 8, 10, 12 Mbit/s have sample sd 2 and mean
     10, so CV = 20 %."""
     part = study.Part("p", "", {}, {"flows.0.cc": ["cubic"]}, {}, study="s")
-    flows = pd.DataFrame({"run_id": ["a", "b", "c"], "cc": "cubic", "flows.0.cc": "cubic",
-                          "goodput_bps": [8e6, 10e6, 12e6], "name": "s/p"})
+    flows = pd.DataFrame(
+        {
+            "run_id": ["a", "b", "c"],
+            "cc": "cubic",
+            "flows.0.cc": "cubic",
+            "goodput_bps": [8e6, 10e6, 12e6],
+            "name": "s/p",
+        }
+    )
     runs = pd.DataFrame({"run_id": ["a", "b", "c"], "name": "s/p", "status": "ok"})
     data = study.PartData(type("R", (), {"runs": runs, "flows": flows, "meta": {}})(), part)
     m = study.measure(data, study.Published("p", {"cc": "cubic"}, "cv", 66.0, "%"))
@@ -222,12 +229,12 @@ def test_study_intervals_of_nonnegative_metrics_are_not_below_zero():
     from ccbench import analysis
 
     part = study.Part("p", "", {}, {"flows.0.cc": ["cubic"]}, {}, study="s")
-    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "name": "s/p", "status": "ok",
-                         "jain_index": [0.9, 1.0, 0.98]})
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "name": "s/p", "status": "ok", "jain_index": [0.9, 1.0, 0.98]})
 
     def data(goodputs):
-        flows = pd.DataFrame({"run_id": ["a", "b", "c"], "cc": "cubic", "flows.0.cc": "cubic",
-                              "goodput_bps": goodputs, "name": "s/p"})
+        flows = pd.DataFrame(
+            {"run_id": ["a", "b", "c"], "cc": "cubic", "flows.0.cc": "cubic", "goodput_bps": goodputs, "name": "s/p"}
+        )
         return study.PartData(type("R", (), {"runs": runs, "flows": flows, "meta": {}})(), part)
 
     small = study.measure(data([0.1e6, 5e6, 0.2e6]), study.Published("p", {"cc": "cubic"}, "goodput", 1.0, "Mbit/s"))
@@ -244,8 +251,8 @@ def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path
     """dumbbell-loss sets an access-link rate, which the kernel backend does not emulate (and
     without root it cannot run at all): the study must stop with the part and the reason
     before any run is stored, not store 18 failed runs."""
-    from ccbench.study.spec import StudyError
     from ccbench.study.run import run_study
+    from ccbench.study.spec import StudyError
 
     out = tmp_path / "k"
     with pytest.raises(StudyError) as ei:

@@ -3,6 +3,7 @@
 The end-to-end tests run the real ``sim`` backend on short simulations (2-3 s simulated at
 10 Mbit/s), so they also check that the sweep works with the real scenario/results/backends.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -16,13 +17,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from ccbench.scenario.model import Scenario
 from ccbench.results.store import load
+from ccbench.scenario.model import Scenario
 from ccbench.sweeps.grid import Grid, SweepError, derive_seed, grid_from_scenario
 from ccbench.sweeps.plan import plan
 from ccbench.sweeps.runner import run_sweep
-from conftest import MINIMAL_TOML
-from conftest import run_ccbench
+from conftest import MINIMAL_TOML, run_ccbench
 
 BASE = {
     "name": "sweep-test",
@@ -67,23 +67,25 @@ def cli() -> list[str]:
 # grid expansion (no simulation)
 # ------------------------------------------------------------------------------------------
 
+
 def test_three_axis_grid_with_repeats_gives_exact_run_set():
     losses, ccs, rtts = ["0%", "1%"], ["cubic", "reno"], ["10ms", "20ms", "40ms"]
-    sc = scenario({"bottleneck.loss": losses, "flows.0.cc": ccs, "bottleneck.rtt": rtts,
-                   "repeat": 3})
+    sc = scenario({"bottleneck.loss": losses, "flows.0.cc": ccs, "bottleneck.rtt": rtts, "repeat": 3})
     specs = plan(sc)
     assert len(specs) == 2 * 2 * 3 * 3
     # repeat-major order; within a repeat, the product with the first axis outermost
-    expected = [(r, dict(zip(("bottleneck.loss", "flows.0.cc", "bottleneck.rtt"), combo)))
-                for r in range(3) for combo in itertools.product(losses, ccs, rtts)]
+    expected = [
+        (r, dict(zip(("bottleneck.loss", "flows.0.cc", "bottleneck.rtt"), combo)))
+        for r in range(3)
+        for combo in itertools.product(losses, ccs, rtts)
+    ]
     assert [(s.repeat, s.params) for s in specs] == expected
     assert [s.index for s in specs] == list(range(36))
     for s in specs:
         assert s.seed == 11 + s.repeat == s.scenario.seed
         assert s.scenario.flows[0].cc == s.params["flows.0.cc"]
         assert s.scenario.bottleneck.rtt_s == pytest.approx(int(s.params["bottleneck.rtt"][:-2]) / 1e3)
-        assert s.scenario.bottleneck.loss.mean_loss == pytest.approx(
-            float(s.params["bottleneck.loss"][:-1]) / 100)
+        assert s.scenario.bottleneck.loss.mean_loss == pytest.approx(float(s.params["bottleneck.loss"][:-1]) / 100)
         assert s.columns() == {**s.params, "repeat": s.repeat}
     assert len({s.run_id for s in specs}) == 36
     # the same sweep expands to the same runs (ids, seeds, order)
@@ -93,39 +95,53 @@ def test_three_axis_grid_with_repeats_gives_exact_run_set():
 
 
 def test_zip_groups_vary_together():
-    sc = scenario({"bottleneck.rtt": ["10ms", "20ms", "40ms"],
-                   "flows.0.cc": ["cubic", "reno"],
-                   "bottleneck.jitter": ["1ms", "2ms", "4ms"],
-                   "zip": [["bottleneck.rtt", "bottleneck.jitter"]]})
+    sc = scenario(
+        {
+            "bottleneck.rtt": ["10ms", "20ms", "40ms"],
+            "flows.0.cc": ["cubic", "reno"],
+            "bottleneck.jitter": ["1ms", "2ms", "4ms"],
+            "zip": [["bottleneck.rtt", "bottleneck.jitter"]],
+        }
+    )
     g = grid_from_scenario(sc)
     assert [a.keys for a in g.axes()] == [("bottleneck.rtt", "bottleneck.jitter"), ("flows.0.cc",)]
     cells = g.cells()
     assert len(cells) == 6 and len(g) == 6
     assert {(c["bottleneck.rtt"], c["bottleneck.jitter"]) for c in cells} == {
-        ("10ms", "1ms"), ("20ms", "2ms"), ("40ms", "4ms")}
+        ("10ms", "1ms"),
+        ("20ms", "2ms"),
+        ("40ms", "4ms"),
+    }
     with pytest.raises(SweepError, match=r"same length.*bottleneck.rtt has 3.*bottleneck.jitter has 2"):
-        grid_from_scenario(scenario({"bottleneck.rtt": ["10ms", "20ms", "40ms"],
-                                     "bottleneck.jitter": ["1ms", "2ms"],
-                                     "zip": [["bottleneck.rtt", "bottleneck.jitter"]]}))
+        grid_from_scenario(
+            scenario(
+                {
+                    "bottleneck.rtt": ["10ms", "20ms", "40ms"],
+                    "bottleneck.jitter": ["1ms", "2ms"],
+                    "zip": [["bottleneck.rtt", "bottleneck.jitter"]],
+                }
+            )
+        )
     # --grid replacing one zipped axis with a different length is refused too
     with pytest.raises(SweepError, match="same length"):
         g.with_options(["bottleneck.jitter=0ms,5ms"])
     # --zip on the command line
-    g2 = Grid().with_options(["bottleneck.rtt=10ms,20ms", "bottleneck.jitter=1ms,2ms"],
-                             ["bottleneck.rtt,bottleneck.jitter"])
-    assert g2.cells() == [{"bottleneck.rtt": "10ms", "bottleneck.jitter": "1ms"},
-                          {"bottleneck.rtt": "20ms", "bottleneck.jitter": "2ms"}]
+    g2 = Grid().with_options(
+        ["bottleneck.rtt=10ms,20ms", "bottleneck.jitter=1ms,2ms"], ["bottleneck.rtt,bottleneck.jitter"]
+    )
+    assert g2.cells() == [
+        {"bottleneck.rtt": "10ms", "bottleneck.jitter": "1ms"},
+        {"bottleneck.rtt": "20ms", "bottleneck.jitter": "2ms"},
+    ]
 
 
 def test_nested_tables_and_cli_options():
     # unquoted dotted keys in TOML give nested tables: flattened to the same key paths
-    sc = scenario({"bottleneck": {"loss": ["0%", "1%"]}, "flows": {"0": {"cc": ["cubic", "reno"]}},
-                   "repeat": 2})
+    sc = scenario({"bottleneck": {"loss": ["0%", "1%"]}, "flows": {"0": {"cc": ["cubic", "reno"]}}, "repeat": 2})
     g = grid_from_scenario(sc)
     assert g.keys == ["bottleneck.loss", "flows.0.cc"] and g.repeat == 2
     # --grid replaces an axis in place, adds new ones at the end; values parse like TOML
-    g2 = g.with_options(["flows.0.cc=reno", "flows.0.count=1,2", "bottleneck.rtt=[\"10ms\", \"30ms\"]"],
-                        repeat=4)
+    g2 = g.with_options(["flows.0.cc=reno", "flows.0.count=1,2", 'bottleneck.rtt=["10ms", "30ms"]'], repeat=4)
     assert g2.keys == ["bottleneck.loss", "flows.0.cc", "flows.0.count", "bottleneck.rtt"]
     assert g2.values["flows.0.cc"] == ["reno"]
     assert g2.values["flows.0.count"] == [1, 2]
@@ -141,14 +157,19 @@ def test_nested_tables_and_cli_options():
     assert derive_seed(11, 2) == 13
 
 
-@pytest.mark.parametrize("sweep, message", [
-    ({"bottleneck.loss": "1%"}, r"sweep.bottleneck.loss: '1%' is not a list"),
-    ({"bottleneck.loss": []}, r"sweep.bottleneck.loss: the list is empty"),
-    ({"bottleneck.loss": ["0%"], "repeat": 0}, r"sweep.repeat: 0 is not a positive integer"),
-    ({"bottleneck.loss": ["0%"], "zip": [["bottleneck.loss", "bottleneck.rtt"]]},
-     r"sweep.zip: 'bottleneck.rtt' is not a swept key"),
-    ({"bottleneck.loss": ["0%"], "zip": "bottleneck.loss"}, r"sweep.zip: .* is not valid"),
-])
+@pytest.mark.parametrize(
+    "sweep, message",
+    [
+        ({"bottleneck.loss": "1%"}, r"sweep.bottleneck.loss: '1%' is not a list"),
+        ({"bottleneck.loss": []}, r"sweep.bottleneck.loss: the list is empty"),
+        ({"bottleneck.loss": ["0%"], "repeat": 0}, r"sweep.repeat: 0 is not a positive integer"),
+        (
+            {"bottleneck.loss": ["0%"], "zip": [["bottleneck.loss", "bottleneck.rtt"]]},
+            r"sweep.zip: 'bottleneck.rtt' is not a swept key",
+        ),
+        ({"bottleneck.loss": ["0%"], "zip": "bottleneck.loss"}, r"sweep.zip: .* is not valid"),
+    ],
+)
 def test_bad_sweep_tables_are_rejected_with_the_key(sweep, message):
     with pytest.raises(SweepError, match=message):
         grid_from_scenario(scenario(sweep))
@@ -168,6 +189,7 @@ def test_invalid_cells_and_duplicates_are_rejected_before_running():
 # ------------------------------------------------------------------------------------------
 # end to end on the sim backend
 # ------------------------------------------------------------------------------------------
+
 
 def _comparable(df):
     cols = [c for c in df.columns if c != "wall_time_s"]
@@ -192,7 +214,7 @@ def test_same_sweep_twice_gives_identical_tables(tmp_path):
     assert set(ra.runs["run_id"]) == set(specs)
     for row in ra.runs.itertuples():
         s = specs[row.run_id]
-        assert (getattr(row, "repeat"), row.seed) == (s.repeat, s.seed)
+        assert (row.repeat, row.seed) == (s.repeat, s.seed)
     # running it again into the same directory runs nothing
     again = run_sweep(sc, tmp_path / "a", progress=False)
     assert (again.cached, again.executed) == (8, 0)
@@ -266,8 +288,14 @@ def test_resume_after_sigkill(tmp_path):
     args = ["sweep", str(study), "--out", str(out), "--workers", "2", "--quiet"]
     killer = tmp_path / "killer.py"
     killer.write_text(KILLER)
-    proc = subprocess.run([sys.executable, str(killer), *args], capture_output=True, text=True,
-                          timeout=120, start_new_session=True, env=dict(os.environ, KILL_AFTER="5"))
+    proc = subprocess.run(
+        [sys.executable, str(killer), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        start_new_session=True,
+        env=dict(os.environ, KILL_AFTER="5"),
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.parquet")}
     assert len(before) == 5
@@ -293,8 +321,9 @@ def test_resume_after_sigkill(tmp_path):
     # the runs stored before the kill were kept, not run again
     assert all((out / "runs" / name).stat().st_mtime_ns == t for name, t in before.items())
     # and the result is the same as an uninterrupted sweep
-    clean = run_sweep(Scenario.from_dict(_toml(study), source=str(study)), tmp_path / "clean",
-                      workers=2, progress=False)
+    clean = run_sweep(
+        Scenario.from_dict(_toml(study), source=str(study)), tmp_path / "clean", workers=2, progress=False
+    )
     assert clean.ok == 24
     assert _comparable(load(tmp_path / "clean").flows).equals(_comparable(res.flows))
 
@@ -314,10 +343,10 @@ def test_kernel_backend_runs_one_at_a_time(tmp_path):
     from rich.console import Console
 
     buf = io.StringIO()
-    sc = scenario({"bottleneck.loss": ["0%", "1%"]}, bottleneck={"rate": "10Mbit", "rtt": "20ms"},
-                  access={"rate": "100Mbit"})
-    s = run_sweep(sc, tmp_path / "k", backend="kernel", workers=4, progress=True,
-                  console=Console(file=buf, width=200))
+    sc = scenario(
+        {"bottleneck.loss": ["0%", "1%"]}, bottleneck={"rate": "10Mbit", "rtt": "20ms"}, access={"rate": "100Mbit"}
+    )
+    s = run_sweep(sc, tmp_path / "k", backend="kernel", workers=4, progress=True, console=Console(file=buf, width=200))
     out = buf.getvalue()
     assert "kernel backend: one run at a time per machine" in out and "--workers 4 ignored" in out
     assert s.executor == "1 local process" and (s.ok, s.failed) == (0, 2)
@@ -340,8 +369,7 @@ def test_kernel_lock_serialises_processes(tmp_path):
     import multiprocessing as mp
 
     log = tmp_path / "log"
-    procs = [mp.get_context("fork").Process(target=_hold_lock, args=(tmp_path / "lock", log, i))
-             for i in range(3)]
+    procs = [mp.get_context("fork").Process(target=_hold_lock, args=(tmp_path / "lock", log, i)) for i in range(3)]
     for p in procs:
         p.start()
     for p in procs:
@@ -354,6 +382,7 @@ def test_kernel_lock_serialises_processes(tmp_path):
 # typed swept columns, ccbench.json, identical repeats, ccbench.sweep
 # ------------------------------------------------------------------------------------------
 
+
 def test_axis_types_are_decided_once_per_axis():
     from ccbench.sweeps.grid import axis_type
 
@@ -362,8 +391,14 @@ def test_axis_types_are_decided_once_per_axis():
     assert axis_type([True, False]) == "bool"
     assert axis_type(["1%", "2%"]) == "string"
     assert axis_type([1, "2%"]) == "string" and axis_type([True, 1]) == "string"
-    sc = scenario({"bottleneck.rtt": ["10ms", "20ms"], "flows.0.count": [1, 2],
-                   "flows.0.pacing": [False, True], "sample_interval": [0.1, 1]})
+    sc = scenario(
+        {
+            "bottleneck.rtt": ["10ms", "20ms"],
+            "flows.0.count": [1, 2],
+            "flows.0.pacing": [False, True],
+            "sample_interval": [0.1, 1],
+        }
+    )
     cols = [s.columns() for s in plan(sc)]
     assert {type(c["flows.0.count"]) for c in cols} == {int}
     assert {type(c["flows.0.pacing"]) for c in cols} == {bool}
@@ -375,10 +410,10 @@ def test_axis_types_are_decided_once_per_axis():
 def test_sweep_store_has_typed_columns_meta_and_link_series(tmp_path):
     import ccbench
 
-    sc = scenario({"flows.0.count": [1, 2], "bottleneck.loss": ["0%", "1%"], "repeat": 2},
-                  probe={"ping": "50ms"})
-    res = ccbench.sweep(sc, tmp_path / "s", workers=2, progress=False,
-                        command=["ccbench", "sweep", "x.toml"], study="demo")
+    sc = scenario({"flows.0.count": [1, 2], "bottleneck.loss": ["0%", "1%"], "repeat": 2}, probe={"ping": "50ms"})
+    res = ccbench.sweep(
+        sc, tmp_path / "s", workers=2, progress=False, command=["ccbench", "sweep", "x.toml"], study="demo"
+    )
     assert res.summary.ok == 8 and len(res.runs) == 8
     for table in (res.runs, res.flows, res.series, res.link_series):
         assert table["flows.0.count"].dtype == "Int64" and set(table["flows.0.count"]) == {1, 2}
@@ -404,8 +439,7 @@ def test_identical_repeats_are_reported(tmp_path):
 
     same = scenario({"flows.0.cc": ["cubic", "reno"], "repeat": 2}, start_jitter="0s")
     buf = io.StringIO()
-    s = run_sweep(same, tmp_path / "same", workers=2, progress=True,
-                  console=Console(file=buf, width=200))
+    s = run_sweep(same, tmp_path / "same", workers=2, progress=True, console=Console(file=buf, width=200))
     assert sorted(c["flows.0.cc"] for c in s.identical_cells) == ["cubic", "reno"]
     assert "same goodput in every repeat" in buf.getvalue()
     differ = scenario({"flows.0.cc": ["cubic", "reno"], "repeat": 2}, start_jitter="20ms")
@@ -415,6 +449,7 @@ def test_identical_repeats_are_reported(tmp_path):
 # ------------------------------------------------------------------------------------------
 # any exception in one run is a stored failed run; run timeout; one sweep per store
 # ------------------------------------------------------------------------------------------
+
 
 def _patch_sim_run(monkeypatch, special):
     """Make the sim backend call ``special(scenario)`` for cells with cc 'reno' (the workers are
@@ -436,8 +471,7 @@ class _Odd(Exception):
         raise RuntimeError("even the message is broken")
 
 
-@pytest.mark.parametrize("failure", ["raises", "raises-and-failed-row-raises", "odd-exception",
-                                     "returns-garbage"])
+@pytest.mark.parametrize("failure", ["raises", "raises-and-failed-row-raises", "odd-exception", "returns-garbage"])
 def test_any_exception_in_one_run_is_a_stored_failed_run(tmp_path, monkeypatch, failure):
     """Before: an exception while building the failed run's row (e.g. OverflowError for
     buffer = 1e20B) escaped, nothing was stored, and every re-run crashed at the same cell."""
@@ -467,9 +501,12 @@ def test_any_exception_in_one_run_is_a_stored_failed_run(tmp_path, monkeypatch, 
     assert set(runs.loc[["cubic", "bbr"], "status"]) == {"ok"}
     bad = runs.loc["reno"]
     assert bad["status"] == "failed"
-    expected = {"raises": "ArithmeticError: boom in the backend",
-                "raises-and-failed-row-raises": "ArithmeticError: boom in the backend",
-                "odd-exception": "_Odd", "returns-garbage": "AttributeError"}[failure]
+    expected = {
+        "raises": "ArithmeticError: boom in the backend",
+        "raises-and-failed-row-raises": "ArithmeticError: boom in the backend",
+        "odd-exception": "_Odd",
+        "returns-garbage": "AttributeError",
+    }[failure]
     assert bad["error"].startswith(expected), bad["error"]
     assert bad["run_id"] == plan(sc)[1].run_id and bad["seed"] == 11
     # stored: a plain re-run skips it; --retry-failed runs it again (now fixed)
@@ -495,8 +532,13 @@ def test_failed_payload_never_raises():
     p = failed_payload(Hostile(), "sim", "the message", 1.5, run_id="abc")
     row = p["runs"].to_pylist()[0]
     assert p["runs"].schema.equals(results.RUNS_SCHEMA)
-    assert (row["run_id"], row["status"], row["error"], row["name"], row["seed"]) == \
-        ("abc", "failed", "the message", "h", None)
+    assert (row["run_id"], row["status"], row["error"], row["name"], row["seed"]) == (
+        "abc",
+        "failed",
+        "the message",
+        "h",
+        None,
+    )
 
 
 def test_store_error_for_one_run_is_stored_as_failed(tmp_path, monkeypatch):
@@ -511,8 +553,7 @@ def test_store_error_for_one_run_is_stored_as_failed(tmp_path, monkeypatch):
         return real(self, run_id, runs, flows, *a, **kw)
 
     monkeypatch.setattr(store_mod.Store, "_write", write)
-    s = run_sweep(scenario({"flows.0.cc": ["cubic", "reno"]}), tmp_path / "d", workers=1,
-                  progress=False)
+    s = run_sweep(scenario({"flows.0.cc": ["cubic", "reno"]}), tmp_path / "d", workers=1, progress=False)
     assert (s.ok, s.failed) == (1, 1)
     runs = load(tmp_path / "d").runs.set_index("flows.0.cc")
     assert runs.loc["reno", "error"] == "storing the run's tables failed: TypeError: cannot convert this table"
@@ -532,8 +573,7 @@ def test_run_timeout_stores_a_failed_run_and_the_sweep_goes_on(tmp_path):
     assert (s.ok, s.failed) == (1, 1)
     runs = load(tmp_path / "d").runs.set_index("duration")
     assert runs.loc["2s", "status"] == "ok"
-    assert runs.loc["600s", "error"] == ("the run exceeded the run timeout of 1.5 s (--run-timeout) "
-                                         "and was stopped")
+    assert runs.loc["600s", "error"] == ("the run exceeded the run timeout of 1.5 s (--run-timeout) and was stopped")
 
 
 def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch):
@@ -557,9 +597,21 @@ def test_run_timeout_kills_a_worker_that_does_not_stop(tmp_path, monkeypatch):
     assert "was killed" in runs.loc["reno", "error"]
 
 
-@pytest.mark.parametrize("text,seconds", [("600", 600.0), ("90s", 90.0), ("30min", 1800.0),
-                                          ("2h", 7200.0), ("none", None), ("0", None), (1, 1.0),
-                                          ("1.5min", 90.0), ("500ms", 0.5), ("off", None)])
+@pytest.mark.parametrize(
+    "text,seconds",
+    [
+        ("600", 600.0),
+        ("90s", 90.0),
+        ("30min", 1800.0),
+        ("2h", 7200.0),
+        ("none", None),
+        ("0", None),
+        (1, 1.0),
+        ("1.5min", 90.0),
+        ("500ms", 0.5),
+        ("off", None),
+    ],
+)
 def test_parse_run_timeout(text, seconds):
     from ccbench.sweeps.execute import parse_run_timeout
 
@@ -568,8 +620,8 @@ def test_parse_run_timeout(text, seconds):
 
 @pytest.mark.parametrize("text", ["soon", "1m", "-5s", "2 hours"])
 def test_run_timeout_uses_the_scenario_time_grammar(text):
-    from ccbench.sweeps.grid import SweepError
     from ccbench.sweeps.execute import parse_run_timeout
+    from ccbench.sweeps.grid import SweepError
     from ccbench.units import UnitError, parse_time_ns
 
     with pytest.raises(UnitError):
@@ -581,8 +633,12 @@ def test_run_timeout_uses_the_scenario_time_grammar(text):
 def test_bad_run_timeout_is_one_line(tmp_path):
     study = tmp_path / "s.toml"
     study.write_text(STUDY.format(duration="1s", repeat=1))
-    r = subprocess.run([*cli(), "sweep", str(study), "--out", str(tmp_path / "o"), "--run-timeout", "soon"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [*cli(), "sweep", str(study), "--out", str(tmp_path / "o"), "--run-timeout", "soon"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2
     assert "--run-timeout 'soon': expected a duration" in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
@@ -593,8 +649,12 @@ def test_second_sweep_into_one_store_waits_and_runs_nothing_twice(tmp_path):
     study = tmp_path / "study.toml"
     study.write_text(STUDY.format(duration="3s", repeat=1))  # 8 runs
     out = tmp_path / "out"
-    first = subprocess.Popen([*cli(), "sweep", str(study), "--out", str(out), "--workers", "1", "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [*cli(), "sweep", str(study), "--out", str(out), "--workers", "1", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lock = out / ".sweep.lock"
         deadline = time.monotonic() + 30
@@ -606,8 +666,7 @@ def test_second_sweep_into_one_store_waits_and_runs_nothing_twice(tmp_path):
         from rich.console import Console
 
         buf = io.StringIO()
-        second = run_sweep(tmp_path / "study.toml", out, workers=2, progress=True,
-                           console=Console(file=buf, width=300))
+        second = run_sweep(tmp_path / "study.toml", out, workers=2, progress=True, console=Console(file=buf, width=300))
         assert first.wait(60) == 0, first.stderr.read()
     finally:
         if first.poll() is None:
@@ -623,9 +682,24 @@ def test_sweep_exit_status_on_signals(tmp_path, sig, status):
     study = tmp_path / "study.toml"
     study.write_text(STUDY.format(duration="3s", repeat=20))
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-X", "faulthandler", *cli()[1:], "sweep", str(study),
-                          "--out", str(out), "--workers", "1", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-X",
+            "faulthandler",
+            *cli()[1:],
+            "sweep",
+            str(study),
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(list((out / "runs").glob("*.parquet"))) < 2:
         time.sleep(0.05)
@@ -642,11 +716,14 @@ def test_sweep_exit_status_on_signals(tmp_path, sig, status):
 
 # ---- sweep --set on a swept key -------------------------------------------------------------
 
-SWEEP_TOML = MINIMAL_TOML + """
+SWEEP_TOML = (
+    MINIMAL_TOML
+    + """
 [sweep]
 "bottleneck.loss" = ["0%", "1%", "2%"]
 repeat = 2
 """
+)
 
 
 def _plan_column(stdout, column):
@@ -674,12 +751,15 @@ def test_sweep_set_on_a_swept_key_pins_the_axis(write_toml):
 
 
 def test_sweep_set_on_a_zipped_key_says_how_to_pin_the_group(write_toml):
-    path = write_toml(MINIMAL_TOML + """
+    path = write_toml(
+        MINIMAL_TOML
+        + """
 [sweep]
 "bottleneck.rtt" = ["10ms", "50ms"]
 "bottleneck.jitter" = ["1ms", "5ms"]
 zip = [["bottleneck.rtt", "bottleneck.jitter"]]
-""")
+"""
+    )
     p = run_ccbench("sweep", path, "--dry-run", "--set", "bottleneck.rtt=10ms")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "zipped" in p.stderr and "--grid bottleneck.jitter" in p.stderr

@@ -1,6 +1,7 @@
 """ccbench validate: the grid, sim-only quick runs with resume, the error arithmetic on synthetic
 stores of known goodputs, the CLI, and (as root with the kernel backend) one cell on both
 backends."""
+
 from __future__ import annotations
 
 import math
@@ -122,8 +123,11 @@ def test_cli_bad_grid_exit_2(tmp_path):
     from ccbench.cli.app import app
 
     bad = _grid_file(tmp_path, SMALL.replace('cc = "cubic"\n[part.sweep]', 'cc = "cubc"\n[part.sweep]'))
-    res = CliRunner().invoke(app, ["validate", "--grid", str(bad), "--backends", "sim", "--out",
-                                   str(tmp_path / "o")], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    res = CliRunner().invoke(
+        app,
+        ["validate", "--grid", str(bad), "--backends", "sim", "--out", str(tmp_path / "o")],
+        env={"COLUMNS": "200", "NO_COLOR": "1"},
+    )
     assert res.exit_code == 2, res.output
     assert "error:" in res.output and "flows.0.cc" in res.output and "cubc" in res.output
     assert not (tmp_path / "o" / "sim" / "runs").exists()
@@ -140,8 +144,11 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
     from ccbench.cli.app import app
 
     out = tmp_path / "v"
-    res = CliRunner().invoke(app, ["validate", "--quick", "--backends", "sim", "--out", str(out), "-q",
-                                   "-j", "1"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    res = CliRunner().invoke(
+        app,
+        ["validate", "--quick", "--backends", "sim", "--out", str(out), "-q", "-j", "1"],
+        env={"COLUMNS": "200", "NO_COLOR": "1"},
+    )
     assert res.exit_code == 0, res.output
     assert "no comparison" in res.output
     for f in ("validate.md", "validate.csv", "goodput.svg"):
@@ -149,8 +156,12 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
     assert (out / "goodput.svg").read_text().lstrip().startswith("<?xml")
     csv = pd.read_csv(out / "validate.csv")
     assert len(csv) == 4
-    assert sorted(zip(csv["cc"], csv["bottleneck.loss"])) == [("bbr", "0%"), ("bbr", "1%"),
-                                                              ("cubic", "0%"), ("cubic", "1%")]
+    assert sorted(zip(csv["cc"], csv["bottleneck.loss"])) == [
+        ("bbr", "0%"),
+        ("bbr", "1%"),
+        ("cubic", "0%"),
+        ("cubic", "1%"),
+    ]
     assert (csv["sim_runs"] == 2).all() and (csv["sim_goodput_mbps"] > 0).all()
     assert "kernel_goodput_mbps" not in csv.columns
     # lossless cells near the link's payload rate, 1 % loss costs CUBIC goodput
@@ -167,8 +178,7 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
     assert sum(s.cached for s in again.summaries["sim"]) == 8
     assert pd.read_csv(out / "validate.csv")["sim_goodput_mbps"].tolist() == csv["sim_goodput_mbps"].tolist()
 
-    rerun = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1,
-                           rerun=["sim"])
+    rerun = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1, rerun=["sim"])
     assert rerun.rerun == {"sim": 8} and rerun.executed("sim") == 8
 
 
@@ -205,8 +215,12 @@ def test_count_error_rules():
 
 
 # per (cc, loss): kernel goodputs of the two repeats, and the simulator's relative error
-KERNEL = {("cubic", "0%"): [40e6, 42e6], ("cubic", "1%"): [4e6, 6e6],
-          ("bbr", "0%"): [45e6, 47e6], ("bbr", "1%"): [30e6, 34e6]}
+KERNEL = {
+    ("cubic", "0%"): [40e6, 42e6],
+    ("cubic", "1%"): [4e6, 6e6],
+    ("bbr", "0%"): [45e6, 47e6],
+    ("bbr", "1%"): [30e6, 34e6],
+}
 SIM_ERR = {("cubic", "0%"): 0.02, ("cubic", "1%"): -0.12, ("bbr", "0%"): 0.01, ("bbr", "1%"): 0.08}
 
 
@@ -226,16 +240,31 @@ def _write_synthetic(out: Path, study) -> None:
             gp = k * (1 + SIM_ERR[key]) if backend == "sim" else k
             retx = {"sim": 120, "kernel": 100}[backend] if key[1] == "1%" else {"sim": 50, "kernel": 5}[backend]
             counters = [
-                {"side": "sender", "TcpExtTCPSACKReorder": {"sim": 30, "kernel": 20}[backend],
-                 "TcpExtTCPTimeouts": {"sim": 2, "kernel": 3}[backend],
-                 "TcpExtTCPLossProbes": 100},
+                {
+                    "side": "sender",
+                    "TcpExtTCPSACKReorder": {"sim": 30, "kernel": 20}[backend],
+                    "TcpExtTCPTimeouts": {"sim": 2, "kernel": 3}[backend],
+                    "TcpExtTCPLossProbes": 100,
+                },
                 {"side": "receiver", "TcpExtPAWSEstab": {"sim": None, "kernel": 300}[backend]},
             ]
-            res = R.build_result(spec.scenario, backend,
-                                 [{"flow_id": 0, "goodput_bps": gp, "rtt_mean_ms": 25.0 if backend == "sim" else 26.0,
-                                   "retransmits": retx}], None, None, 0.1, counters=counters)
-            store.write(spec.run_id, res.runs_table, res.flows_table, None, spec.columns(),
-                        counters=res.counters_table)
+            res = R.build_result(
+                spec.scenario,
+                backend,
+                [
+                    {
+                        "flow_id": 0,
+                        "goodput_bps": gp,
+                        "rtt_mean_ms": 25.0 if backend == "sim" else 26.0,
+                        "retransmits": retx,
+                    }
+                ],
+                None,
+                None,
+                0.1,
+                counters=counters,
+            )
+            store.write(spec.run_id, res.runs_table, res.flows_table, None, spec.columns(), counters=res.counters_table)
 
 
 def test_errors_medians_and_targets_on_synthetic_stores(tmp_path):
@@ -288,7 +317,9 @@ def test_errors_medians_and_targets_on_synthetic_stores(tmp_path):
     assert csv.loc[("cubic", "1%"), "kernel_goodput_min_mbps"] == pytest.approx(4.0)
     assert not bool(csv.loc[("cubic", "1%"), "sim_goodput_within_10pct"])
     # the simulator is a constant factor off each repeat, so the ratio's interval is tight
-    assert csv.loc[("bbr", "0%"), "sim_goodput_err_ci_lo_pct"] < 1.0 < csv.loc[("bbr", "0%"), "sim_goodput_err_ci_hi_pct"]
+    assert (
+        csv.loc[("bbr", "0%"), "sim_goodput_err_ci_lo_pct"] < 1.0 < csv.loc[("bbr", "0%"), "sim_goodput_err_ci_hi_pct"]
+    )
     assert csv.loc[("bbr", "1%"), "sim_retx_err_pct"] == pytest.approx(20.0)
     md = files["md"].read_text()
     assert "| sim | cubic | 2/2 | 7.0 % | 12.0 % | loss: loss=1% | 1/2 | no |" in md
@@ -301,8 +332,11 @@ def test_run_validate_reads_a_stored_kernel_store_when_the_kernel_cannot_run(tmp
     study = v.load_grid(_grid_file(tmp_path, SMALL))
     out = tmp_path / "v"
     _write_synthetic(out, study)
-    monkeypatch.setattr(v, "backend_unavailable",
-                        lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None)
+    monkeypatch.setattr(
+        v,
+        "backend_unavailable",
+        lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None,
+    )
     run = v.run_validate(study, out, backends="sim,kernel", progress=False)
     assert run.executed("sim") == 0 and run.ran == ["sim"]
     assert run.comparison.reference == "kernel"
@@ -331,7 +365,9 @@ def _kernel_missing() -> str | None:
 @pytest.mark.kernel
 @pytest.mark.skipif(_kernel_missing() is not None, reason=_kernel_missing() or "")
 def test_kernel_one_cell_both_backends(tmp_path):
-    grid = _grid_file(tmp_path, """
+    grid = _grid_file(
+        tmp_path,
+        """
         [study]
         name = "one"
         seed = "test"
@@ -352,7 +388,8 @@ def test_kernel_one_cell_both_backends(tmp_path):
         cc = "cubic"
         [part.sweep]
         repeat = 1
-        """)
+        """,
+    )
     run = v.run_validate(grid, tmp_path / "v", backends="sim,kernel", progress=False)
     assert run.ran == ["sim", "kernel"] and run.all_ok
     comp = run.comparison

@@ -4,12 +4,14 @@ The kernel is the one of the interpreter running pytest: jupyter_client starts t
 kernel with sys.executable (the venv's python, where ccbench is installed), so no kernelspec
 needs installing. The notebook's working directory is a temporary directory (its sweep store
 lands there, not in the repository)."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 
 nbformat = pytest.importorskip("nbformat")
@@ -24,8 +26,9 @@ def _execute(name: str, workdir: Path, extra: str | None = None):
     nb = nbformat.read(EXAMPLES / name, as_version=4)
     if extra is not None:
         nb.cells.append(nbformat.v4.new_code_cell(extra))
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
-                                     resources={"metadata": {"path": str(workdir)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+    )
     client.execute()  # raises CellExecutionError (with the traceback) if a cell fails
     return nb
 
@@ -39,8 +42,7 @@ def _data(cell, mime: str) -> str:
 
 
 def test_quickstart_notebook_runs(tmp_path):
-    nb = _execute("quickstart.ipynb", tmp_path,
-                  extra="print(table.to_json(orient='records'))")
+    nb = _execute("quickstart.ipynb", tmp_path, extra="print(table.to_json(orient='records'))")
     code = [c for c in nb.cells if c.cell_type == "code"]
     rows = json.loads("".join(o.get("text", "") for o in _outputs(code.pop())))
     for c in code:

@@ -27,6 +27,7 @@ are the study tests' business, cli/test_study.py). It must exit 0 without a trac
 hide a broken README: at most MAX_SKIPPED commands may be skipped, at least MIN_RUN must run, and
 every command must be a ``ccbench`` or ``make`` command (anything else fails the test).
 """
+
 from __future__ import annotations
 
 import json
@@ -90,9 +91,11 @@ SKIP = [
 ]
 #: (reason, predicate, the words to run instead) for the commands that run
 CHEAPER = [
-    ("a built-in study's full grid: its --quick grid",
-     lambda w: w[1:3] == ["study", "run"] and len(w) > 3 and not w[3].endswith(".toml") and "--quick" not in w,
-     lambda w: [*w, "--quick"]),
+    (
+        "a built-in study's full grid: its --quick grid",
+        lambda w: w[1:3] == ["study", "run"] and len(w) > 3 and not w[3].endswith(".toml") and "--quick" not in w,
+        lambda w: [*w, "--quick"],
+    ),
 ]
 MAX_SKIPPED = 16
 MIN_RUN = 15
@@ -191,7 +194,7 @@ def test_the_parser_reads_sh_blocks_only_with_comments_quotes_and_optional_flags
         "```sh\n"
         "ccbench run a.toml --json [--series]     # a comment\n"
         "                                         # a comment line\n"
-        "ccbench query results/x \"SELECT 1 # not a comment\"\n"
+        'ccbench query results/x "SELECT 1 # not a comment"\n'
         "sudo .venv/bin/ccbench run a.toml --backend kernel\n"
         "```\n"
         "```toml\n"
@@ -202,9 +205,11 @@ def test_the_parser_reads_sh_blocks_only_with_comments_quotes_and_optional_flags
         "```\n"
     )
     commands = readme_commands(text)
-    assert commands == [["ccbench", "run", "a.toml", "--json", "--series"],
-                        ["ccbench", "query", "results/x", "SELECT 1 # not a comment"],
-                        ["sudo", ".venv/bin/ccbench", "run", "a.toml", "--backend", "kernel"]]
+    assert commands == [
+        ["ccbench", "run", "a.toml", "--json", "--series"],
+        ["ccbench", "query", "results/x", "SELECT 1 # not a comment"],
+        ["sudo", ".venv/bin/ccbench", "run", "a.toml", "--backend", "kernel"],
+    ]
     assert [skip_reason(c) for c in commands] == [None, None, "needs root and the kernel backend"]
     assert fenced_blocks(text, "toml") == ["[bottleneck]\n"]
     study = ["ccbench", "study", "run", "jitter-cliff", "--out", "r"]
@@ -229,14 +234,19 @@ def results(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("readme")
     text = README.read_text()
     user_files(workdir, text)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "python"), os.environ.get("PYTHONPATH")])),
-           "COLUMNS": "160", "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "python"), os.environ.get("PYTHONPATH")])),
+        "COLUMNS": "160",
+        "NO_COLOR": "1",
+    }
     done = {}
     for i, words in RUN:
         t0 = time.monotonic()
         try:
-            p = subprocess.run(argv(as_run(words), workdir), cwd=workdir, env=env, capture_output=True, text=True,
-                               timeout=TIMEOUT_S)
+            p = subprocess.run(
+                argv(as_run(words), workdir), cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+            )
         except subprocess.TimeoutExpired as e:
             p = subprocess.CompletedProcess(e.cmd, -1, "", f"timed out after {TIMEOUT_S} s")
         done[i] = (p, time.monotonic() - t0)

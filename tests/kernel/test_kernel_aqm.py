@@ -3,6 +3,7 @@ ccbench-link's AQM arm. Needs root, TUN, iperf3, ping and a built ccbench-link; 
 reason otherwise. Addresses are the backend's own (198.18.0.1/2, benchmarking range
 198.18.0.0/15), in namespaces the runs create and remove. Three short runs (≤ 8 s each) and one
 2 s UDP exchange: about 40 s in all."""
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,14 @@ RTT = "20ms"
 
 
 def scenario(bottleneck: dict, flows: list[dict], duration: str = "8s", **kw) -> Scenario:
-    d = {"duration": duration, "seed": 1, "start_jitter": "0s",
-         "bottleneck": {"rate": RATE, "rtt": RTT, **bottleneck}, "flows": flows, **kw}
+    d = {
+        "duration": duration,
+        "seed": 1,
+        "start_jitter": "0s",
+        "bottleneck": {"rate": RATE, "rtt": RTT, **bottleneck},
+        "flows": flows,
+        **kw,
+    }
     return Scenario.from_dict(d, source="test_kernel_aqm")
 
 
@@ -41,7 +48,7 @@ def _our_namespaces() -> list[str]:
 
 
 def _link(res, name: str) -> dict:
-    return next(l for l in res.links if l["name"] == name)
+    return next(link for link in res.links if link["name"] == name)
 
 
 def _mib_delta(keep: dict, side: str, name: str) -> int | None:
@@ -62,8 +69,7 @@ def isolation_runs():
     flows = [{"cc": "cubic", "count": 4}]
     probe = {"ping": "20ms"}
     out = {}
-    for name, b in (("fq_codel", {"aqm": "fq_codel", "buffer": "16bdp"}),
-                    ("droptail", {"buffer": "16bdp"})):
+    for name, b in (("fq_codel", {"aqm": "fq_codel", "buffer": "16bdp"}), ("droptail", {"buffer": "16bdp"})):
         sc = scenario(b, flows, probe=probe)
         keep: dict = {}
         out[name] = (sc, kernel.run(sc, keep=keep), keep)
@@ -85,9 +91,11 @@ def test_fq_codel_keeps_the_probe_near_the_base_rtt_under_4_cubic_flows(isolatio
     base_ms = sc.base_rtt_s * 1e3
     r = res.runs.iloc[0]
     fwd = _link(res, "bottleneck/fwd")
-    print(f"fq_codel: probe p50 {r.probe_rtt_p50_ms:.2f} p95 {r.probe_rtt_p95_ms:.2f} ms (base {base_ms:.0f}); "
-          f"utilisation {r.link_utilisation:.3f}; drops {fwd['dropped_queue']} ce {fwd['ce_marked']}; "
-          f"flow rtt p50 {res.flows.rtt_p50_ms.tolist()}")
+    print(
+        f"fq_codel: probe p50 {r.probe_rtt_p50_ms:.2f} p95 {r.probe_rtt_p95_ms:.2f} ms (base {base_ms:.0f}); "
+        f"utilisation {r.link_utilisation:.3f}; drops {fwd['dropped_queue']} ce {fwd['ce_marked']}; "
+        f"flow rtt p50 {res.flows.rtt_p50_ms.tolist()}"
+    )
     assert keep["link"]["directions"][0]["aqm"] == "fq_codel"
     # the bottleneck was loaded: the isolation is under a full link, and CoDel acted on it
     assert r.link_utilisation >= 0.85
@@ -113,8 +121,10 @@ def test_droptail_with_a_large_buffer_puts_the_probe_behind_the_queue(isolation_
     base_ms = sc.base_rtt_s * 1e3
     r = res.runs.iloc[0]
     rf = isolation_runs["fq_codel"][1].runs.iloc[0]
-    print(f"droptail 16bdp: probe p50 {r.probe_rtt_p50_ms:.1f} p95 {r.probe_rtt_p95_ms:.1f} ms (base {base_ms:.0f}); "
-          f"utilisation {r.link_utilisation:.3f}")
+    print(
+        f"droptail 16bdp: probe p50 {r.probe_rtt_p50_ms:.1f} p95 {r.probe_rtt_p95_ms:.1f} ms (base {base_ms:.0f}); "
+        f"utilisation {r.link_utilisation:.3f}"
+    )
     assert r.link_utilisation >= 0.85
     assert r.probe_rtt_p50_ms >= 5 * base_ms
     assert r.probe_rtt_p50_ms >= 4 * rf.probe_rtt_p50_ms
@@ -129,8 +139,9 @@ def ecn_run():
         pytest.skip(_missing())
     from ccbench.backends import kernel
 
-    sc = scenario({"aqm": "codel", "aqm_params": {"ecn": True}, "buffer": "16bdp"},
-                  [{"cc": "cubic", "ecn": True}], duration="6s")
+    sc = scenario(
+        {"aqm": "codel", "aqm_params": {"ecn": True}, "buffer": "16bdp"}, [{"cc": "cubic", "ecn": True}], duration="6s"
+    )
     keep: dict = {}
     res = kernel.run(sc, keep=keep)
     assert _our_namespaces() == []
@@ -155,9 +166,11 @@ def test_cubic_with_ecn_through_codel_is_marked_not_dropped(ecn_run):
     in_ce = _mib_delta(keep, "receiver", "IpExtInCEPkts")
     in_ect0 = _mib_delta(keep, "receiver", "IpExtInECT0Pkts")
     delivered_ce = _mib_delta(keep, "sender", "TcpExtTCPDeliveredCE")
-    print(f"ecn: ce {fwd['ce_marked']} drops {fwd['dropped_queue']} lost {fwd['dropped_loss']}; goodput "
-          f"{f.goodput_bps / 1e6:.1f} Mbit/s retrans {f.retransmits}; InCEPkts {in_ce} InECT0Pkts {in_ect0} "
-          f"TCPDeliveredCE {delivered_ce}")
+    print(
+        f"ecn: ce {fwd['ce_marked']} drops {fwd['dropped_queue']} lost {fwd['dropped_loss']}; goodput "
+        f"{f.goodput_bps / 1e6:.1f} Mbit/s retrans {f.retransmits}; InCEPkts {in_ce} InECT0Pkts {in_ect0} "
+        f"TCPDeliveredCE {delivered_ce}"
+    )
     assert fwd["ce_marked"] > 0
     assert fwd["dropped_queue"] == 0
     assert rev["ce_marked"] == 0, "ACKs are Not-ECT (RFC 3168 §6.1.4): never marked"
@@ -187,8 +200,9 @@ def test_ce_rewrite_keeps_the_ipv4_checksum_valid_end_to_end():
     from ccbench.backends.kernel.nsutil import netns_socket
     from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology
 
-    cfg = scenario({"rate": "10Mbit", "aqm": "codel", "aqm_params": {"ecn": True}},
-                   [{"cc": "cubic"}], duration="3s").sim_config()
+    cfg = scenario(
+        {"rate": "10Mbit", "aqm": "codel", "aqm_params": {"ecn": True}}, [{"cc": "cubic"}], duration="3s"
+    ).sim_config()
     IP_RECVTOS = 13
     with Topology(cfg) as t:
         before = read_mib(t.ns_r)
@@ -237,8 +251,10 @@ def test_ce_rewrite_keeps_the_ipv4_checksum_valid_end_to_end():
         tx.close()
         report = t.stop_link() or {}
     fwd = report["directions"][0]
-    print(f"udp: received ECT(0) {got[0b10]} CE {got[0b11]} other {other}; link ce {fwd['ce_marked']} "
-          f"drops {fwd['dropped']}")
+    print(
+        f"udp: received ECT(0) {got[0b10]} CE {got[0b11]} other {other}; link ce {fwd['ce_marked']} "
+        f"drops {fwd['dropped']}"
+    )
     assert got[0b11] > 0 and got[0b10] > 0 and other == 0
     assert got[0b11] <= fwd["ce_marked"]
     for n in ("IpInHdrErrors", "IpInCsumErrors"):

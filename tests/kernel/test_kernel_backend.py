@@ -1,6 +1,7 @@
 """Kernel backend: real Linux TCP over ccbench-link. Needs root, TUN, iperf3 and a
 built ccbench-link; each test is skipped with the reason when something is missing.
 Short runs only: the whole file takes about 2–3 minutes."""
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from ccbench.backends.kernel import env
-from ccbench.scenario.model import Scenario
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import Scenario
 from conftest import ROOT, kernel_missing
 
 pytestmark = pytest.mark.kernel
@@ -33,9 +34,12 @@ needs_kernel = pytest.mark.skipif(_missing() is not None, reason=_missing() or "
 
 
 def scenario(**kw) -> Scenario:
-    d = {"duration": "8s", "seed": 1,
-         "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp"},
-         "flows": [{"cc": "cubic"}]}
+    d = {
+        "duration": "8s",
+        "seed": 1,
+        "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp"},
+        "flows": [{"cc": "cubic"}],
+    }
     for k, v in kw.items():
         if k == "bottleneck":
             d["bottleneck"] = {**d["bottleneck"], **v}
@@ -63,8 +67,14 @@ def test_refuses_vegas_naming_the_key_and_the_alternatives():
 
     if "vegas" in env.available_algorithms():
         pytest.skip("this kernel has vegas")
-    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
-                             "flows": [{"cc": "cubic"}, {"cc": "vegas"}]}, source="v.toml")
+    sc = Scenario.from_dict(
+        {
+            "duration": "2s",
+            "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+            "flows": [{"cc": "cubic"}, {"cc": "vegas"}],
+        },
+        source="v.toml",
+    )
     with pytest.raises(ScenarioError) as ei:
         kernel.check(sc)
     msg = str(ei.value)
@@ -94,8 +104,9 @@ def test_not_root_for_real_as_nobody():
         pytest.skip("needs root to switch to the nobody user")
     from ccbench.backends import kernel
 
-    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
-                             "flows": [{"cc": "cubic"}]})
+    sc = Scenario.from_dict(
+        {"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"}, "flows": [{"cc": "cubic"}]}
+    )
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: drop privileges for real, run the check, report through the pipe
@@ -126,9 +137,14 @@ def test_not_root_for_real_as_nobody():
 def test_refuses_mixed_timestamps_naming_the_groups():
     from ccbench.backends import kernel
 
-    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
-                             "flows": [{"cc": "cubic"}, {"cc": "cubic", "timestamps": False}]},
-                            source="ts.toml")
+    sc = Scenario.from_dict(
+        {
+            "duration": "2s",
+            "bottleneck": {"rate": "10Mbit", "rtt": "20ms"},
+            "flows": [{"cc": "cubic"}, {"cc": "cubic", "timestamps": False}],
+        },
+        source="ts.toml",
+    )
     with pytest.raises(ScenarioError) as ei:
         kernel.check(sc)
     ts = [p for p in ei.value.problems if p[0] == "flows.1.timestamps"]
@@ -147,8 +163,14 @@ def test_refuses_mixed_timestamps_naming_the_groups():
 def test_refuses_access_rate_but_takes_every_aqm():
     from ccbench.backends import kernel
 
-    sc = Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbit", "rtt": "20ms", "aqm": "codel"},
-                             "access": {"rate": "1Gbit"}, "flows": [{"cc": "cubic"}]})
+    sc = Scenario.from_dict(
+        {
+            "duration": "2s",
+            "bottleneck": {"rate": "10Mbit", "rtt": "20ms", "aqm": "codel"},
+            "access": {"rate": "1Gbit"},
+            "flows": [{"cc": "cubic"}],
+        }
+    )
     with pytest.raises(ScenarioError) as ei:
         kernel.check(sc)
     assert "access.rate" in str(ei.value) and "bottleneck.aqm" not in str(ei.value)
@@ -228,8 +250,10 @@ def test_bernoulli_loss_within_99pct_binomial_interval(pct):
     p = pct / 100
     lost = n - got
     half = 2.5758 * math.sqrt(p * (1 - p) / n)
-    print(f"loss {pct}%: {lost}/{n} = {lost / n:.4%} (99% interval {p - half:.4%}..{p + half:.4%}); "
-          f"emulator: in {data['packets_in']} lost {data['lost']} dropped {data['dropped']}")
+    print(
+        f"loss {pct}%: {lost}/{n} = {lost / n:.4%} (99% interval {p - half:.4%}..{p + half:.4%}); "
+        f"emulator: in {data['packets_in']} lost {data['lost']} dropped {data['dropped']}"
+    )
     assert data["dropped"] == 0  # nothing dropped by the queue: all loss is the random model
     assert data["packets_in"] >= n
     assert p - half <= lost / n <= p + half
@@ -261,8 +285,10 @@ def test_single_cubic_flow_reaches_90pct_of_rate(cubic_run):
     assert res.ok, res.error
     f = res.flows.iloc[0]
     rate = sc.bottleneck.rate_bps
-    print(f"cubic goodput {f.goodput_bps / 1e6:.2f} Mbit/s of {rate / 1e6:.0f}; utilisation "
-          f"{res.runs.link_utilisation[0]:.3f}; retransmits {f.retransmits}; rtt p50 {f.rtt_p50_ms:.1f} ms")
+    print(
+        f"cubic goodput {f.goodput_bps / 1e6:.2f} Mbit/s of {rate / 1e6:.0f}; utilisation "
+        f"{res.runs.link_utilisation[0]:.3f}; retransmits {f.retransmits}; rtt p50 {f.rtt_p50_ms:.1f} ms"
+    )
     assert f.goodput_bps >= 0.9 * rate
     assert f.cc == "cubic"
     assert res.runs.backend[0] == "kernel" and res.runs.kernel_version[0] == env.kernel_version()
@@ -272,8 +298,9 @@ def _lateness_ok(keep: dict) -> bool:
     ok = True
     for d in keep["link"]["directions"]:
         lat = d["lateness_us"]
-        print(f"{d['name']}: {lat['count']} packets, lateness p50 {lat['p50']} p99 {lat['p99']} "
-              f"max {lat['max']:.0f} µs")
+        print(
+            f"{d['name']}: {lat['count']} packets, lateness p50 {lat['p50']} p99 {lat['p99']} max {lat['max']:.0f} µs"
+        )
         assert lat["count"] > 1000
         ok = ok and lat["p99"] <= 200
     return ok
@@ -330,11 +357,22 @@ def test_sim_and_kernel_tables_have_the_same_columns_and_types(cubic_run):
 
 
 def _reorder_scenario(timestamps: bool) -> Scenario:
-    return Scenario.from_dict({
-        "duration": "8s", "seed": 1,
-        "bottleneck": {"rate": "48Mbit", "rtt": "50ms", "buffer": "300kB", "jitter": "8ms",
-                       "jitter_dist": "uniform", "reorder": True},
-        "flows": [{"cc": "cubic", "timestamps": timestamps}]}, source="paws")
+    return Scenario.from_dict(
+        {
+            "duration": "8s",
+            "seed": 1,
+            "bottleneck": {
+                "rate": "48Mbit",
+                "rtt": "50ms",
+                "buffer": "300kB",
+                "jitter": "8ms",
+                "jitter_dist": "uniform",
+                "reorder": True,
+            },
+            "flows": [{"cc": "cubic", "timestamps": timestamps}],
+        },
+        source="paws",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -357,9 +395,11 @@ def test_paws_drops_reordered_segments_only_with_timestamps(reorder_runs):
     for ts, res in reorder_runs.items():
         assert res.ok, res.error
         c = _counters(res)
-        print(f"timestamps {ts}: goodput {res.flows.goodput_bps[0] / 1e6:.1f} Mbit/s, receiver "
-              f"PAWSEstab {c['receiver']['TcpExtPAWSEstab']}, OFOQueue {c['receiver']['TcpExtTCPOFOQueue']}, "
-              f"sender RetransSegs {c['sender']['TcpRetransSegs']}, SACKReorder {c['sender']['TcpExtTCPSACKReorder']}")
+        print(
+            f"timestamps {ts}: goodput {res.flows.goodput_bps[0] / 1e6:.1f} Mbit/s, receiver "
+            f"PAWSEstab {c['receiver']['TcpExtPAWSEstab']}, OFOQueue {c['receiver']['TcpExtTCPOFOQueue']}, "
+            f"sender RetransSegs {c['sender']['TcpRetransSegs']}, SACKReorder {c['sender']['TcpExtTCPSACKReorder']}"
+        )
         assert set(c) == {"sender", "receiver"}
         # the jitter reorders: the receiver queues out-of-order segments, the sender sees it
         assert c["receiver"]["TcpExtTCPOFOQueue"] > 100 and c["sender"]["TcpExtTCPSACKReorder"] > 0
@@ -435,8 +475,12 @@ def _wait_for_run(namespaces, timeout_s: float) -> tuple[list[str], set[int]] | 
 
 
 def _start_runner():
-    p = subprocess.Popen([sys.executable, "-c", RUNNER], env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [sys.executable, "-c", RUNNER],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     started = _wait_for_run(lambda: our_namespaces(p.pid), 20)
     if started is None:
         p.kill()
@@ -495,12 +539,28 @@ def test_ctrl_c_of_a_kernel_sweep_leaves_nothing(tmp_path):
     sc.write_text(SWEEP_SCENARIO)
     for attempt in range(3):
         before = set(our_namespaces())
-        p = subprocess.Popen([sys.executable, "-m", "ccbench.cli", "sweep", str(sc), "--backend", "kernel",
-                              "--repeat", "3", "--out", str(tmp_path / f"store{attempt}"), "-q"],
-                             env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ccbench.cli",
+                "sweep",
+                str(sc),
+                "--backend",
+                "kernel",
+                "--repeat",
+                "3",
+                "--out",
+                str(tmp_path / f"store{attempt}"),
+                "-q",
+            ],
+            env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
-            started = _wait_for_run(lambda: sorted(set(our_namespaces()) - before), 30)
+            started = _wait_for_run(lambda before=before: sorted(set(our_namespaces()) - before), 30)
             assert started is not None, f"try {attempt}: run did not start"
             nss, pids = started
             links = _link_pids(nss)
@@ -586,8 +646,12 @@ def test_sock_diag_reads_tcp_info_and_bbr_info():
 def test_fixed_size_flows_complete_with_fct_and_stagger():
     from ccbench.backends import kernel
 
-    sc = scenario(duration="5s", bottleneck={"rate": "20Mbit", "rtt": "40ms"}, start_jitter="0s",
-                  flows=[{"cc": "cubic", "count": 2, "start": "0s+1s", "size": "2MB"}])
+    sc = scenario(
+        duration="5s",
+        bottleneck={"rate": "20Mbit", "rtt": "40ms"},
+        start_jitter="0s",
+        flows=[{"cc": "cubic", "count": 2, "start": "0s+1s", "size": "2MB"}],
+    )
     res = kernel.run(sc)
     assert res.ok, res.error
     f = res.flows.set_index("flow_id")
@@ -601,8 +665,12 @@ def test_fixed_size_flows_complete_with_fct_and_stagger():
     from ccbench.scenario.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match=r"flows\.1\.start"):
-        scenario(duration="5s", bottleneck={"rate": "20Mbit", "rtt": "40ms"}, start_jitter="0s",
-                 flows=[{"cc": "cubic"}, {"cc": "reno", "start": "6s"}])
+        scenario(
+            duration="5s",
+            bottleneck={"rate": "20Mbit", "rtt": "40ms"},
+            start_jitter="0s",
+            flows=[{"cc": "cubic"}, {"cc": "reno", "start": "6s"}],
+        )
 
 
 # ---- link series from ping output (no namespaces needed) --------------------------------------
@@ -611,11 +679,13 @@ def test_fixed_size_flows_complete_with_fct_and_stagger():
 def test_ping_replies_are_parsed_with_their_receive_time():
     from ccbench.backends.kernel.traffic import parse_ping
 
-    out = (b"PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
-           b"[1700000000.100000] 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=50.3 ms\n"
-           b"[1700000000.350500] 64 bytes from 10.0.0.2: icmp_seq=2 ttl=64 time=61 ms\n"
-           b"\n--- 10.0.0.2 ping statistics ---\n2 packets transmitted, 2 received, 0% packet loss, time 250ms\n"
-           b"rtt min/avg/max/mdev = 50.3/55.6/61.0/5.3 ms\n")
+    out = (
+        b"PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+        b"[1700000000.100000] 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=50.3 ms\n"
+        b"[1700000000.350500] 64 bytes from 10.0.0.2: icmp_seq=2 ttl=64 time=61 ms\n"
+        b"\n--- 10.0.0.2 ping statistics ---\n2 packets transmitted, 2 received, 0% packet loss, time 250ms\n"
+        b"rtt min/avg/max/mdev = 50.3/55.6/61.0/5.3 ms\n"
+    )
     got = parse_ping(out, wall_minus_mono=1700000000.0 - 100.0)  # monotonic = wall - offset
     assert [r for _, r in got] == [50.3, 61.0]
     assert [t for t, _ in got] == pytest.approx([100.1, 100.3505])

@@ -17,6 +17,7 @@ it must exceed the handshake's by at least 0.5 ms (8 packets of queue). Usually 
 a ProbeRTT that falls just after CUBIC backed off more than once finds less: the kernel once
 re-took 2.42 ms (handshake 1.46 ms), hence a bound relative to the handshake, not a fixed 3 ms.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -26,7 +27,10 @@ from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 SCENARIO = {
-    "name": "bbr-beside-cubic", "duration": "13s", "seed": 1, "sample_interval": "100ms",
+    "name": "bbr-beside-cubic",
+    "duration": "13s",
+    "seed": 1,
+    "sample_interval": "100ms",
     "bottleneck": {"rate": "200Mbit", "rtt": "1ms", "buffer": "200pkt"},
     "flows": [{"cc": "cubic"}, {"cc": "bbr"}],
 }
@@ -39,8 +43,10 @@ def _check(backend: str) -> None:
     early = s.loc[(s.index > 1.0) & (s.index < 9.0), "min_rtt_ms"].dropna()
     late = s.loc[s.index > 11.0, "min_rtt_ms"].dropna()
     assert len(early) > 50 and len(late) > 10, (len(early), len(late))
-    print(f"{backend}: BBR min_rtt before 10 s {early.max():.2f} ms, after {late.min():.2f} ms; "
-          f"modes {sorted(set(s['cc_state'].dropna()))}")
+    print(
+        f"{backend}: BBR min_rtt before 10 s {early.max():.2f} ms, after {late.min():.2f} ms; "
+        f"modes {sorted(set(s['cc_state'].dropna()))}"
+    )
     assert early.max() < 2.0, early.max()  # the handshake's sample on the empty path
     assert late.min() > early.max() + 0.5, (early.max(), late.min())  # re-taken behind CUBIC's queue
     # the mode column shows ProbeRTT around the expiry, and only there: a flow cut to a few
@@ -100,9 +106,11 @@ def test_bbr_beside_cubic_gets_and_loses_as_on_the_kernel():
     k = [_pair("kernel", s) for s in (1, 2)]
     m = [_pair("sim", s) for s in range(1, 7)]
     kg, sg = sum(g for g, _ in k) / len(k), sum(g for g, _ in m) / len(m)
-    print(f"BBR beside CUBIC: before ProbeRTT kernel {kg:.1f} Mbit/s, simulator {sg:.1f}; BBR's "
-          f"retransmissions over CUBIC's after it: kernel {[round(r, 1) for _, r in k]}, "
-          f"simulator {[round(r, 1) for _, r in m]}")
+    print(
+        f"BBR beside CUBIC: before ProbeRTT kernel {kg:.1f} Mbit/s, simulator {sg:.1f}; BBR's "
+        f"retransmissions over CUBIC's after it: kernel {[round(r, 1) for _, r in k]}, "
+        f"simulator {[round(r, 1) for _, r in m]}"
+    )
     assert sg == pytest.approx(kg, rel=0.35)
     assert min(r for _, r in k) > 5, "the kernel's BBR takes the drops"
     assert min(r for _, r in m) > 5, "and so must the simulator's"

@@ -9,6 +9,7 @@ has no init().
 The evidence is the kernel's own: internal pacing sends through the socket's pacing hrtimer,
 whose callback is tcp_pace_kick (net/ipv4/tcp_output.c), and tracefs' timer:hrtimer_expire_entry
 event names the callback of every hrtimer that fires."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,10 +25,15 @@ EVENT = "timer/hrtimer_expire_entry"
 def _scenario(cc: str, pacing: bool) -> Scenario:
     # 2 % random loss keeps the window small, where a paced sender spreads each window's
     # segments over the RTT (one hrtimer per gap) instead of sending them on the ACK
-    return Scenario.from_dict({
-        "duration": "5s", "seed": 1,
-        "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "buffer": "1bdp", "loss": "2%"},
-        "flows": [{"cc": cc, "pacing": pacing}]}, source="test")
+    return Scenario.from_dict(
+        {
+            "duration": "5s",
+            "seed": 1,
+            "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "buffer": "1bdp", "loss": "2%"},
+            "flows": [{"cc": cc, "pacing": pacing}],
+        },
+        source="test",
+    )
 
 
 def _kicks(cc: str, pacing: bool) -> tuple[int, float]:
@@ -47,8 +53,10 @@ def _kicks(cc: str, pacing: bool) -> tuple[int, float]:
 def test_unpaced_flows_never_use_the_pacing_timer_and_paced_ones_do(cc):
     unpaced, g0 = _kicks(cc, pacing=False)
     paced, g1 = _kicks(cc, pacing=True)
-    print(f"{cc}: pacing timer fired {unpaced} times unpaced ({g0 / 1e6:.2f} Mbit/s), "
-          f"{paced} times paced ({g1 / 1e6:.2f} Mbit/s)")
+    print(
+        f"{cc}: pacing timer fired {unpaced} times unpaced ({g0 / 1e6:.2f} Mbit/s), "
+        f"{paced} times paced ({g1 / 1e6:.2f} Mbit/s)"
+    )
     # the paced run must show the timer (else this test could not see pacing at all) ...
     assert paced >= 100
     # ... and the unpaced one must not: a few expiries are allowed for other sockets on the

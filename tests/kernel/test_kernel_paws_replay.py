@@ -10,11 +10,11 @@ ACKs (TcpOutSegs), 51 599 segments queued out of order; the simulator's receiver
 arrivals 306, 39 421 and 52 330. Its ACK-or-not decision after each arrival matched the kernel's
 on 93 % of the 61 000 arrivals. The replay needs every data segment the kernel received: a
 capture that loses one leaves the replayed receiver waiting for it for the rest of the run."""
+
 from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -30,29 +30,50 @@ pytestmark = pytest.mark.kernel
 def test_simulator_receiver_discards_what_linux_discards():
     from kernel_pkt_capture import capture_run, receiver_arrivals
 
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ccbench-sim", "--example", "replay_receiver"],
-                   cwd=ROOT, check=True)
-    sc = Scenario.from_dict({
-        "duration": "8s", "seed": 1,
-        "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp", "jitter": "4ms",
-                       "jitter_dist": "uniform", "reorder": True},
-        "flows": [{"cc": "bbr"}]}, source="test")
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "ccbench-sim", "--example", "replay_receiver"], cwd=ROOT, check=True
+    )
+    sc = Scenario.from_dict(
+        {
+            "duration": "8s",
+            "seed": 1,
+            "bottleneck": {
+                "rate": "50Mbit",
+                "rtt": "50ms",
+                "buffer": "1bdp",
+                "jitter": "4ms",
+                "jitter_dist": "uniform",
+                "reorder": True,
+            },
+            "flows": [{"cc": "bbr"}],
+        },
+        source="test",
+    )
     res, records = capture_run(sc)
     assert res.ok, res.error
     arrivals, acked = receiver_arrivals(records)
     assert len(arrivals) > 20_000
     segs = {s for _, s, _ in arrivals}
     lost = [s for s in range(acked) if s not in segs]
-    assert not lost, (f"the capture lost {len(lost)} of the data segments the kernel's receiver "
-                      f"acknowledged (e.g. {lost[:5]} of {acked}); the replay needs them all")
-    out = subprocess.run([str(ROOT / "target/release/examples/replay_receiver")], check=True,
-                         input="".join(f"{t} {s} {ts}\n" for t, s, ts in arrivals),
-                         capture_output=True, text=True, timeout=120).stdout
+    assert not lost, (
+        f"the capture lost {len(lost)} of the data segments the kernel's receiver "
+        f"acknowledged (e.g. {lost[:5]} of {acked}); the replay needs them all"
+    )
+    out = subprocess.run(
+        [str(ROOT / "target/release/examples/replay_receiver")],
+        check=True,
+        input="".join(f"{t} {s} {ts}\n" for t, s, ts in arrivals),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     sim = {k: int(v) for k, v in (line.split() for line in out.splitlines())}
     rcv = res.counters.set_index("side").loc["receiver"]
     kernel, acks = int(rcv.TcpExtPAWSEstab), int(rcv.TcpOutSegs)
-    print(f"{len(arrivals)} arrivals; PAWSEstab: kernel {kernel}, simulator's receiver "
-          f"{sim['TcpExtPAWSEstab']}; ACKs: kernel {acks}, simulator's receiver {sim['TcpOutSegs']}")
+    print(
+        f"{len(arrivals)} arrivals; PAWSEstab: kernel {kernel}, simulator's receiver "
+        f"{sim['TcpExtPAWSEstab']}; ACKs: kernel {acks}, simulator's receiver {sim['TcpOutSegs']}"
+    )
     # BBR at ±4 ms usually discards a hundred or more per 8 s run (benchmarks/fidelity/RESULTS.md),
     # once only 43 (on CI; the simulator's receiver 51); the guard only keeps the comparison
     # from being vacuous, at 20 (validate calls a counter non-trivial from 10). Which segment

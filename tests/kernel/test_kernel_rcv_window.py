@@ -6,6 +6,7 @@ rcv_window.rs). The ratio of the receiver's ACKs (TcpOutSegs) to the data segmen
 
 Measured: kernel 0.570 and 0.582 (seeds 1 and 2), simulator 0.574; a receiver whose window is
 open from the first segment sends 0.471."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,10 +28,15 @@ def _ack_ratio(backend, scenario) -> float:
 def test_receiver_acks_per_segment_in_slow_start_match_the_kernel():
     from ccbench.backends import kernel, sim
 
-    sc = Scenario.from_dict({
-        "duration": "3s", "seed": 1,
-        "bottleneck": {"rate": "50Mbit", "rtt": "100ms", "buffer": "1bdp"},
-        "flows": [{"cc": "cubic"}]}, source="test")
+    sc = Scenario.from_dict(
+        {
+            "duration": "3s",
+            "seed": 1,
+            "bottleneck": {"rate": "50Mbit", "rtt": "100ms", "buffer": "1bdp"},
+            "flows": [{"cc": "cubic"}],
+        },
+        source="test",
+    )
     k, s = _ack_ratio(kernel, sc), _ack_ratio(sim, sc)
     print(f"receiver ACKs per data segment: kernel {k:.3f}, simulator {s:.3f}")
     # both well above "every second segment" (the simulator's 0.471 before the window model) ...
@@ -49,19 +55,27 @@ def test_kernel_measure_counts_reads_less_what_is_queued():
     import re
 
     from ccbench.backends import kernel
-    from ccbench.backends.kernel.traffic import BASE_PORT
     from ccbench.backends.kernel.tracefs import trace_events
+    from ccbench.backends.kernel.traffic import BASE_PORT
 
-    sc = Scenario.from_dict({
-        "duration": "3s", "seed": 3,
-        "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp", "loss": "5%"},
-        "flows": [{"cc": "bbr"}]}, source="test")
+    sc = Scenario.from_dict(
+        {
+            "duration": "3s",
+            "seed": 3,
+            "bottleneck": {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp", "loss": "5%"},
+            "flows": [{"cc": "bbr"}],
+        },
+        source="test",
+    )
     with trace_events({"tcp/tcp_rcvbuf_grow": None}) as stop:
         res = kernel.run(sc)
         text = stop()
     assert res.ok, res.error
-    ev = [{k: int(v) for k, v in re.findall(r"\b(copied|inq|space)=(\d+)", line)}
-          for line in text.splitlines() if "tcp_rcvbuf_grow:" in line and f"sport={BASE_PORT} " in line]
+    ev = [
+        {k: int(v) for k, v in re.findall(r"\b(copied|inq|space)=(\d+)", line)}
+        for line in text.splitlines()
+        if "tcp_rcvbuf_grow:" in line and f"sport={BASE_PORT} " in line
+    ]
     print(ev)
     assert len(ev) >= 3
     assert any(e["inq"] > 0 for e in ev), "no measure found data still queued"

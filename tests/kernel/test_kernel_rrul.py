@@ -4,6 +4,7 @@ namespace, the server in the receiver namespace sends, so its tcp_info is read o
 namespace's socket. The run needs root, TUN, iperf3, ping and a built ccbench-link and is skipped
 with the reason otherwise; it uses the backend's own addresses (198.18.0.1/2, benchmarking range
 198.18.0.0/15) in namespaces it creates and removes: one 8 s run. The other tests run anywhere."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,8 @@ import os
 import pytest
 
 from ccbench.backends.kernel import env
-from ccbench.scenario.model import Scenario
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import Scenario
 from conftest import kernel_missing
 
 RATE_BPS = 20e6
@@ -23,8 +24,14 @@ def _missing() -> str | None:
 
 
 def scenario(flows: list[dict], bottleneck: dict | None = None, **kw) -> Scenario:
-    d = {"duration": "8s", "seed": 1, "start_jitter": "0s",
-         "bottleneck": {"rate": "20Mbit", "rtt": "20ms", **(bottleneck or {})}, "flows": flows, **kw}
+    d = {
+        "duration": "8s",
+        "seed": 1,
+        "start_jitter": "0s",
+        "bottleneck": {"rate": "20Mbit", "rtt": "20ms", **(bottleneck or {})},
+        "flows": flows,
+        **kw,
+    }
     return Scenario.from_dict(d, source="test_kernel_rrul")
 
 
@@ -109,8 +116,11 @@ def test_one_forward_and_one_reverse_cubic_flow_on_the_kernel():
     simulator's test: on a shared drop-tail FIFO two-way traffic adds ACK compression."""
     from ccbench.backends import kernel
 
-    sc = scenario([{"cc": "cubic"}, {"cc": "cubic", "direction": "reverse"}],
-                  {"aqm": "fq_codel", "buffer": "4bdp"}, probe={"ping": "20ms"})
+    sc = scenario(
+        [{"cc": "cubic"}, {"cc": "cubic", "direction": "reverse"}],
+        {"aqm": "fq_codel", "buffer": "4bdp"},
+        probe={"ping": "20ms"},
+    )
     keep: dict = {}
     res = kernel.run(sc, keep=keep)
     assert _our_namespaces() == [], "the run left its namespaces behind"
@@ -127,7 +137,7 @@ def test_one_forward_and_one_reverse_cubic_flow_on_the_kernel():
         assert f["bytes_acked"] >= 0.9 * got, (f["direction"], f["bytes_acked"], got)
         assert f["data_sent"] > 0.9 * got / 1448
     # each direction of the emulator carried one flow's data (the link counts packets per direction)
-    links = {l["name"]: l for l in res.links}
+    links = {link["name"]: link for link in res.links}
     data_pkts = [f["data_sent"] for _, f in fl.iterrows()]
     assert links["bottleneck/fwd"]["arrived"] >= 0.9 * data_pkts[0]
     assert links["bottleneck/rev"]["arrived"] >= 0.9 * data_pkts[1]

@@ -9,10 +9,10 @@ n-th data segment would meet draw n + 13...15 while the simulator's meets draw n
 the draw that falls on the cookie of seed 1 would cost that run a tail loss probe and half its
 cwnd before any data flowed. With only data and ACKs impaired, the kernel's lost data segments of
 that run are the stream's draws 11, 28, 31, 46, 48, 68 (1-based), as in the simulator."""
+
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -26,12 +26,19 @@ pytestmark = pytest.mark.kernel
 
 @pytest.mark.skipif(kernel_missing(ping=False) is not None, reason=kernel_missing(ping=False) or "")
 def test_heavy_loss_falls_on_data_segments_only():
-    from ccbench.backends.kernel.traffic import BASE_CPORT
     from kernel_pkt_capture import capture_run, parse_tcp
 
-    sc = Scenario.from_dict({"duration": "5s", "seed": 3, "flows": [{"cc": "reno"}],
-                             "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "loss": "20%",
-                                            "buffer": "1bdp"}}, source="test")
+    from ccbench.backends.kernel.traffic import BASE_CPORT
+
+    sc = Scenario.from_dict(
+        {
+            "duration": "5s",
+            "seed": 3,
+            "flows": [{"cc": "reno"}],
+            "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "loss": "20%", "buffer": "1bdp"},
+        },
+        source="test",
+    )
     res, records = capture_run(sc)
     assert res.ok, res.error
     recs = sorted(records, key=lambda r: r[0])

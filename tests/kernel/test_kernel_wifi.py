@@ -3,6 +3,7 @@ ccbench-link's Wi-Fi arm, which runs the simulator's own 802.11n medium (ccbench
 thread serving both directions. Needs root, TUN, iperf3 and a built ccbench-link; skipped with
 the reason otherwise. One 6 s kernel run and the same scenario in the simulator (a few seconds
 of CPU)."""
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,14 @@ WIFI = {"mcs": 4}
 
 
 def scenario(duration: str = "6s") -> Scenario:
-    d = {"duration": duration, "seed": 1, "start_jitter": "0s",
-         "bottleneck": {"link": "wifi", "rtt": "20ms"}, "wifi": WIFI,
-         "flows": [{"cc": "cubic"}]}
+    d = {
+        "duration": duration,
+        "seed": 1,
+        "start_jitter": "0s",
+        "bottleneck": {"link": "wifi", "rtt": "20ms"},
+        "wifi": WIFI,
+        "flows": [{"cc": "cubic"}],
+    }
     return Scenario.from_dict(d, source="test_kernel_wifi")
 
 
@@ -60,8 +66,10 @@ def test_cubic_over_the_wifi_model_gets_the_simulators_goodput(runs):
     assert sres.ok, sres.error
     k = float(kres.flows.goodput_bps.iloc[0])
     s = float(sres.flows.goodput_bps.iloc[0])
-    print(f"goodput kernel {k / 1e6:.2f} Mbit/s, sim {s / 1e6:.2f} Mbit/s "
-          f"(PHY {sc.bottleneck.rate_bps / 1e6:.1f} Mbit/s); ratio {k / s:.3f}")
+    print(
+        f"goodput kernel {k / 1e6:.2f} Mbit/s, sim {s / 1e6:.2f} Mbit/s "
+        f"(PHY {sc.bottleneck.rate_bps / 1e6:.1f} Mbit/s); ratio {k / s:.3f}"
+    )
     assert abs(k - s) <= 0.15 * s
 
 
@@ -84,9 +92,21 @@ def test_the_link_ran_one_shared_medium_and_reports_its_columns(runs):
     assert w is not None, "ccbench-link did not run its Wi-Fi arm"
     assert w["phy_rate_bps"] == sc.bottleneck.rate_bps
     r = kres.runs.iloc[0]
-    cols = ["wifi_ampdu_mean_fwd", "wifi_ampdu_p50_fwd", "wifi_ampdu_p90_fwd", "wifi_ampdu_mean_rev",
-            "wifi_ampdu_p50_rev", "wifi_ampdu_p90_rev", "wifi_txops_fwd", "wifi_txops_rev",
-            "wifi_airtime_fwd", "wifi_airtime_rev", "wifi_collisions", "wifi_mpdus_retried", "wifi_retry_drops"]
+    cols = [
+        "wifi_ampdu_mean_fwd",
+        "wifi_ampdu_p50_fwd",
+        "wifi_ampdu_p90_fwd",
+        "wifi_ampdu_mean_rev",
+        "wifi_ampdu_p50_rev",
+        "wifi_ampdu_p90_rev",
+        "wifi_txops_fwd",
+        "wifi_txops_rev",
+        "wifi_airtime_fwd",
+        "wifi_airtime_rev",
+        "wifi_collisions",
+        "wifi_mpdus_retried",
+        "wifi_retry_drops",
+    ]
     s = sres.runs.iloc[0]
     print("kernel: " + ", ".join(f"{c}={r[c]}" for c in cols))
     print("sim:    " + ", ".join(f"{c}={s[c]}" for c in cols))
@@ -114,11 +134,21 @@ def test_wifi_run_columns_take_the_runs_window():
         return h
 
     t_ns = [0, 1_000_000_000, 2_000_000_000, 3_000_000_000]  # link start 10 s, run start 11 s
-    side = lambda hs, air: {"samples": {"txops": [sum(h) for h in hs], "airtime_ns": air,
-                                        "mpdus_retried": [0, 1, 3, 9], "mpdus_dropped": [0, 0, 1, 5],
-                                        "ampdu_hist": hs}}
-    fwd = side([hist(), hist(n1=5), hist(n1=5, n10=2, n64=8), hist(n1=50, n10=2, n64=8)],
-               [0, 100, 500_000_100, 900_000_000])
+
+    def side(hs, air):
+        return {
+            "samples": {
+                "txops": [sum(h) for h in hs],
+                "airtime_ns": air,
+                "mpdus_retried": [0, 1, 3, 9],
+                "mpdus_dropped": [0, 0, 1, 5],
+                "ampdu_hist": hs,
+            }
+        }
+
+    fwd = side(
+        [hist(), hist(n1=5), hist(n1=5, n10=2, n64=8), hist(n1=50, n10=2, n64=8)], [0, 100, 500_000_100, 900_000_000]
+    )
     rev = side([hist(), hist(n1=1), hist(n1=4), hist(n1=9)], [0, 10, 100_000_010, 200_000_000])
     wifi = {"directions": [fwd, rev], "samples": {"t_ns": t_ns, "collisions": [0, 2, 5, 40]}}
     c = run_columns(wifi, link_t0_s=10.0, t0=11.0, dur=1.0)  # the window is samples 1 → 2

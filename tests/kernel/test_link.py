@@ -1,5 +1,6 @@
 """ccbench-link as a program: configuration handling (no root needed) and, as root, the jitter
 distribution end to end. The path model itself is unit-tested in Rust (`cargo test -p ccbench-link`)."""
+
 from __future__ import annotations
 
 import json
@@ -36,12 +37,15 @@ def test_reads_the_simulator_json_and_splits_impairments():
 
 
 @needs_bin
-@pytest.mark.parametrize("bad,needle", [
-    ({"aqm": "sfq"}, "aqm"),
-    ({"aqm": "codel", "aqm_params": {"quantum": 300}}, "quantum"),
-    ({"bogus": 1}, "bogus"),
-    ({"loss": {"model": "bernoulli", "p": 2.0}}, "loss.p"),
-])
+@pytest.mark.parametrize(
+    "bad,needle",
+    [
+        ({"aqm": "sfq"}, "aqm"),
+        ({"aqm": "codel", "aqm_params": {"quantum": 300}}, "quantum"),
+        ({"bogus": 1}, "bogus"),
+        ({"loss": {"model": "bernoulli", "p": 2.0}}, "loss.p"),
+    ],
+)
 def test_refuses_bad_config(bad, needle):
     c = cfg()
     c["bottleneck"].update(bad)
@@ -109,5 +113,5 @@ def test_uniform_jitter_std_and_reordering_end_to_end():
     print(f"jitter: mean {mean:.2f} ms, std {sd:.2f} ms, reordered {reordered:.1%}")
     assert len(delays) == n
     assert abs(mean - 25.0) < 0.5
-    assert abs(sd - 8 / 3 ** 0.5) < 0.3
+    assert abs(sd - 8 / 3**0.5) < 0.3
     assert reordered > 0.2

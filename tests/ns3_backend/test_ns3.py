@@ -4,6 +4,7 @@ Needs the ``ns3`` extra (``make ns3``: pip install --no-deps ns3==3.44.post0) an
 installs it, so CI runs these. Every run is a few simulated seconds (well under a second of ns-3
 each); the first test of a machine compiles the program (~5–15 s, cached afterwards).
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,8 @@ import json
 import pytest
 
 from ccbench import backends
-from ccbench.scenario.model import Scenario
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import Scenario
 
 ns3 = backends.get_backend("ns3")
 _why = ns3.problem()
@@ -26,9 +27,14 @@ def built():
 
 
 def scenario(duration="3s", **over) -> Scenario:
-    d = {"name": "t", "duration": duration, "seed": 1, "sample_interval": "500ms",
-         "bottleneck": {"rate": "10Mbit", "rtt": "20ms", "buffer": "1bdp"},
-         "flows": [{"cc": "cubic"}]}
+    d = {
+        "name": "t",
+        "duration": duration,
+        "seed": 1,
+        "sample_interval": "500ms",
+        "bottleneck": {"rate": "10Mbit", "rtt": "20ms", "buffer": "1bdp"},
+        "flows": [{"cc": "cubic"}],
+    }
     for k, v in over.items():
         if isinstance(v, dict) and isinstance(d.get(k), dict):
             d[k] = {**d[k], **v}
@@ -103,8 +109,9 @@ def test_loss_cells_run_end_to_end():
     assert 0.004 < run["random_losses"] / f["data_sent"] < 0.025
     assert f["data_dropped"] >= run["random_losses"]  # loss + queue drops of this flow's data
     # Gilbert–Elliott on the ACK path: data packets are untouched, ACKs are lost
-    res = run_ok(scenario(bottleneck={"rate": "20Mbit", "impair": "ack",
-                                      "loss": {"model": "gilbert", "p": "1%", "r": "30%"}}))
+    res = run_ok(
+        scenario(bottleneck={"rate": "20Mbit", "impair": "ack", "loss": {"model": "gilbert", "p": "1%", "r": "30%"}})
+    )
     links = {lk["name"]: lk for lk in res.links}
     assert links["bottleneck/fwd"]["dropped_loss"] == 0
     assert links["bottleneck/rev"]["dropped_loss"] > 0
@@ -112,8 +119,7 @@ def test_loss_cells_run_end_to_end():
 
 
 def test_two_flow_cell_runs_end_to_end():
-    sc = scenario("4s", bottleneck={"rate": "20Mbit"},
-                  flows=[{"cc": "cubic"}, {"cc": "bbr", "start": "500ms"}])
+    sc = scenario("4s", bottleneck={"rate": "20Mbit"}, flows=[{"cc": "cubic"}, {"cc": "bbr", "start": "500ms"}])
     res = run_ok(sc)
     fl = res.flows.set_index("flow_id")
     assert fl.loc[0, "cc"] == "cubic" and fl.loc[1, "cc"] == "bbr"
@@ -134,20 +140,26 @@ def test_aqm_and_ns3_only_algorithm_run():
     assert res.flows["cc"].iloc[0] == "westwood" and res.flows["goodput_bps"].iloc[0] > 5e6
     assert res.runs["sojourn_p95_ms"].iloc[0] < 30  # CoDel keeps the standing queue short
     # FQ-CoDel (its times are strings in ns-3) with two flows: both served
-    res = run_ok(scenario(bottleneck={"aqm": "fq_codel", "aqm_params": {"quantum": "300B"}},
-                          flows=[{"cc": "cubic", "count": 2}]))
+    res = run_ok(
+        scenario(bottleneck={"aqm": "fq_codel", "aqm_params": {"quantum": "300B"}}, flows=[{"cc": "cubic", "count": 2}])
+    )
     assert (res.flows["goodput_bps"] > 3e6).all()
     with pytest.raises(ScenarioError) as e:  # the simulator refuses what it does not have
         backends.check(scenario(flows=[{"cc": "westwood"}]), "sim")
     assert e.value.key == "flows.0.cc"
 
 
-@pytest.mark.parametrize("over, key", [
-    ({"bottleneck": {"aqm": "fq"}}, "bottleneck.aqm"),
-    ({"bottleneck": {"aqm": "pie", "aqm_params": {"bytemode": True}}}, "bottleneck.aqm_params.bytemode"),
-    ({"bottleneck": {"aqm": "fq_codel", "aqm_params": {"memory_limit": "4MB"}}},
-     "bottleneck.aqm_params.memory_limit"),
-])
+@pytest.mark.parametrize(
+    "over, key",
+    [
+        ({"bottleneck": {"aqm": "fq"}}, "bottleneck.aqm"),
+        ({"bottleneck": {"aqm": "pie", "aqm_params": {"bytemode": True}}}, "bottleneck.aqm_params.bytemode"),
+        (
+            {"bottleneck": {"aqm": "fq_codel", "aqm_params": {"memory_limit": "4MB"}}},
+            "bottleneck.aqm_params.memory_limit",
+        ),
+    ],
+)
 def test_refuses_what_ns3_cannot_express_naming_the_key(over, key):
     sc = scenario(**over)
     with pytest.raises(ScenarioError) as e:
@@ -190,8 +202,9 @@ def test_validate_includes_ns3(tmp_path):
     namespaces as root; validate treats every backend alike)."""
     from ccbench import validate as v
 
-    run = v.run_validate("default", tmp_path / "o", backends="sim,ns3", quick=True, duration="2s",
-                         repeat=1, progress=False, workers=1)
+    run = v.run_validate(
+        "default", tmp_path / "o", backends="sim,ns3", quick=True, duration="2s", repeat=1, progress=False, workers=1
+    )
     assert "ns3" in run.ran and "sim" in run.ran
     assert run.executed("ns3") == run.executed("sim") > 0 and run.all_ok
     assert "ns3" in run.comparison.backends

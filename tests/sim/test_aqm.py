@@ -4,17 +4,17 @@ same way in Python (ccbench/scenario/aqm.py) and in the simulator (crates/sim/sr
 the discipline and its parameters and the sojourn times in the results, the kernel backend's
 check taking every AQM, and the bufferbloat contrast end to end. The simulator-level behaviour tests
 are in crates/sim/tests/aqm.rs."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from ccbench.scenario import aqm
 from ccbench.backends import check, run
-from ccbench.scenario.model import Scenario
+from ccbench.scenario import aqm
 from ccbench.scenario.errors import ScenarioError
-
+from ccbench.scenario.model import Scenario
 from conftest import minimal_dict
 
 
@@ -35,10 +35,19 @@ def refusal(**bottleneck) -> ScenarioError:
 
 
 def test_every_discipline_is_accepted_and_resolved_with_linux_defaults():
-    assert scenario("codel").aqm_wire == {"target_ns": 5_000_000, "interval_ns": 100_000_000,
-                                          "limit_packets": 1000, "ecn": False}
+    assert scenario("codel").aqm_wire == {
+        "target_ns": 5_000_000,
+        "interval_ns": 100_000_000,
+        "limit_packets": 1000,
+        "ecn": False,
+    }
     fq_codel = scenario("fq_codel").aqm_wire
-    assert (fq_codel["flows"], fq_codel["quantum"], fq_codel["limit_packets"], fq_codel["ecn"]) == (1024, 1514, 10240, True)
+    assert (fq_codel["flows"], fq_codel["quantum"], fq_codel["limit_packets"], fq_codel["ecn"]) == (
+        1024,
+        1514,
+        10240,
+        True,
+    )
     pie = scenario("pie").aqm_wire
     assert (pie["target_ns"], pie["tupdate_ns"], pie["alpha"], pie["beta"]) == (15_000_000, 15_000_000, 2, 20)
     fq = scenario("fq").aqm_wire
@@ -46,7 +55,12 @@ def test_every_discipline_is_accepted_and_resolved_with_linux_defaults():
     assert "maxrate_bps" not in fq, "fq's per-flow rate cap is off unless given"
     # RED from the buffer: 1 BDP = 100 kB here; min = limit / 10, max = 3 min.
     red = scenario("red").aqm_wire
-    assert (red["limit_bytes"], red["min_bytes"], red["max_bytes"], red["probability"]) == (100_000, 10_000, 30_000, 0.1)
+    assert (red["limit_bytes"], red["min_bytes"], red["max_bytes"], red["probability"]) == (
+        100_000,
+        10_000,
+        30_000,
+        0.1,
+    )
     assert scenario("droptail").aqm_wire == {}
 
 
@@ -58,17 +72,30 @@ def test_given_parameters_are_parsed_with_units_and_override_defaults():
     assert scenario("fq", {"maxrate": "5Mbit"}).aqm_wire["maxrate_bps"] == 5_000_000
 
 
-@pytest.mark.parametrize("name, params, key, words", [
-    ("codel", {"quantum": "300B"}, "bottleneck.aqm_params.quantum", ["not a parameter of codel", "fq_codel", "target, interval, limit, ecn"]),
-    ("droptail", {"limit": 100}, "bottleneck.aqm_params.limit", ["droptail takes no parameters", "bottleneck.buffer"]),
-    ("pie", {"target": "5 parsecs"}, "bottleneck.aqm_params.target", ["unknown unit", "duration"]),
-    ("fq_codel", {"limit": 0}, "bottleneck.aqm_params.limit", ["out of range", "integer from 1"]),
-    ("pie", {"alpha": 40}, "bottleneck.aqm_params.alpha", ["out of range", "0 to 32"]),
-    ("codel", {"ecn": "yes"}, "bottleneck.aqm_params.ecn", ["not a boolean", "true or false"]),
-    ("red", {"min": "50KB", "max": "40KB"}, "bottleneck.aqm_params.max", ["not above min", "min < max"]),
-    ("red", {"probability": "0%"}, "bottleneck.aqm_params.probability", ["not above 0%"]),
-    ("codel", "fast", "bottleneck.aqm_params", ["not a table"]),
-])
+@pytest.mark.parametrize(
+    "name, params, key, words",
+    [
+        (
+            "codel",
+            {"quantum": "300B"},
+            "bottleneck.aqm_params.quantum",
+            ["not a parameter of codel", "fq_codel", "target, interval, limit, ecn"],
+        ),
+        (
+            "droptail",
+            {"limit": 100},
+            "bottleneck.aqm_params.limit",
+            ["droptail takes no parameters", "bottleneck.buffer"],
+        ),
+        ("pie", {"target": "5 parsecs"}, "bottleneck.aqm_params.target", ["unknown unit", "duration"]),
+        ("fq_codel", {"limit": 0}, "bottleneck.aqm_params.limit", ["out of range", "integer from 1"]),
+        ("pie", {"alpha": 40}, "bottleneck.aqm_params.alpha", ["out of range", "0 to 32"]),
+        ("codel", {"ecn": "yes"}, "bottleneck.aqm_params.ecn", ["not a boolean", "true or false"]),
+        ("red", {"min": "50KB", "max": "40KB"}, "bottleneck.aqm_params.max", ["not above min", "min < max"]),
+        ("red", {"probability": "0%"}, "bottleneck.aqm_params.probability", ["not above 0%"]),
+        ("codel", "fast", "bottleneck.aqm_params", ["not a table"]),
+    ],
+)
 def test_bad_parameters_give_one_line_naming_the_key_and_what_is_accepted(name, params, key, words):
     e = refusal(aqm_name=name, params=params)
     assert e.key == key
@@ -136,10 +163,15 @@ def test_deep_droptail_bloats_fq_codel_does_not():
     queue, so the ping waits behind up to 16 BDPs (median at least 8 base RTTs); FQ-CoDel serves
     the sparse ping first and holds the bulk queue near its 5 ms target (ping p95 within 10 ms of
     the base RTT, at 90 % of the rate or more)."""
+
     def go(name):
-        sc = Scenario.from_dict(minimal_dict(
-            duration="20s", probe={"ping": "100ms"},
-            bottleneck={"rate": "20Mbit", "rtt": "40ms", "buffer": "16bdp", "aqm": name}))
+        sc = Scenario.from_dict(
+            minimal_dict(
+                duration="20s",
+                probe={"ping": "100ms"},
+                bottleneck={"rate": "20Mbit", "rtt": "40ms", "buffer": "16bdp", "aqm": name},
+            )
+        )
         return run(sc, "sim").runs.iloc[0]
 
     dt, fq = go("droptail"), go("fq_codel")

@@ -1,6 +1,7 @@
 """The built-in study `bufferbloat`: it loads, its --quick version runs on the
 simulator, its report holds the table and the goodput-vs-ping-p95 figure, and what the run
 measures agrees with queueing theory (FQ-CoDel isolates the ping, a full 16-BDP FIFO does not)."""
+
 from __future__ import annotations
 
 import html
@@ -30,8 +31,7 @@ def test_bufferbloat_loads_with_its_grid():
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("bufferbloat") / "q"
-    return study.run_study("bufferbloat", out, quick=True, workers=2, progress=False,
-                           command=["pytest"])
+    return study.run_study("bufferbloat", out, quick=True, workers=2, progress=False, command=["pytest"])
 
 
 def test_quick_run_reports_the_table_and_the_figure(quick):
@@ -41,15 +41,19 @@ def test_quick_run_reports_the_table_and_the_figure(quick):
     assert "queues: goodput and latency under load (ping during the transfer)" in page  # the table
     assert "Goodput vs latency under load" in page
     i = page.index("queues: total goodput vs the ping's 95th percentile")  # the figure's caption
-    assert "<svg" in page[max(0, i - 200_000):i + 200_000]
+    assert "<svg" in page[max(0, i - 200_000) : i + 200_000]
     res = ccbench.load(quick.out)
     assert len(res.runs) == 126 and (res.runs["status"] == "ok").all()
 
 
 def _p95(runs, cc: str, count: int, aqm: str, buffer: str) -> float:
     """The cell's ping p95, mean over its 3 quick repeats."""
-    sel = runs[(runs["flows.0.cc"] == cc) & (runs["flows.0.count"].astype(int) == count)
-               & (runs["bottleneck.aqm"] == aqm) & (runs["bottleneck.buffer"] == buffer)]
+    sel = runs[
+        (runs["flows.0.cc"] == cc)
+        & (runs["flows.0.count"].astype(int) == count)
+        & (runs["bottleneck.aqm"] == aqm)
+        & (runs["bottleneck.buffer"] == buffer)
+    ]
     assert len(sel) == 3, (cc, count, aqm, buffer)
     return float(sel["probe_rtt_p95_ms"].mean())
 
@@ -65,13 +69,18 @@ def test_fq_codel_keeps_the_ping_near_the_base_rtt_where_a_full_fifo_does_not(qu
             assert _p95(runs, cc, count, "fq_codel", "16bdp") < base + 15, (cc, count)
     for count in (1, 4):  # CUBIC fills whatever FIFO it is given
         assert _p95(runs, "cubic", count, "droptail", "16bdp") > 4 * base, count
-        assert (_p95(runs, "cubic", count, "droptail", "16bdp")
-                > _p95(runs, "cubic", count, "droptail", "4bdp")
-                > _p95(runs, "cubic", count, "droptail", "1bdp"))
+        assert (
+            _p95(runs, "cubic", count, "droptail", "16bdp")
+            > _p95(runs, "cubic", count, "droptail", "4bdp")
+            > _p95(runs, "cubic", count, "droptail", "1bdp")
+        )
     # and FQ-CoDel keeps the link busy: one CUBIC flow gets at least 85 % of the 20 Mbit/s in
     # every repeat
     flows = ccbench.load(quick.out).flows
-    one = flows[(flows["flows.0.cc"] == "cubic") & (flows["flows.0.count"].astype(int) == 1)
-                & (flows["bottleneck.aqm"] == "fq_codel")]
+    one = flows[
+        (flows["flows.0.cc"] == "cubic")
+        & (flows["flows.0.count"].astype(int) == 1)
+        & (flows["bottleneck.aqm"] == "fq_codel")
+    ]
     per_run = one.groupby("run_id")["goodput_bps"].sum()
     assert len(per_run) == 3 and (per_run >= 0.85 * 20e6).all(), per_run

@@ -3,6 +3,7 @@ is accepted, and a CUBIC flow through CoDel with ECN is signalled by CE marks (t
 ``ce_marked`` link counter) instead of queue drops, at full rate with a short queue; without
 ECN the same link drops. The simulator-level tests are crates/sim/tests/ecn.rs and the unit
 tests of crates/sim/src/tcp (receiver echo, sender CWR)."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,14 +22,13 @@ def scenario(ecn: bool) -> dict:
         "name": "ecn-codel",
         "duration": "30s",
         "seed": 1,
-        "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "buffer": "16bdp", "aqm": "codel",
-                       "aqm_params": {"ecn": True}},
+        "bottleneck": {"rate": "20Mbit", "rtt": "40ms", "buffer": "16bdp", "aqm": "codel", "aqm_params": {"ecn": True}},
         "flows": [{"cc": "cubic", "ecn": ecn}],
     }
 
 
 def bottleneck(result) -> dict:
-    (link,) = [l for l in result.links if l["name"] == "bottleneck/fwd"]
+    (link,) = [x for x in result.links if x["name"] == "bottleneck/fwd"]
     return link
 
 
@@ -58,7 +58,7 @@ def test_codel_marks_an_ecn_flow_instead_of_dropping_it(with_ecn):
     # the marks in the runs table and the counters: every mark reached the receiver (no data
     # loss), and each is echoed, so the sender saw ECE on at least as many delivered segments
     rcv = r.counters.set_index("side").loc["receiver"]
-    assert runs["ce_marked"] == sum(l["ce_marked"] for l in r.links) == rcv["IpExtInCEPkts"]
+    assert runs["ce_marked"] == sum(link["ce_marked"] for link in r.links) == rcv["IpExtInCEPkts"]
     assert snd["TcpExtTCPDeliveredCE"] >= runs["ce_marked"]
 
 

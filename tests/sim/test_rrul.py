@@ -2,6 +2,7 @@
 ``[[flows]] direction = "reverse"``, the flows table's ``direction`` column and the
 probe percentiles of each sample interval in ``link_series``. The simulator-level tests are
 crates/sim/tests/rrul.rs; the kernel backend's is in kernel/test_kernel_rrul.py."""
+
 from __future__ import annotations
 
 import math
@@ -9,8 +10,8 @@ import math
 import pytest
 
 import ccbench
-from ccbench.scenario.model import Scenario
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import Scenario
 
 RATE = 20e6
 #: A direction carrying one flow's 1500-byte data packets and the other flow's 52-byte ACKs (at
@@ -18,8 +19,9 @@ RATE = 20e6
 ACK_BOUND = (1 - 52 / 1552) * 1448 / 1500
 
 
-def scenario(*directions: str, ping: str = "25ms", buffer: str = "1bdp", duration: str = "20s",
-             aqm: str = "droptail") -> dict:
+def scenario(
+    *directions: str, ping: str = "25ms", buffer: str = "1bdp", duration: str = "20s", aqm: str = "droptail"
+) -> dict:
     return {
         "name": "rrul",
         "duration": duration,

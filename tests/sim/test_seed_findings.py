@@ -4,10 +4,10 @@ Each test states why the finding must hold. The numbers here are thresholds from
 window law, a gain constant, a timer), never values copied from a run; the seeds' own numbers
 are compared in the study reports (ccbench study run), not asserted here.
 """
+
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import ccbench
 from ccbench import analysis
@@ -16,13 +16,13 @@ from ccbench.scenario.model import Scenario
 
 def _one_flow(cc: str, seed: int, duration: str = "20s", **bottleneck) -> Scenario:
     b = {"rate": "50Mbit", "rtt": "50ms", "buffer": "1bdp", **bottleneck}
-    return Scenario.from_dict({"name": "finding", "duration": duration, "seed": seed,
-                               "bottleneck": b, "flows": [{"cc": cc}]})
+    return Scenario.from_dict(
+        {"name": "finding", "duration": duration, "seed": seed, "bottleneck": b, "flows": [{"cc": cc}]}
+    )
 
 
 def _mean_goodput(cc: str, seeds=(1, 2, 3), **bottleneck) -> float:
-    return float(np.mean([ccbench.run(_one_flow(cc, s, **bottleneck)).flows["goodput_bps"].iloc[0]
-                          for s in seeds]))
+    return float(np.mean([ccbench.run(_one_flow(cc, s, **bottleneck)).flows["goodput_bps"].iloc[0] for s in seeds]))
 
 
 def test_bbr_advantage_grows_with_random_loss():
@@ -51,6 +51,7 @@ def test_cubic_fills_a_deep_buffer_and_bbr_does_not():
     about one BDP waits in the queue: the RTT stays below ~2x base, plus slack for ProbeBW's
     1.25 pacing phase and startup (threshold 2.5x).
     """
+
     def rtt_ratio(cc):
         f = ccbench.run(_one_flow(cc, 1, duration="30s", buffer="10bdp")).flows.iloc[0]
         return f["rtt_mean_ms"] / f["base_rtt_ms"]
@@ -81,17 +82,23 @@ def test_ten_plus_ten_flows_on_1gbe_change_level_at_bbr_probe_rtt_rounds():
     20 s period in any of its 18 runs; the simulator finds one in about a quarter of its runs. The
     period is therefore not asserted (docs/studies.md, coexistence-1g).
     """
-    sc = Scenario.from_dict({
-        "name": "coexistence", "duration": "200s", "seed": 1, "sample_interval": "100ms",
-        "bottleneck": {"rate": "1Gbit", "rtt": "200us", "buffer": "1000pkt"},
-        "flows": [{"cc": "cubic", "count": 10, "rwnd": "32MB"},
-                  {"cc": "bbr", "count": 10, "rwnd": "32MB"}]})
+    sc = Scenario.from_dict(
+        {
+            "name": "coexistence",
+            "duration": "200s",
+            "seed": 1,
+            "sample_interval": "100ms",
+            "bottleneck": {"rate": "1Gbit", "rtt": "200us", "buffer": "1000pkt"},
+            "flows": [{"cc": "cubic", "count": 10, "rwnd": "32MB"}, {"cc": "bbr", "count": 10, "rwnd": "32MB"}],
+        }
+    )
     s = ccbench.run(sc).series
     rounds = analysis.probe_rtt_rounds(s)  # of at least 3 of the 10 flows
     assert 17 <= len(rounds) <= 20, rounds
     agg = s.groupby(["t_s", "cc"])["goodput_bps"].sum().unstack().sort_index().fillna(0.0)
-    step = analysis.level_change_at(agg.index.to_numpy(float), agg["cubic"].to_numpy(float),
-                                    [r.start_s for r in rounds])
+    step = analysis.level_change_at(
+        agg.index.to_numpy(float), agg["cubic"].to_numpy(float), [r.start_s for r in rounds]
+    )
     assert step.n_events >= 15 and step.n_midway >= 14, step
     assert step.at_events >= 1.5 * step.midway, step
     assert agg["cubic"].sum() < agg.sum(axis=1).sum() / 3

@@ -2,6 +2,7 @@
 extension, the scenario keys ``trace`` / ``trace_reverse`` and their errors, the shipped traces
 reproduced byte for byte by scripts/make_traces.py, and a saturating flow getting the trace's
 capacity through the simulator backend."""
+
 from __future__ import annotations
 
 import subprocess
@@ -11,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ccbench.scenario import trace_file
-from ccbench.scenario.model import Scenario, load_scenario
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import Scenario, load_scenario
 from conftest import ROOT
 
 _sim = pytest.importorskip("ccbench._sim")
@@ -36,13 +37,16 @@ def test_parser_reads_comments_blank_lines_and_repeated_timestamps():
     assert parse("# LTE\n\n0\n3\n3\n3   # three packets in ms 3\n  10\r\n") == [0, 3, 3, 3, 10]
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("1\n5\n3\n", 3, "before the previous timestamp (5 ms on line 2)"),
-    ("1\n\n1.5\n", 3, "not a whole number"),
-    ("# only a comment\n", 0, "no timestamps"),
-    ("0\n", 1, "more than 0 ms"),
-    ("1\n-2\n", 2, "not a whole number"),
-])
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ("1\n5\n3\n", 3, "before the previous timestamp (5 ms on line 2)"),
+        ("1\n\n1.5\n", 3, "not a whole number"),
+        ("# only a comment\n", 0, "no timestamps"),
+        ("0\n", 1, "more than 0 ms"),
+        ("1\n-2\n", 2, "not a whole number"),
+    ],
+)
 def test_parser_errors_name_the_line(text, line, words):
     got_line, problem = parse_error(text)
     assert got_line == line and words in problem, (got_line, problem)
@@ -53,9 +57,13 @@ def test_the_trace_loops_with_its_last_timestamp_as_period():
     # over an idle path (one 3 kB transfer at the start) and a reverse trace with one every
     # 1 ms: the request waits 0-5 ms, so the RTT is the propagation delay plus at most 5 ms +
     # 1 ms, for 3 s, far beyond the trace's single line.
-    sc = _from_toml_dict({"trace": "five.trace", "trace_reverse": "one.trace", "rtt": "20ms"},
-                         files={"five.trace": "5\n", "one.trace": "1\n"}, flow_size="3000",
-                         duration="3s", probe={"ping": "100ms"})
+    sc = _from_toml_dict(
+        {"trace": "five.trace", "trace_reverse": "one.trace", "rtt": "20ms"},
+        files={"five.trace": "5\n", "one.trace": "1\n"},
+        flow_size="3000",
+        duration="3s",
+        probe={"ping": "100ms"},
+    )
     assert sc.bottleneck.rate_bps == 12_000 * 1000 // 5  # one 1500 B packet per 5 ms = 2.4 Mbit/s
     from ccbench.backends import sim
 
@@ -70,8 +78,9 @@ def test_the_trace_loops_with_its_last_timestamp_as_period():
 _TMP: list[Path] = []
 
 
-def _from_toml_dict(bottleneck: dict, files: dict[str, str] | None = None, tmp: Path | None = None,
-                    flow_size: str | None = None, **top) -> Scenario:
+def _from_toml_dict(
+    bottleneck: dict, files: dict[str, str] | None = None, tmp: Path | None = None, flow_size: str | None = None, **top
+) -> Scenario:
     """A scenario file in a fresh directory with the given trace files beside it, loaded."""
     import tempfile
 
@@ -98,8 +107,11 @@ def test_shipped_names_and_relative_paths_resolve(tmp_path):
     wire = sc.sim_config()["bottleneck"]["trace"]
     assert wire == {"fwd_ms": ms}, "reverse defaults to the forward trace (sent once)"
     (tmp_path / "sub").mkdir()
-    sc = _from_toml_dict({"trace": "sub/a.trace", "trace_reverse": "sat-handover", "rtt": "40ms"},
-                         files={"sub/a.trace": "1\n1\n2\n"}, tmp=tmp_path)
+    sc = _from_toml_dict(
+        {"trace": "sub/a.trace", "trace_reverse": "sat-handover", "rtt": "40ms"},
+        files={"sub/a.trace": "1\n1\n2\n"},
+        tmp=tmp_path,
+    )
     assert sc.bottleneck.rate_bps == 3 * 12_000 * 1000 // 2
     wire = sc.sim_config()["bottleneck"]["trace"]
     assert wire["fwd_ms"] == [1, 1, 2] and len(wire["rev_ms"]) > 1000
@@ -117,15 +129,22 @@ def test_the_hash_follows_the_traces_content(tmp_path):
     assert a.scenario_hash() != b.scenario_hash()
 
 
-@pytest.mark.parametrize("bottleneck, key, words", [
-    ({"trace": "lte-steady", "rate": "10Mbit", "rtt": "10ms"}, "bottleneck.rate", "the trace sets the rate"),
-    ({"trace_reverse": "lte-steady", "rate": "10Mbit", "rtt": "10ms"}, "bottleneck.trace_reverse", "without a trace"),
-    ({"trace": "missing.trace", "rtt": "10ms"}, "bottleneck.trace", "no such file"),
-    ({"trace": "bad.trace", "rtt": "10ms"}, "bottleneck.trace", "bad.trace: line 3: 2 ms is before"),
-    ({"trace": "lte-steady", "trace_reverse": "bad.trace", "rtt": "10ms"}, "bottleneck.trace_reverse", "line 3"),
-    ({"trace": "zero.trace", "rtt": "10ms"}, "bottleneck.trace", "more than 0 ms"),
-    ({"rtt": "10ms"}, "bottleneck.rate", "required key is missing"),
-])
+@pytest.mark.parametrize(
+    "bottleneck, key, words",
+    [
+        ({"trace": "lte-steady", "rate": "10Mbit", "rtt": "10ms"}, "bottleneck.rate", "the trace sets the rate"),
+        (
+            {"trace_reverse": "lte-steady", "rate": "10Mbit", "rtt": "10ms"},
+            "bottleneck.trace_reverse",
+            "without a trace",
+        ),
+        ({"trace": "missing.trace", "rtt": "10ms"}, "bottleneck.trace", "no such file"),
+        ({"trace": "bad.trace", "rtt": "10ms"}, "bottleneck.trace", "bad.trace: line 3: 2 ms is before"),
+        ({"trace": "lte-steady", "trace_reverse": "bad.trace", "rtt": "10ms"}, "bottleneck.trace_reverse", "line 3"),
+        ({"trace": "zero.trace", "rtt": "10ms"}, "bottleneck.trace", "more than 0 ms"),
+        ({"rtt": "10ms"}, "bottleneck.rate", "required key is missing"),
+    ],
+)
 def test_bad_trace_keys_are_refused_naming_file_key_and_line(tmp_path, bottleneck, key, words):
     files = {"bad.trace": "# header\n5\n2\n", "zero.trace": "0\n0\n"}
     with pytest.raises(ScenarioError) as e:
@@ -151,8 +170,9 @@ def test_a_directory_or_a_device_is_not_read(tmp_path):
 def test_the_shipped_traces_are_what_the_script_makes(tmp_path):
     shipped = sorted((ROOT / "python/ccbench/scenario/traces").glob("*.trace"))
     assert [p.stem for p in shipped] == ["lte-fluctuating", "lte-steady", "sat-handover"]
-    subprocess.run([sys.executable, str(ROOT / "scripts/make_traces.py"), str(tmp_path)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts/make_traces.py"), str(tmp_path)], check=True, capture_output=True
+    )
     for p in shipped:
         assert (tmp_path / p.name).read_bytes() == p.read_bytes(), p.name
         assert p.stat().st_size < 100_000, f"{p.name}: keep shipped traces small"
@@ -176,9 +196,13 @@ def test_a_saturating_flow_gets_the_traces_capacity():
     capacity × 1448/1500 less the retransmissions (at most a few per cent)."""
     from ccbench.backends import sim
 
-    sc = Scenario.from_dict({"duration": "15s", "bottleneck": {"trace": "sat-handover", "rtt": "40ms",
-                                                              "buffer": "1000pkt"},
-                             "flows": [{"cc": "cubic"}]})
+    sc = Scenario.from_dict(
+        {
+            "duration": "15s",
+            "bottleneck": {"trace": "sat-handover", "rtt": "40ms", "buffer": "1000pkt"},
+            "flows": [{"cc": "cubic"}],
+        }
+    )
     r = sim.run(sc)
     assert r.ok, r.error
     run = r.runs.iloc[0]

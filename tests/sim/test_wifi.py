@@ -2,6 +2,7 @@
 ``[wifi]`` table — defaults equal to the crate's, refusals naming the key, the PHY rate filled
 in, the simulator's JSON, the run's wifi_* columns. The TCP-level tests are in
 crates/sim/tests/wifi.rs."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,11 @@ import json
 import pandas as pd
 import pytest
 
-from ccbench.scenario import wifi
 from ccbench.backends import sim
 from ccbench.results.schema import WIFI_RUN_KEYS
-from ccbench.scenario.model import Scenario, Wifi, load_scenario
+from ccbench.scenario import wifi
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import Scenario, Wifi, load_scenario
 
 WIFI_TOML = """
 name = "w"
@@ -77,8 +78,10 @@ def test_link_wifi_without_a_table_takes_every_default():
 
 
 def test_units_of_the_table():
-    sc = _scenario('[wifi]\nmpdu_error = "10%"\nslot_ns = "20us"\nsifs_ns = 10000\n'
-                   'max_ampdu_ns = "2ms"\nmax_ampdu_bytes = "32KB"\ncontrol_rate_bps = "12Mbit"\nsnr_db = 25\n')
+    sc = _scenario(
+        '[wifi]\nmpdu_error = "10%"\nslot_ns = "20us"\nsifs_ns = 10000\n'
+        'max_ampdu_ns = "2ms"\nmax_ampdu_bytes = "32KB"\ncontrol_rate_bps = "12Mbit"\nsnr_db = 25\n'
+    )
     w = sc.sim_config()["bottleneck"]["wifi"]
     assert (w["mpdu_error"], w["slot_ns"], w["sifs_ns"], w["max_ampdu_ns"]) == (0.1, 20_000, 10_000, 2_000_000)
     assert (w["max_ampdu_bytes"], w["control_rate_bps"], w["snr_db"]) == (32_000, 12_000_000, 25.0)
@@ -114,18 +117,22 @@ def test_bad_mcs_trace_names_the_line(tmp_path, body, key, words):
         (WIFI_TOML.replace('link = "wifi"', 'rate = "50Mbit"') + "[wifi]\nmcs = 7\n", "wifi", 'link = "wifi"'),
         (WIFI_TOML.replace('link = "wifi"', 'link = "wire"\nrate = "50Mbit"') + "[wifi]\n", "wifi", 'link = "wifi"'),
         # a rate with a Wi-Fi link
-        (WIFI_TOML.replace('link = "wifi"', 'link = "wifi"\nrate = "50Mbit"'), "bottleneck.rate", "the Wi-Fi PHY sets the rate"),
+        (
+            WIFI_TOML.replace('link = "wifi"', 'link = "wifi"\nrate = "50Mbit"'),
+            "bottleneck.rate",
+            "the Wi-Fi PHY sets the rate",
+        ),
         # a wire still needs its rate
         (WIFI_TOML.replace('link = "wifi"', 'link = "wire"'), "bottleneck.rate", "required key is missing"),
         (WIFI_TOML.replace('"wifi"', '"wlan"'), "bottleneck.link", "not allowed"),
         (WIFI_TOML + "[wifi]\nmcs = 32\n", "wifi.mcs", ""),
         (WIFI_TOML + "[wifi]\nwidth_mhz = 80\n", "wifi.width_mhz", ""),
         (WIFI_TOML + '[wifi]\nrate_control = "arf"\n', "wifi.rate_control", ""),
-        (WIFI_TOML + '[wifi]\nmpdu_error = 0.1\n', "wifi.mpdu_error", "%"),
+        (WIFI_TOML + "[wifi]\nmpdu_error = 0.1\n", "wifi.mpdu_error", "%"),
         (WIFI_TOML + "[wifi]\ncw_min = 31\ncw_max = 15\n", "wifi.cw_min", "cw_max"),
         (WIFI_TOML + "[wifi]\ndriver_queue_fwd = 0\n", "wifi.driver_queue_fwd", ""),
         (WIFI_TOML + '[wifi]\ncontrol_rate_bps = "11Mbit"\n', "wifi.control_rate_bps", "mandatory"),
-        (WIFI_TOML + "[wifi]\nmcs_trace = \"s.txt\"\nrate_control = \"minstrel\"\n", "wifi.mcs_trace", "minstrel"),
+        (WIFI_TOML + '[wifi]\nmcs_trace = "s.txt"\nrate_control = "minstrel"\n', "wifi.mcs_trace", "minstrel"),
         (WIFI_TOML + "[wifi]\nmsc = 7\n", "wifi.msc", "did you mean 'mcs'"),
     ],
 )
@@ -149,7 +156,7 @@ def test_wire_scenarios_keep_their_json_and_hash():
 
 
 def test_a_wifi_run_fills_the_wifi_columns_and_a_wire_run_leaves_them_null():
-    sc = _scenario("[probe]\nping = \"100ms\"\n")
+    sc = _scenario('[probe]\nping = "100ms"\n')
     runs = sim.run(sc).runs.iloc[0]
     assert runs["status"] == "ok"
     for k in WIFI_RUN_KEYS:

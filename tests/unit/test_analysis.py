@@ -1,4 +1,5 @@
 """ccbench.analysis on synthetic data whose answer is known from theory or construction."""
+
 import math
 
 import numpy as np
@@ -132,8 +133,7 @@ def test_bca_agrees_with_scipy():
     # resamples is ~1 % of the interval ends
     x = np.random.default_rng(7).exponential(1.0, 15)
     ours = analysis.bootstrap_ci(x, n_boot=20000, method="bca")
-    ref = stats.bootstrap((x,), np.mean, n_resamples=20000, method="BCa",
-                          random_state=1).confidence_interval
+    ref = stats.bootstrap((x,), np.mean, n_resamples=20000, method="BCa", random_state=1).confidence_interval
     assert ours.lo == pytest.approx(ref.low, rel=0.03)
     assert ours.hi == pytest.approx(ref.high, rel=0.03)
 
@@ -155,8 +155,8 @@ def test_fieller_matches_delta_method_when_noise_is_small():
     a, b = normal(1, 10, 200.0, 0.2), normal(2, 10, 100.0, 0.1)
     r = analysis.ratio_ci(a, b)
     # delta method: var(ā/b̄) ≈ (va + ρ² vb) / b̄², t with the Welch-Satterthwaite df
-    va, vb = np.var(a, ddof=1) / 10, r.ratio ** 2 * np.var(b, ddof=1) / 10
-    t = stats.t.ppf(0.975, (va + vb) ** 2 / (va ** 2 / 9 + vb ** 2 / 9))
+    va, vb = np.var(a, ddof=1) / 10, r.ratio**2 * np.var(b, ddof=1) / 10
+    t = stats.t.ppf(0.975, (va + vb) ** 2 / (va**2 / 9 + vb**2 / 9))
     se = math.sqrt(va + vb) / b.mean()
     assert r.lo == pytest.approx(r.ratio - t * se, rel=2e-3)
     assert r.hi == pytest.approx(r.ratio + t * se, rel=2e-3)
@@ -202,8 +202,7 @@ def test_welch_matches_scipy_and_its_interval_is_dual_to_the_test():
 
 def test_welch_p_values_are_uniform_under_the_null():
     rng = np.random.default_rng(8)
-    p = np.array([analysis.welch_test(rng.normal(0, 1, 6), rng.normal(0, 4, 9)).p_value
-                  for _ in range(2000)])
+    p = np.array([analysis.welch_test(rng.normal(0, 1, 6), rng.normal(0, 4, 9)).p_value for _ in range(2000)])
     assert 0.04 <= np.mean(p < 0.05) <= 0.06
 
 
@@ -290,7 +289,7 @@ def test_on_off_square_wave_gives_the_fundamental(seed):
     p = analysis.dominant_period(T10HZ, x)
     assert p.significant and p.period_s == pytest.approx(20.0, abs=1.0)
     # a square wave holds 8/π² of its variance in the fundamental
-    assert p.strength == pytest.approx(8 / np.pi ** 2, abs=0.05)
+    assert p.strength == pytest.approx(8 / np.pi**2, abs=0.05)
 
 
 def test_period_between_fourier_bins_and_short_duty_cycle():
@@ -335,8 +334,7 @@ def test_periodicity_edge_cases_and_uneven_sampling():
     x = np.sin(2 * np.pi * t / 20) + rng.normal(0, 0.5, t.size)
     assert analysis.dominant_period(t, x).period_s == pytest.approx(20.0, abs=1.0)
     # the range limits are obeyed: a 20 s sine searched only below 15 s has no period
-    assert analysis.dominant_period(T10HZ, np.sin(2 * np.pi * T10HZ / 20),
-                                    max_period_s=15).period_s is None
+    assert analysis.dominant_period(T10HZ, np.sin(2 * np.pi * T10HZ / 20), max_period_s=15).period_s is None
 
 
 def test_periodogram_peak_and_parseval():
@@ -411,9 +409,14 @@ def test_steady_state_details_and_table():
     ramp = analysis.steady_state(T100, T100)  # never settles: truncation at the half limit
     assert ramp.at_limit
     assert analysis.steady_state([], []).start_s is None
-    df = pd.DataFrame({"run_id": ["a"] * 1000 + ["b"] * 1000, "flow_id": 0,
-                       "t_s": np.concatenate([T100, T100]),
-                       "goodput_bps": np.concatenate([x, np.full(1000, 9.0)])})
+    df = pd.DataFrame(
+        {
+            "run_id": ["a"] * 1000 + ["b"] * 1000,
+            "flow_id": 0,
+            "t_s": np.concatenate([T100, T100]),
+            "goodput_bps": np.concatenate([x, np.full(1000, 9.0)]),
+        }
+    )
     tab = analysis.steady_state_table(df)
     assert list(tab.run_id) == ["a", "b"]
     assert list(tab.start_s) == [pytest.approx(10.0), 0.0]
@@ -424,8 +427,7 @@ def test_steady_state_details_and_table():
 
 
 def test_summarise_with_bootstrap_columns():
-    df = pd.DataFrame({"cc": ["a"] * 30 + ["b"] * 30,
-                       "v": np.concatenate([normal(1, 30, 10.0), normal(2, 30, 20.0)])})
+    df = pd.DataFrame({"cc": ["a"] * 30 + ["b"] * 30, "v": np.concatenate([normal(1, 30, 10.0), normal(2, 30, 20.0)])})
     plain = analysis.summarise(df, "cc", "v")
     assert list(plain.columns) == ["cc", "n", "mean", "ci_lo", "ci_hi", "cv"]
     s = analysis.summarise(df, "cc", "v", bootstrap=True)

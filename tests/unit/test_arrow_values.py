@@ -1,5 +1,6 @@
 """ccbench.results.arrow_values builds the same arrays as pa.array (values, nulls, type, errors) without
 importing pandas."""
+
 import subprocess
 import sys
 
@@ -27,16 +28,24 @@ def test_array_equals_pa_array(t, values):
     got.validate(full=True)
     assert got.type == want.type and got.null_count == want.null_count
     assert got.to_pylist() == want.to_pylist() or all(  # NaN != NaN
-        (a == b) or (a != a and b != b) for a, b in zip(got.to_pylist(), want.to_pylist()))
-    for i, v in enumerate(values):
+        (a == b) or (a != a and b != b) for a, b in zip(got.to_pylist(), want.to_pylist())
+    )
+    for v in values:
         s = arrow_values.scalar(v, t)
         assert s.type == t and s.is_valid == (v is not None)
 
 
-@pytest.mark.parametrize("t,values", [
-    (pa.int64(), [1.5]), (pa.int64(), [2**63]), (pa.uint64(), [-1]), (pa.string(), [1]),
-    (pa.float64(), ["x"]), (pa.bool_(), [1]),
-])
+@pytest.mark.parametrize(
+    "t,values",
+    [
+        (pa.int64(), [1.5]),
+        (pa.int64(), [2**63]),
+        (pa.uint64(), [-1]),
+        (pa.string(), [1]),
+        (pa.float64(), ["x"]),
+        (pa.bool_(), [1]),
+    ],
+)
 def test_values_of_another_type_go_to_pa_array_with_its_errors_and_conversions(t, values):
     try:
         want = pa.array(values, type=t)
@@ -57,10 +66,12 @@ def test_to_numpy_views_values_and_converts_the_rest():
 
 
 def test_no_pandas_import():
-    code = ("import sys, pyarrow as pa\n"
-            "from ccbench.results import arrow_values as av\n"
-            "av.array(['a', None], pa.string()); av.scalar(1.5, pa.float64()); av.array([1, None], pa.int64())\n"
-            "av.to_numpy(av.array([1.0, 2.0], pa.float64()))\n"
-            "print('pandas' in sys.modules)\n")
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from ccbench.results import arrow_values as av\n"
+        "av.array(['a', None], pa.string()); av.scalar(1.5, pa.float64()); av.array([1, None], pa.int64())\n"
+        "av.to_numpy(av.array([1.0, 2.0], pa.float64()))\n"
+        "print('pandas' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

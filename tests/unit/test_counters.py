@@ -1,5 +1,6 @@
 """The `counters` table (TCP MIB counter deltas per side, docs/results.md): schema, build_result's
 forms, the store round trip with swept columns, and the simulator backend's pass-through."""
+
 from __future__ import annotations
 
 import json
@@ -8,26 +9,46 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ccbench.results.schema import COUNTER_NAMES, COUNTER_SIDES, COUNTERS_SCHEMA
 from ccbench.results import TABLES
 from ccbench.results.run_result import build_result, failed_result
-from ccbench.scenario.model import Scenario
+from ccbench.results.schema import COUNTER_NAMES, COUNTER_SIDES, COUNTERS_SCHEMA
 from ccbench.results.store import Store, load, query
-
+from ccbench.scenario.model import Scenario
 from conftest import ROOT, fake_report, minimal_dict
 
 # the counters every backend reports (docs/results.md), in nstat's spelling
-CONTRACT = ["TcpRetransSegs", "TcpOutSegs", "TcpInSegs", "TcpExtTCPLossProbes",
-            "TcpExtTCPLossProbeRecovery", "TcpExtTCPSACKReorder", "TcpExtTCPDSACKRecv",
-            "TcpExtTCPDSACKOldSent", "TcpExtTCPDSACKOfoSent", "TcpExtTCPDSACKUndo", "TcpExtTCPFullUndo",
-            "TcpExtTCPPartialUndo", "TcpExtTCPLossUndo", "TcpExtTCPSpuriousRTOs", "TcpExtTCPTimeouts",
-            "TcpExtTCPFastRetrans", "TcpExtTCPLostRetransmit", "TcpExtTCPSackRecovery", "TcpExtPAWSEstab",
-            "TcpExtTCPOFOQueue", "TcpExtTCPOFODrop", "TcpExtDelayedACKs",
-            # HyStart's slow-start exits, a mechanism behind CUBIC's losses
-            "TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayDetect",
-            "TcpExtTCPHystartDelayCwnd",
-            # ECN: CE-marked segments delivered, CE-marked packets received
-            "TcpExtTCPDeliveredCE", "IpExtInCEPkts"]
+CONTRACT = [
+    "TcpRetransSegs",
+    "TcpOutSegs",
+    "TcpInSegs",
+    "TcpExtTCPLossProbes",
+    "TcpExtTCPLossProbeRecovery",
+    "TcpExtTCPSACKReorder",
+    "TcpExtTCPDSACKRecv",
+    "TcpExtTCPDSACKOldSent",
+    "TcpExtTCPDSACKOfoSent",
+    "TcpExtTCPDSACKUndo",
+    "TcpExtTCPFullUndo",
+    "TcpExtTCPPartialUndo",
+    "TcpExtTCPLossUndo",
+    "TcpExtTCPSpuriousRTOs",
+    "TcpExtTCPTimeouts",
+    "TcpExtTCPFastRetrans",
+    "TcpExtTCPLostRetransmit",
+    "TcpExtTCPSackRecovery",
+    "TcpExtPAWSEstab",
+    "TcpExtTCPOFOQueue",
+    "TcpExtTCPOFODrop",
+    "TcpExtDelayedACKs",
+    # HyStart's slow-start exits, a mechanism behind CUBIC's losses
+    "TcpExtTCPHystartTrainDetect",
+    "TcpExtTCPHystartTrainCwnd",
+    "TcpExtTCPHystartDelayDetect",
+    "TcpExtTCPHystartDelayCwnd",
+    # ECN: CE-marked segments delivered, CE-marked packets received
+    "TcpExtTCPDeliveredCE",
+    "IpExtInCEPkts",
+]
 
 
 def scenario(**kw) -> Scenario:
@@ -46,8 +67,7 @@ def rust_counters(**sender) -> list[dict]:
 def result(sc=None, counters=None):
     sc = sc or scenario()
     rows = [{"flow_id": 0, "goodput_bps": 5e6, "retransmits": 12}]
-    return build_result(sc, "sim", rows, None, {}, 0.1,
-                        counters=rust_counters() if counters is None else counters)
+    return build_result(sc, "sim", rows, None, {}, 0.1, counters=rust_counters() if counters is None else counters)
 
 
 # ---- schema --------------------------------------------------------------------------------
@@ -84,8 +104,9 @@ def test_build_result_takes_the_rust_list_form():
 
 def test_other_forms_missing_keys_and_order():
     sc = scenario()
-    a = build_result(sc, "sim", [], None, {}, 0.1,
-                     counters={"receiver": {"TcpInSegs": 3}, "sender": {"TcpOutSegs": 4, "Bogus": 1}})
+    a = build_result(
+        sc, "sim", [], None, {}, 0.1, counters={"receiver": {"TcpInSegs": 3}, "sender": {"TcpOutSegs": 4, "Bogus": 1}}
+    )
     assert a.counters_table.column("side").to_pylist() == ["sender", "receiver"]
     assert a.counters["TcpOutSegs"].tolist()[0] == 4 and a.counters["TcpRetransSegs"].isna().all()
     b = build_result(sc, "sim", [], None, {}, 0.1, counters=a.counters_table)
@@ -98,11 +119,14 @@ def test_other_forms_missing_keys_and_order():
     assert f.counters_table.num_rows == 0 and f.counters_table.schema == COUNTERS_SCHEMA
 
 
-@pytest.mark.parametrize("bad, words", [
-    ([{"side": "client", "TcpInSegs": 1}], "side 'client'"),
-    ([{"side": "sender", "TcpInSegs": 1.5}], "TcpInSegs"),
-    ([{"side": "sender"}, {"side": "sender"}], "more than one row"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ([{"side": "client", "TcpInSegs": 1}], "side 'client'"),
+        ([{"side": "sender", "TcpInSegs": 1.5}], "TcpInSegs"),
+        ([{"side": "sender"}, {"side": "sender"}], "more than one row"),
+    ],
+)
 def test_bad_counters_are_refused_clearly(bad, words):
     with pytest.raises(ValueError, match=words):
         build_result(scenario(), "sim", [], None, {}, 0.1, counters=bad)
@@ -117,9 +141,15 @@ def test_store_round_trip_with_swept_columns_and_repeat(tmp_path):
     runs = []
     for rep, loss in ((0, "0%"), (1, "1%")):
         r = result(scenario(seed=rep + 1), counters=rust_counters(TcpRetransSegs=10 + rep))
-        st.write(r.run_id, r.runs_table, r.flows_table, r.series_table,
-                 {"bottleneck.loss": loss, "repeat": rep}, link_series=r.link_series_table,
-                 counters=r.counters_table)
+        st.write(
+            r.run_id,
+            r.runs_table,
+            r.flows_table,
+            r.series_table,
+            {"bottleneck.loss": loss, "repeat": rep},
+            link_series=r.link_series_table,
+            counters=r.counters_table,
+        )
         runs.append(r)
     for r in runs:
         p = tmp_path / "counters" / f"{r.run_id}.parquet"
@@ -136,8 +166,7 @@ def test_store_round_trip_with_swept_columns_and_repeat(tmp_path):
     for n in COUNTER_NAMES:
         assert str(c[n].dtype) == "Int64", n
     # the DuckDB view
-    q = query(tmp_path, 'SELECT sum("TcpRetransSegs") AS r, count(*) AS n FROM counters '
-                        "WHERE side = 'sender'")
+    q = query(tmp_path, "SELECT sum(\"TcpRetransSegs\") AS r, count(*) AS n FROM counters WHERE side = 'sender'")
     assert q["r"].tolist() == [21] and q["n"].tolist() == [2]
 
 
@@ -245,11 +274,15 @@ def test_mib_delta_is_null_for_a_counter_the_kernel_lacks():
     from ccbench.backends.kernel.backend import _counter_rows
     from ccbench.backends.kernel.mib import mib_delta
 
-    d = mib_delta({"TcpRetransSegs": 2, "TcpExtPAWSEstab": 1}, {"TcpRetransSegs": 9, "TcpExtPAWSEstab": 1},
-                  ["TcpRetransSegs", "TcpExtPAWSEstab", "TcpExtNotHere"])
+    d = mib_delta(
+        {"TcpRetransSegs": 2, "TcpExtPAWSEstab": 1},
+        {"TcpRetransSegs": 9, "TcpExtPAWSEstab": 1},
+        ["TcpRetransSegs", "TcpExtPAWSEstab", "TcpExtNotHere"],
+    )
     assert d == {"TcpRetransSegs": 7, "TcpExtPAWSEstab": 0, "TcpExtNotHere": None}
-    rows = _counter_rows({"sender": {"TcpRetransSegs": 2}, "receiver": {}},
-                         {"sender": {"TcpRetransSegs": 5}, "receiver": {}})
+    rows = _counter_rows(
+        {"sender": {"TcpRetransSegs": 2}, "receiver": {}}, {"sender": {"TcpRetransSegs": 5}, "receiver": {}}
+    )
     assert [r["side"] for r in rows] == ["sender", "receiver"]
     assert rows[0]["TcpRetransSegs"] == 3 and rows[0]["TcpOutSegs"] is None
     assert all(v is None for k, v in rows[1].items() if k != "side")

@@ -4,10 +4,12 @@ a module that imports it back. Every import counts, at the top of a file or insi
 package import name`` that runs the package's ``__init__``. The same walk also checks that
 no module reaches a sibling through importlib or ``__import__``, and that no module imports
 another module's private (underscore) name."""
+
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
 from conftest import ROOT
 
 PKG = ROOT / "python" / "ccbench"
@@ -135,8 +137,11 @@ def test_no_dynamic_imports_of_siblings():
                 fn = node.func
                 called = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
                 arg = node.args[0] if node.args else None
-                if called in ("import_module", "__import__") and isinstance(arg, ast.Constant) \
-                        and str(arg.value).startswith("ccbench"):
+                if (
+                    called in ("import_module", "__import__")
+                    and isinstance(arg, ast.Constant)
+                    and str(arg.value).startswith("ccbench")
+                ):
                     found.append(f"{name}:{node.lineno} {called}({arg.value!r})")
     assert not found, found
 

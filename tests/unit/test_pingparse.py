@@ -1,5 +1,4 @@
 """ccbench.pingparse on captured-style iputils ping outputs (tests/data/ping/)."""
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ def test_loss_from_missing_sequence_numbers():
     assert e.loss == pytest.approx(0.2)
     assert e.summary_loss == pytest.approx(0.2) and e.summary_sent == 10
     assert e.summary_mdev_ms == pytest.approx(1.96)
-    assert 1.0 < e.jitter_ms < 3.5          # (p95 - p5)/2 of 48.6 .. 55.0
+    assert 1.0 < e.jitter_ms < 3.5  # (p95 - p5)/2 of 48.6 .. 55.0
     assert e.host == "example.net" and not e.timestamps and not e.truncated
 
 
@@ -25,7 +24,7 @@ def test_duplicates_counted_once_and_their_rtts_left_out():
     e = parse_ping_file(DATA / "linux_dup.txt")
     assert e.duplicates == 2
     assert e.replies == 6 and e.loss == 0.0 and e.missing == []
-    assert e.rtt_max_ms == pytest.approx(22.2)   # the DUP! RTTs (23.7, 24.9) are not used
+    assert e.rtt_max_ms == pytest.approx(22.2)  # the DUP! RTTs (23.7, 24.9) are not used
     assert e.base_rtt_ms == pytest.approx(20.1)
 
 
@@ -43,10 +42,10 @@ def test_truncated_last_line_is_dropped():
     assert not text.endswith("\n")
     e = parse_ping(text)
     assert e.truncated
-    assert e.sent == 7 and e.missing == [5]      # seq 8's line was cut: not counted at all
+    assert e.sent == 7 and e.missing == [5]  # seq 8's line was cut: not counted at all
     assert e.loss == pytest.approx(1 / 7)
     assert e.base_rtt_ms == pytest.approx(99.8)
-    assert e.rtt_max_ms == pytest.approx(112)    # integer "time=101 ms" forms parse
+    assert e.rtt_max_ms == pytest.approx(112)  # integer "time=101 ms" forms parse
     # a line cut inside the number must not give a wrong RTT
     e2 = parse_ping(text[: text.rindex("ti")] + "time=10")
     assert e2.truncated and e2.base_rtt_ms == pytest.approx(99.8)
@@ -78,9 +77,10 @@ def test_jitter_measure_on_uniform_rtts():
     rng = np.random.default_rng(3)
     rtts = 50 + rng.uniform(-8, 8, 2000)
     text = "PING h (1.2.3.4) 56(84) bytes of data.\n" + "".join(
-        f"64 bytes from 1.2.3.4: icmp_seq={i + 1} ttl=60 time={r:.3f} ms\n" for i, r in enumerate(rtts))
+        f"64 bytes from 1.2.3.4: icmp_seq={i + 1} ttl=60 time={r:.3f} ms\n" for i, r in enumerate(rtts)
+    )
     e = parse_ping(text)
-    assert e.jitter_ms == pytest.approx(0.9 * 8, rel=0.05)   # (p95-p5)/2 of uniform +-J = 0.9 J
+    assert e.jitter_ms == pytest.approx(0.9 * 8, rel=0.05)  # (p95-p5)/2 of uniform +-J = 0.9 J
     assert e.base_rtt_ms == pytest.approx(42, abs=0.1)
 
 
@@ -93,5 +93,7 @@ def test_sequence_wrap():
 
 def test_no_replies_is_an_error():
     with pytest.raises(PingParseError):
-        parse_ping("PING h (1.2.3.4) 56(84) bytes of data.\n\n--- h ping statistics ---\n"
-                   "3 packets transmitted, 0 received, 100% packet loss, time 2030ms\n")
+        parse_ping(
+            "PING h (1.2.3.4) 56(84) bytes of data.\n\n--- h ping statistics ---\n"
+            "3 packets transmitted, 0 received, 100% packet loss, time 2030ms\n"
+        )

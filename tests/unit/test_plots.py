@@ -1,20 +1,29 @@
 """Figures of ccbench.plots on a synthetic store whose answers are known by construction
 (tests/synthetic_store.py), and `ccbench plot` on that store written to disk."""
+
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from ccbench import analysis, plots
-from synthetic_store import (CCS, GRID, LOSSES, PERIOD_S, REPEATS, SPREAD, cell_goodput_mbps, cell_p95_ms,
-                             fake_store, probe_p95_ms, write_store)
+from ccbench import plots
+from synthetic_store import (
+    CCS,
+    GRID,
+    LOSSES,
+    PERIOD_S,
+    SPREAD,
+    cell_goodput_mbps,
+    fake_store,
+    probe_p95_ms,
+    write_store,
+)
+
 
 def line_by_label(ax, prefix: str):
     """The data line labelled ``prefix...`` (plain lines, or the line of an errorbar)."""
@@ -24,7 +33,8 @@ def line_by_label(ax, prefix: str):
     for line in ax.get_lines():
         if line.get_label().startswith(prefix):
             return line
-    raise AssertionError(f"no line {prefix!r} among {[l.get_label() for l in [*ax.get_lines(), *ax.containers]]}")
+    labels = [x.get_label() for x in [*ax.get_lines(), *ax.containers]]
+    raise AssertionError(f"no line {prefix!r} among {labels}")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +44,7 @@ def store():
 
 def test_every_kind_draws_a_figure_with_labelled_axes(store):
     store = fake_store(probe=True)
-    for kind, (fn, desc) in plots.KINDS.items():
+    for kind, (_fn, desc) in plots.KINDS.items():
         assert desc, kind
         fig = plots.make(store, kind)
         assert isinstance(fig, Figure), kind
@@ -161,7 +171,8 @@ def test_goodput_probe_delay_one_point_per_combination(store):
         # the run's total goodput (2 flows: 2 x the per-flow mean) against the mean probe p95
         line = line_by_label(ax, loss_key)
         assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx(
-            (probe_p95_ms("bbr", loss), 2 * cell_goodput_mbps("bbr", loss)))
+            (probe_p95_ms("bbr", loss), 2 * cell_goodput_mbps("bbr", loss))
+        )
     assert len(ax.containers) == len(LOSSES)
     assert ax.get_xlabel().startswith("ping p95 (ms)")
 
@@ -170,7 +181,7 @@ def test_jain_bars_match_theory(store):
     ax = plots.jain(store).axes[0]
     heights = [p.get_height() for p in ax.patches]
     assert len(heights) == 2 * len(LOSSES) * len(CCS)  # overall and between groups per cell
-    assert np.allclose(heights, 1 / (1 + SPREAD ** 2))
+    assert np.allclose(heights, 1 / (1 + SPREAD**2))
 
 
 def test_jain_needs_two_flows(store):
@@ -181,7 +192,7 @@ def test_jain_needs_two_flows(store):
 
 def test_periodogram_marks_the_known_period(store):
     ax = plots.periodogram(store).axes[0]
-    marks = [l.get_xdata()[0] for l in ax.get_lines() if l.get_linestyle() == "--"]
+    marks = [line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert marks and marks[0] == pytest.approx(PERIOD_S, rel=0.1)
 
 
@@ -236,8 +247,13 @@ def test_ratio_one_line_per_other_swept_value(store):
         return df.assign(**{"access.delay": np.where(df["repeat"] == 0, "1ms", "5ms")})
 
     meta = {**store.meta, "grid": {**GRID, "access.delay": ["1ms", "5ms"]}}
-    s = SimpleNamespace(runs=add_axis(store.runs), flows=add_axis(store.flows), series=store.series,
-                        link_series=store.link_series, meta=meta)
+    s = SimpleNamespace(
+        runs=add_axis(store.runs),
+        flows=add_axis(store.flows),
+        series=store.series,
+        link_series=store.link_series,
+        meta=meta,
+    )
     ax = plots.goodput_ratio(s).axes[0]
     labels = sorted(c.get_label() for c in ax.containers)
     assert labels == ["bbr / cubic (access.delay=1ms)", "bbr / cubic (access.delay=5ms)"]

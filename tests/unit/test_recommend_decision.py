@@ -3,8 +3,8 @@ stopping rule on synthetic samples of known distributions (recommend/decision.py
 options and its neighbourhood of variants (recommend/link.py), and the recommendation map's table
 and report section on synthetic flows (recommend/map.py). The searches on the simulator and the
 command line are in cli/test_recommend.py."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pytest
@@ -16,6 +16,7 @@ PING = PING_DIR
 
 
 # ---- the stopping rule ------------------------------------------------------------------------
+
 
 def sequential(draw, k=2, min_n=3, batch=2, max_n=20, alpha=ALPHA, margin=0.05):
     """Drive sequential_decision as recommend does: min_n repeats, then batches, up to max_n."""
@@ -29,20 +30,21 @@ def sequential(draw, k=2, min_n=3, batch=2, max_n=20, alpha=ALPHA, margin=0.05):
                 samples[f"c{i}"].append(draw(i))
         n += add
         look += 1
-        d = sequential_decision(samples, look=look, max_looks=max_looks, alpha=alpha, margin=margin,
-                                min_n=min_n, final=n >= max_n)
+        d = sequential_decision(
+            samples, look=look, max_looks=max_looks, alpha=alpha, margin=margin, min_n=min_n, final=n >= max_n
+        )
         if d.done or n >= max_n:
             return d, n
 
 
 def test_large_difference_is_separated_quickly():
     rng = np.random.default_rng(1)
-    for _ in range(20):   # 10 standard deviations: the first look (3 repeats) decides
+    for _ in range(20):  # 10 standard deviations: the first look (3 repeats) decides
         d, n = sequential(lambda i: rng.normal(10 + 10 * (i == 1), 1.0))
         assert d.outcome == "winner" and d.leader == "c1" and d.runner_up == "c0" and n == 3
         assert d.p_value < d.alpha_look
     ns = []
-    for _ in range(20):   # 3 standard deviations (30 %): within a few batches
+    for _ in range(20):  # 3 standard deviations (30 %): within a few batches
         d, n = sequential(lambda i: rng.normal(10 + 3 * (i == 1), 1.0))
         assert d.outcome == "winner" and d.leader == "c1"
         ns.append(n)
@@ -53,7 +55,7 @@ def test_equal_distributions_give_a_tie():
     rng = np.random.default_rng(2)
     outcomes = [sequential(lambda i: rng.normal(100, 1.0))[0].outcome for _ in range(50)]
     assert outcomes.count("tie") == 50
-    d, n = sequential(lambda i: 100.0)       # deterministic repeats: exact, a tie at once
+    d, n = sequential(lambda i: 100.0)  # deterministic repeats: exact, a tie at once
     assert d.outcome == "tie" and n == 3
 
 
@@ -69,7 +71,7 @@ def test_false_winner_rate_within_alpha(k):
 
 def test_small_true_difference_below_margin_is_a_tie_and_noise_is_undecided():
     rng = np.random.default_rng(4)
-    d, _ = sequential(lambda i: rng.normal(100 + 2 * (i == 1), 0.5))   # 2 % < 5 % margin
+    d, _ = sequential(lambda i: rng.normal(100 + 2 * (i == 1), 0.5))  # 2 % < 5 % margin
     assert d.outcome == "tie"
     d, n = sequential(lambda i: rng.normal(10 + 0.6 * (i == 1), 4.0))
     assert d.outcome in ("undecided", "winner") and n == 20 or d.outcome == "tie"
@@ -87,13 +89,14 @@ def test_rule_edge_cases():
 
 # ---- the link and its options -----------------------------------------------------------------
 
+
 def test_neighbourhood_and_options():
     link, notes = link_from_options(rate="50Mbit", rtt="50ms", loss="1%", jitter="5ms")
     pts = neighbourhood(link)
     assert [p.axis for p in pts] == [None, "rate", "rate", "loss", "loss", "jitter", "jitter"]
     assert pts[3].loss == pytest.approx(0.005) and pts[6].jitter_s == pytest.approx(0.0075)
     link0, _ = link_from_options(rate="50Mbit", rtt="50ms")
-    assert len(neighbourhood(link0)) == 3          # a zero loss / jitter is not varied
+    assert len(neighbourhood(link0)) == 3  # a zero loss / jitter is not varied
     assert link0.buffer_bytes() == 312500
     assert parse_competing("2xcubic,bbr") == [("cubic", 2), ("bbr", 1)]
     assert parse_competing("cubic:3") == [("cubic", 3)]
@@ -106,6 +109,7 @@ def test_neighbourhood_and_options():
 
 # ---- the recommendation-map study and its report section -------------------------------------
 
+
 def _flows(cells, rng):
     """Synthetic flows rows: cells = {(rtt, jitter, loss, buf): {cc: (goodput Mbit/s, p95 ms)}}."""
     import pandas as pd
@@ -113,12 +117,23 @@ def _flows(cells, rng):
     rows, rid = [], 0
     for (rtt, jit, loss, buf), per in cells.items():
         for cc, (gp, p95) in per.items():
-            for r in range(4):
+            for _ in range(4):
                 rid += 1
-                rows.append({"run_id": f"r{rid}", "group": 0, "cc": cc, "rtt_ms": rtt, "jitter_ms": jit,
-                             "loss_pct": loss, "buffer_bdp": buf, "rate_mbps": 50.0, "base_rtt_ms": rtt,
-                             "goodput_bps": (gp + rng.normal(0, 0.2)) * 1e6,
-                             "rtt_p95_ms": p95 + rng.normal(0, 0.5)})
+                rows.append(
+                    {
+                        "run_id": f"r{rid}",
+                        "group": 0,
+                        "cc": cc,
+                        "rtt_ms": rtt,
+                        "jitter_ms": jit,
+                        "loss_pct": loss,
+                        "buffer_bdp": buf,
+                        "rate_mbps": 50.0,
+                        "base_rtt_ms": rtt,
+                        "goodput_bps": (gp + rng.normal(0, 0.2)) * 1e6,
+                        "rtt_p95_ms": p95 + rng.normal(0, 0.5),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -126,15 +141,20 @@ def test_map_table_marks_winners_and_ties():
     from ccbench.recommend import map_table
 
     rng = np.random.default_rng(5)
-    f = _flows({(50, 0, 0, 1): {"cubic": (47, 99), "bbr": (47, 75)},
-                (50, 0, 1, 1): {"cubic": (5, 55), "bbr": (45, 70)},
-                (50, 10, 0, 4): {"cubic": (47, 240), "bbr": (46.5, 70)}}, rng)
+    f = _flows(
+        {
+            (50, 0, 0, 1): {"cubic": (47, 99), "bbr": (47, 75)},
+            (50, 0, 1, 1): {"cubic": (5, 55), "bbr": (45, 70)},
+            (50, 10, 0, 4): {"cubic": (47, 240), "bbr": (46.5, 70)},
+        },
+        rng,
+    )
     t = map_table(f, "throughput")
     assert list(t["winner"]) == ["tie", "BBR v1", "tie"]
     assert t.loc[1, "by %"] > 80 and t.loc[1, "runner-up"] == "CUBIC"
     lat = map_table(f, "latency")
     assert list(lat["winner"]) == ["BBR v1"] * 3
-    assert lat.loc[1, "runner-up"] == ""            # CUBIC has under half BBR's goodput there
+    assert lat.loc[1, "runner-up"] == ""  # CUBIC has under half BBR's goodput there
     assert lat.loc[2, "jitter/RTT"] == pytest.approx(0.2)
 
 

@@ -7,24 +7,76 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccbench import analysis
+from ccbench.results.run_result import build_result, failed_result, make_run_id
 from ccbench.results.schema import FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA
-from ccbench.results.run_result import RunResult, build_result, failed_result, make_run_id
 from ccbench.scenario.model import Scenario
-
 from conftest import SIM_SRC, fake_report, minimal_dict, rust_struct_fields
 
-DESIGN_FLOWS = ["run_id", "scenario_hash", "backend", "flow_id", "cc", "goodput_bps", "bytes_acked",
-                "retransmits", "loss_events", "rtt_min_ms", "rtt_mean_ms", "rtt_p50_ms", "rtt_p95_ms",
-                "rtt_p99_ms", "cwnd_mean", "start_s", "end_s"]
-DESIGN_RUNS = ["run_id", "link_utilisation", "drops", "jain_index", "jain_index_groups",
-               "aggregate_goodput_bps", "probe_rtt_p50_ms", "probe_rtt_p95_ms", "probe_rtt_p99_ms",
-               "wall_time_s", "seed", "ccbench_version", "status", "error", "kernel_version", "events",
-               "data_packets"]
+DESIGN_FLOWS = [
+    "run_id",
+    "scenario_hash",
+    "backend",
+    "flow_id",
+    "cc",
+    "goodput_bps",
+    "bytes_acked",
+    "retransmits",
+    "loss_events",
+    "rtt_min_ms",
+    "rtt_mean_ms",
+    "rtt_p50_ms",
+    "rtt_p95_ms",
+    "rtt_p99_ms",
+    "cwnd_mean",
+    "start_s",
+    "end_s",
+]
+DESIGN_RUNS = [
+    "run_id",
+    "link_utilisation",
+    "drops",
+    "jain_index",
+    "jain_index_groups",
+    "aggregate_goodput_bps",
+    "probe_rtt_p50_ms",
+    "probe_rtt_p95_ms",
+    "probe_rtt_p99_ms",
+    "wall_time_s",
+    "seed",
+    "ccbench_version",
+    "status",
+    "error",
+    "kernel_version",
+    "events",
+    "data_packets",
+]
 # docs/results.md (the contract between the backends and the analysis / plots / report)
-DESIGN_SERIES = ["run_id", "flow_id", "group", "cc", "t_s", "goodput_bps", "cwnd_pkts", "rtt_ms", "pacing_bps",
-                 "inflight_pkts", "cc_state", "bw_est_bps", "min_rtt_ms", "delivery_rate_bps", "retransmits"]
-DESIGN_LINK_SERIES = ["run_id", "t_s", "queue_bytes", "probe_rtt_ms", "sojourn_ms", "probe_rtt_p50_ms",
-                      "probe_rtt_p95_ms"]
+DESIGN_SERIES = [
+    "run_id",
+    "flow_id",
+    "group",
+    "cc",
+    "t_s",
+    "goodput_bps",
+    "cwnd_pkts",
+    "rtt_ms",
+    "pacing_bps",
+    "inflight_pkts",
+    "cc_state",
+    "bw_est_bps",
+    "min_rtt_ms",
+    "delivery_rate_bps",
+    "retransmits",
+]
+DESIGN_LINK_SERIES = [
+    "run_id",
+    "t_s",
+    "queue_bytes",
+    "probe_rtt_ms",
+    "sojourn_ms",
+    "probe_rtt_p50_ms",
+    "probe_rtt_p95_ms",
+]
 
 
 def scenario(**kw):
@@ -172,8 +224,7 @@ def test_sim_determinism_end_to_end(tmp_path):
     """Same scenario and seed → byte-identical Parquet; another seed under loss → different."""
     import ccbench
 
-    d = minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
-                     probe={"ping": "50ms"})
+    d = minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"}, probe={"ping": "50ms"})
     a = ccbench.run(d, raise_on_error=False)
     assert a.ok, a.error
     b = ccbench.run(d, raise_on_error=False)
@@ -184,7 +235,8 @@ def test_sim_determinism_end_to_end(tmp_path):
     for name in ("flows", "runs", "series", "link_series"):
         assert fa[name].read_bytes() == fb[name].read_bytes(), name
     assert a.flows_table.drop(["run_id", "scenario_hash", "seed"]) != c.flows_table.drop(
-        ["run_id", "scenario_hash", "seed"])
+        ["run_id", "scenario_hash", "seed"]
+    )
     assert fa["series"].read_bytes() != fc["series"].read_bytes()
 
 
@@ -212,8 +264,17 @@ def test_cv_and_confidence_interval():
     assert analysis.mean_ci([7]).lo is None and analysis.mean_ci([]).mean is None
 
 
-@pytest.mark.parametrize("df, q, t", [(1, 0.975, 12.7062047), (2, 0.975, 4.30265273), (5, 0.975, 2.57058184),
-                                      (10, 0.95, 1.81246112), (30, 0.995, 2.74999565), (100, 0.975, 1.98397152)])
+@pytest.mark.parametrize(
+    "df, q, t",
+    [
+        (1, 0.975, 12.7062047),
+        (2, 0.975, 4.30265273),
+        (5, 0.975, 2.57058184),
+        (10, 0.95, 1.81246112),
+        (30, 0.995, 2.74999565),
+        (100, 0.975, 1.98397152),
+    ],
+)
 def test_t_quantiles(df, q, t):
     assert analysis.t_quantile(q, df) == pytest.approx(t, rel=1e-6)
     assert analysis.t_cdf(t, df) == pytest.approx(q, abs=1e-9)
@@ -226,11 +287,13 @@ def test_mathis():
 
 
 def test_ratio_table_and_summarise():
-    df = pd.DataFrame({
-        "loss_pct": [0.1, 0.1, 1, 1, 0.1, 1],
-        "cc": ["cubic", "bbr", "cubic", "bbr", "cubic", "bbr"],
-        "goodput_bps": [10.0, 20.0, 2.0, 16.0, 10.0, 16.0],
-    })
+    df = pd.DataFrame(
+        {
+            "loss_pct": [0.1, 0.1, 1, 1, 0.1, 1],
+            "cc": ["cubic", "bbr", "cubic", "bbr", "cubic", "bbr"],
+            "goodput_bps": [10.0, 20.0, 2.0, 16.0, 10.0, 16.0],
+        }
+    )
     t = analysis.ratio_table(df, "loss_pct", "cc", "goodput_bps", baseline="cubic")
     assert t.loc[0.1, "bbr"] == 2.0 and t.loc[1, "bbr"] == 8.0 and (t["cubic"] == 1.0).all()
     s = analysis.summarise(df, ["cc", "loss_pct"], "goodput_bps")
@@ -256,8 +319,7 @@ def test_sim_link_series_shares_the_sample_instants_and_sees_the_probe():
     every 20 ms each 100 ms interval holds a reply whose RTT is at least the base RTT."""
     import ccbench
 
-    d = minimal_dict(duration="2s", start_jitter="0s", probe={"ping": "20ms"},
-                     flows=[{"cc": "cubic", "start": "0.5s"}])
+    d = minimal_dict(duration="2s", start_jitter="0s", probe={"ping": "20ms"}, flows=[{"cc": "cubic", "start": "0.5s"}])
     r = ccbench.run(d)
     ls, s = r.link_series, r.series
     assert ls["t_s"].tolist() == pytest.approx([0.1 * k for k in range(1, 21)])
@@ -291,8 +353,9 @@ def test_series_rows_get_group_and_cc_from_the_scenario():
     """The kernel backend hands series rows without group / cc: they come from the scenario."""
     sc = scenario()
     rows = [{"flow_id": 2, "t_s": 0.1, "cwnd_pkts": 10}, {"flow_id": 0, "t_s": 0.1, "cwnd_pkts": 12}]
-    r = build_result(sc, "kernel", [], rows, None, 1.0,
-                     link_series=[{"t_s": 0.1, "queue_bytes": 3000, "probe_rtt_ms": None}])
+    r = build_result(
+        sc, "kernel", [], rows, None, 1.0, link_series=[{"t_s": 0.1, "queue_bytes": 3000, "probe_rtt_ms": None}]
+    )
     assert r.series["group"].tolist() == [1, 0] and r.series["cc"].tolist() == ["reno", "cubic"]
     assert r.series["cwnd_pkts"].tolist() == [10, 12] and r.series["rtt_ms"].isna().all()
     assert r.link_series["queue_bytes"].tolist() == [3000]
@@ -304,8 +367,13 @@ def test_sim_cc_state_uses_the_kernel_vocabulary():
     import ccbench
     from ccbench.backends.kernel.diag import CA_STATES
 
-    r = ccbench.run(minimal_dict(duration="3s", bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
-                                 flows=[{"cc": "bbr"}, {"cc": "cubic"}]))
+    r = ccbench.run(
+        minimal_dict(
+            duration="3s",
+            bottleneck={"rate": "10Mbit", "rtt": "20ms", "loss": "1%"},
+            flows=[{"cc": "bbr"}, {"cc": "cubic"}],
+        )
+    )
     allowed = set(CA_STATES.values()) | {"startup", "drain", "probe_bw", "probe_rtt"}
     states = set(r.series["cc_state"])
     assert states <= allowed, states
@@ -326,9 +394,14 @@ def test_columnar_report_gives_the_tables_of_the_json_report():
     from ccbench import _sim
     from ccbench.backends import sim as simbackend
 
-    sc = Scenario.from_dict(minimal_dict(
-        duration="2s", probe={"ping": "150ms"}, bottleneck={"rate": "20Mbit", "rtt": "30ms", "loss": "1%"},
-        flows=[{"cc": "cubic", "count": 2}, {"cc": "bbr", "start": "1.5s"}, {"cc": "reno", "size": "100KB"}]))
+    sc = Scenario.from_dict(
+        minimal_dict(
+            duration="2s",
+            probe={"ping": "150ms"},
+            bottleneck={"rate": "20Mbit", "rtt": "30ms", "loss": "1%"},
+            flows=[{"cc": "cubic", "count": 2}, {"cc": "bbr", "start": "1.5s"}, {"cc": "reno", "size": "100KB"}],
+        )
+    )
     columnar = simbackend.run(sc)
 
     class JsonOnly:  # an extension built before run_columns
@@ -359,15 +432,25 @@ def test_flow_specs_match_expanded_flows():
     without expanding them into objects: the same values as expanded_flows()."""
     from ccbench.results.run_result import _flow_specs
 
-    sc = Scenario.from_dict(minimal_dict(flows=[
-        {"cc": "cubic", "count": 3}, {"cc": "bbr", "size": "1MB", "rwnd": "64KB", "direction": "reverse"},
-        {"cc": "reno", "count": 2}]))
+    sc = Scenario.from_dict(
+        minimal_dict(
+            flows=[
+                {"cc": "cubic", "count": 3},
+                {"cc": "bbr", "size": "1MB", "rwnd": "64KB", "direction": "reverse"},
+                {"cc": "reno", "count": 2},
+            ]
+        )
+    )
     specs = {k: v.to_pylist() for k, v in _flow_specs(sc).items()}
     ex = sc.expanded_flows()
     assert [f.id for f in ex] == list(range(len(ex)))
-    assert specs == {"group": [f.group for f in ex], "cc": [f.cc for f in ex],
-                     "direction": [f.direction for f in ex],
-                     "size_bytes": [f.size_bytes for f in ex], "rwnd_bytes": [f.rwnd_bytes for f in ex]}
+    assert specs == {
+        "group": [f.group for f in ex],
+        "cc": [f.cc for f in ex],
+        "direction": [f.direction for f in ex],
+        "size_bytes": [f.size_bytes for f in ex],
+        "rwnd_bytes": [f.rwnd_bytes for f in ex],
+    }
     assert specs["direction"] == ["forward"] * 3 + ["reverse"] + ["forward"] * 2
     assert specs["size_bytes"][3] == 1_000_000 and specs["group"] == [0, 0, 0, 1, 2, 2]
 
@@ -381,14 +464,24 @@ def test_build_result_takes_rows_columns_or_an_arrow_table_alike():
         {"flow_id": 0, "goodput_bps": float("nan"), "rtt_mean_ms": 21.0, "completed": False},
         {"flow_id": 1, "goodput_bps": 1e6, "rtt_mean_ms": 22.0, "completed": None, "not_a_column": 1},
     ]
-    series_rows = [{"flow_id": 2, "t_s": 0.1, "cwnd_pkts": 10, "rtt_ms": float("nan")},
-                   {"flow_id": 0, "t_s": 0.1, "cwnd_pkts": 12, "rtt_ms": 20.0}]
+    series_rows = [
+        {"flow_id": 2, "t_s": 0.1, "cwnd_pkts": 10, "rtt_ms": float("nan")},
+        {"flow_id": 0, "t_s": 0.1, "cwnd_pkts": 12, "rtt_ms": 20.0},
+    ]
     cols = {k: [r.get(k) for r in rows] for k in ("flow_id", "goodput_bps", "rtt_mean_ms", "completed")}
     series_cols = {k: [r[k] for r in series_rows] for k in series_rows[0]}
-    arrow = pa.table({"flow_id": pa.array([2, 0, 1], pa.uint32()), "goodput_bps": [3e6, float("nan"), 1e6],
-                      "rtt_mean_ms": [float("inf"), 21.0, 22.0], "completed": [True, False, None]})
-    results = [build_result(sc, "kernel", f, s, {}, None)
-               for f, s in ((rows, series_rows), (cols, series_cols), (arrow, pa.table(series_cols)))]
+    arrow = pa.table(
+        {
+            "flow_id": pa.array([2, 0, 1], pa.uint32()),
+            "goodput_bps": [3e6, float("nan"), 1e6],
+            "rtt_mean_ms": [float("inf"), 21.0, 22.0],
+            "completed": [True, False, None],
+        }
+    )
+    results = [
+        build_result(sc, "kernel", f, s, {}, None)
+        for f, s in ((rows, series_rows), (cols, series_cols), (arrow, pa.table(series_cols)))
+    ]
     first = results[0]
     fl = first.flows_table.to_pydict()
     assert fl["flow_id"] == [0, 1, 2] and fl["goodput_bps"] == [None, 1e6, 3e6]
@@ -416,16 +509,26 @@ def test_build_result_at_100000_flows_is_vectorised():
     from ccbench.cli import run as cli
 
     n, samples = 100_000, 10
-    sc = Scenario.from_dict(minimal_dict(duration="1s", flows=[{"cc": "cubic", "count": n // 2},
-                                                               {"cc": "bbr", "count": n // 2}]))
+    sc = Scenario.from_dict(
+        minimal_dict(duration="1s", flows=[{"cc": "cubic", "count": n // 2}, {"cc": "bbr", "count": n // 2}])
+    )
     rng = np.random.default_rng(1)
-    flows = pa.table({"flow_id": pa.array(np.arange(n, dtype=np.uint32)),
-                      "goodput_bps": pa.array(rng.uniform(0, 1e6, n)),
-                      "retransmits": pa.array(np.full(n, 2, dtype=np.uint64))})
+    flows = pa.table(
+        {
+            "flow_id": pa.array(np.arange(n, dtype=np.uint32)),
+            "goodput_bps": pa.array(rng.uniform(0, 1e6, n)),
+            "retransmits": pa.array(np.full(n, 2, dtype=np.uint64)),
+        }
+    )
     fid = np.repeat(np.arange(n, dtype=np.uint32), samples)
-    series = pa.table({"flow_id": pa.array(fid), "t_s": pa.array(np.tile(np.arange(1, samples + 1) / 10, n)),
-                       "cwnd_pkts": pa.array(np.full(n * samples, 10, dtype=np.uint32)),
-                       "cc_state": pa.array(["open"] * (n * samples))})
+    series = pa.table(
+        {
+            "flow_id": pa.array(fid),
+            "t_s": pa.array(np.tile(np.arange(1, samples + 1) / 10, n)),
+            "cwnd_pkts": pa.array(np.full(n * samples, 10, dtype=np.uint32)),
+            "cc_state": pa.array(["open"] * (n * samples)),
+        }
+    )
     t0 = time.perf_counter()
     r = build_result(sc, "sim", flows, series, {}, 1.0)
     elapsed = time.perf_counter() - t0
@@ -453,8 +556,9 @@ def test_run_columns_is_interruptible():
     def on_alarm(signum, frame):
         raise Alarm()
 
-    sc = Scenario.from_dict(minimal_dict(duration="120s", bottleneck={"rate": "1Gbit", "rtt": "10ms"},
-                                         flows=[{"cc": "cubic", "count": 4}]))
+    sc = Scenario.from_dict(
+        minimal_dict(duration="120s", bottleneck={"rate": "1Gbit", "rtt": "10ms"}, flows=[{"cc": "cubic", "count": 4}])
+    )
     cfg = json.dumps(sc.sim_config())
     old = signal.signal(signal.SIGALRM, on_alarm)
     t0 = time.perf_counter()
@@ -471,11 +575,16 @@ def test_run_columns_is_interruptible():
 def test_json_rows_cleans_floats_column_by_column():
     """json_rows (to_json_dict's rows) gives what a per-value json_safe gave: NaN / inf → None in
     float columns (also across chunks), every other value as it is."""
-    from ccbench.results.schema import json_safe, json_rows
+    from ccbench.results.schema import json_rows, json_safe
 
-    t = pa.table({"x": pa.chunked_array([[1.5, float("nan")], [float("-inf"), None]]),
-                  "s": ["a", "b", None, "d"], "n": pa.array([1, None, 3, 4], pa.int64()),
-                  "ok": [True, False, None, True]})
+    t = pa.table(
+        {
+            "x": pa.chunked_array([[1.5, float("nan")], [float("-inf"), None]]),
+            "s": ["a", "b", None, "d"],
+            "n": pa.array([1, None, 3, 4], pa.int64()),
+            "ok": [True, False, None, True],
+        }
+    )
     rows = json_rows(t)
     assert rows == [{k: json_safe(v) for k, v in r.items()} for r in t.to_pylist()]
     assert [r["x"] for r in rows] == [1.5, None, None, None] and rows[2]["n"] == 3 and rows[1]["ok"] is False
@@ -490,8 +599,14 @@ def test_group_and_cc_fill_by_flow_id_valid_and_invalid_ids(flow_type):
     sc = scenario()  # flows 0, 1: cubic (group 0); flow 2: reno (group 1)
     valid = [2, 0, 1, 1, 0]
     t = [0.1] * len(valid)
-    good = build_result(sc, "sim", pa.table({"flow_id": pa.array([0, 1, 2], flow_type)}),
-                        pa.table({"flow_id": pa.array(valid, flow_type), "t_s": t}), {}, None)
+    good = build_result(
+        sc,
+        "sim",
+        pa.table({"flow_id": pa.array([0, 1, 2], flow_type)}),
+        pa.table({"flow_id": pa.array(valid, flow_type), "t_s": t}),
+        {},
+        None,
+    )
     se = good.series_table.to_pydict()
     assert se["cc"] == ["reno", "cubic", "cubic", "cubic", "cubic"] and se["group"] == [1, 0, 0, 0, 0]
     assert good.flows_table.to_pydict()["cc"] == ["cubic", "cubic", "reno"]

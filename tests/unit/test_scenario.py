@@ -1,25 +1,44 @@
 import json
 
 import pytest
+from pydantic import ValidationError
 
-from ccbench.scenario.model import DEFAULT_RWND_BYTES, Scenario, load_scenario
 from ccbench.scenario.errors import ScenarioError
+from ccbench.scenario.model import DEFAULT_RWND_BYTES, Scenario, load_scenario
 from ccbench.scenario.parse import parse_override_value, parse_overrides
-
 from conftest import SIM_SRC, minimal_dict, rust_struct_fields
 
 # The keys of crates/sim/src/config.rs `SimConfig`, written out as the fixture the contract
 # test checks against (and cross-checked against the Rust source below).
 SIM_CONFIG_KEYS = {
     "": {"name", "duration_ns", "seed", "sample_interval_ns", "bottleneck", "access", "flows", "probe"},
-    "bottleneck": {"rate_bps", "rtt_ns", "jitter_ns", "jitter_dist", "reorder", "loss", "impair", "buffer", "aqm",
-                   "aqm_params"},
+    "bottleneck": {
+        "rate_bps",
+        "rtt_ns",
+        "jitter_ns",
+        "jitter_dist",
+        "reorder",
+        "loss",
+        "impair",
+        "buffer",
+        "aqm",
+        "aqm_params",
+    },
     "access": {"rate_bps", "delay_ns"},
     "flow": {"id", "group", "cc", "start_ns", "rwnd_bytes", "size_bytes", "pacing", "timestamps"},
     "probe": {"ping_interval_ns"},
     # sim_config_grouped: the connections as flow_groups (crates/sim/src/flow_groups.rs)
-    "grouped": {"name", "duration_ns", "seed", "sample_interval_ns", "bottleneck", "access", "flow_groups",
-                "start_jitter_ns", "probe"},
+    "grouped": {
+        "name",
+        "duration_ns",
+        "seed",
+        "sample_interval_ns",
+        "bottleneck",
+        "access",
+        "flow_groups",
+        "start_jitter_ns",
+        "probe",
+    },
     "flow_group": {"count", "cc", "start_ns", "stagger_ns", "rwnd_bytes", "size_bytes", "pacing", "timestamps"},
 }
 
@@ -104,8 +123,10 @@ def test_duration_in_minutes_and_hours(text, seconds):
     assert sc.sim_config()["duration_ns"] == int(seconds) * 10**9  # exact integers of ns
 
 
-@pytest.mark.parametrize("text, problem", [("2m", "minutes or milliseconds"), ("1hr", "unknown unit 'hr'"),
-                                           ("25h", "above the maximum 86400s (1 day)")])
+@pytest.mark.parametrize(
+    "text, problem",
+    [("2m", "minutes or milliseconds"), ("1hr", "unknown unit 'hr'"), ("25h", "above the maximum 86400s (1 day)")],
+)
 def test_bad_duration_units_name_the_key(text, problem):
     with pytest.raises(ScenarioError) as e:
         Scenario.from_dict(minimal_dict(duration=text))
@@ -131,7 +152,8 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
 RUST_ONLY_KEYS = {"max_events"}
 #: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
 RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
-#: BottleneckConfig fields the Python side sends only when set (a trace link's traces; wifi only on a Wi-Fi link, sim/test_wifi.py).
+#: BottleneckConfig fields the Python side sends only when set (a trace link's traces; wifi only
+#: on a Wi-Fi link, sim/test_wifi.py).
 OPTIONAL_BOTTLENECK_KEYS = {"trace", "wifi"}
 #: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
 #: on, direction when "reverse").
@@ -141,12 +163,17 @@ OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
 def test_fixture_matches_the_rust_source():
     rs = SIM_SRC / "config.rs"
     assert set(rust_struct_fields(rs, "SimConfig")) - RUST_ONLY_KEYS == SIM_CONFIG_KEYS[""]
-    assert (set(rust_struct_fields(rs, "BottleneckConfig")) - RUST_ONLY_BOTTLENECK_KEYS - OPTIONAL_BOTTLENECK_KEYS
-            == SIM_CONFIG_KEYS["bottleneck"])
+    assert (
+        set(rust_struct_fields(rs, "BottleneckConfig")) - RUST_ONLY_BOTTLENECK_KEYS - OPTIONAL_BOTTLENECK_KEYS
+        == SIM_CONFIG_KEYS["bottleneck"]
+    )
     assert set(rust_struct_fields(rs, "AccessConfig")) == SIM_CONFIG_KEYS["access"]
     assert set(rust_struct_fields(rs, "FlowConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow"]
     assert set(rust_struct_fields(rs, "ProbeConfig")) == SIM_CONFIG_KEYS["probe"]
-    assert set(rust_struct_fields(SIM_SRC / "flow_groups.rs", "FlowGroupConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow_group"]
+    assert (
+        set(rust_struct_fields(SIM_SRC / "flow_groups.rs", "FlowGroupConfig")) - OPTIONAL_FLOW_KEYS
+        == SIM_CONFIG_KEYS["flow_group"]
+    )
 
 
 def test_sim_config_grouped_has_the_keys_of_flow_groups_rs(full):
@@ -161,16 +188,29 @@ def test_sim_config_grouped_has_the_keys_of_flow_groups_rs(full):
 #: 1-day limit (large nanosecond counts through the float seconds of _flow_starts) and many
 #: flows.
 EXPANSION_CASES = [
-    dict(duration="10s", flows=[{"cc": "cubic", "count": 3, "start": "0s+1s", "rwnd": "32MB"},
-                {"cc": "reno", "start": "2s", "size": "1MB", "pacing": True},
-                {"cc": "bbr", "count": 4, "start": "10ms+333us", "timestamps": False}]),
+    dict(
+        duration="10s",
+        flows=[
+            {"cc": "cubic", "count": 3, "start": "0s+1s", "rwnd": "32MB"},
+            {"cc": "reno", "start": "2s", "size": "1MB", "pacing": True},
+            {"cc": "bbr", "count": 4, "start": "10ms+333us", "timestamps": False},
+        ],
+    ),
     dict(start_jitter=0, flows=[{"cc": "reno", "count": 3, "start": "1s+250ms"}, {"cc": "vegas", "count": 2}]),
     dict(seed=0, start_jitter="1.5s", flows=[{"cc": "cubic", "count": 50, "start": "0s+7ms"}]),
-    dict(seed=2**64 - 1, start_jitter="999999999ns",
-         flows=[{"cc": "cubic", "count": 20, "start": "1ms+1ns"}, {"cc": "bbr", "count": 5, "size": "3kB"}]),
+    dict(
+        seed=2**64 - 1,
+        start_jitter="999999999ns",
+        flows=[{"cc": "cubic", "count": 20, "start": "1ms+1ns"}, {"cc": "bbr", "count": 5, "size": "3kB"}],
+    ),
     dict(duration="86400s", start_jitter="3s", flows=[{"cc": "cubic", "count": 3, "start": "86390s+1.000000001s"}]),
-    dict(duration="20s", flows=[{"cc": "cubic", "count": 30_000, "start": "0s+333ns"},
-                                {"cc": "reno", "count": 2_000, "start": "3s+1us", "rwnd": "1MB"}]),
+    dict(
+        duration="20s",
+        flows=[
+            {"cc": "cubic", "count": 30_000, "start": "0s+333ns"},
+            {"cc": "reno", "count": 2_000, "start": "3s+1us", "rwnd": "1MB"},
+        ],
+    ),
 ]
 
 
@@ -212,8 +252,12 @@ def test_sim_config_is_accepted_by_the_simulator(full):
     report row per connection (a refusal raises ValueError with the simulator's message)."""
     from ccbench import _sim
 
-    for sc in (full, full.with_overrides({"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "20%"},
-                                          "bottleneck.buffer": "100pkt"})):
+    for sc in (
+        full,
+        full.with_overrides(
+            {"bottleneck.loss": {"model": "gilbert", "p": "1%", "r": "20%"}, "bottleneck.buffer": "100pkt"}
+        ),
+    ):
         report = json.loads(_sim.run_json(json.dumps(sc.sim_config())))
         assert len(report["flows"]) == len(sc.expanded_flows())
 
@@ -301,9 +345,20 @@ def test_cc_names_are_normalised_and_checked():
 
 @pytest.mark.parametrize(
     "text, value",
-    [("1%", "1%"), ("3", 3), ("0.5", 0.5), ("true", True), ("false", False), ("cubic", "cubic"),
-     ('"quoted"', "quoted"), ("50Mbit", "50Mbit"), ("[1, 2]", [1, 2]),
-     ('{model = "gilbert", p = "1%"}', {"model": "gilbert", "p": "1%"}), ("0s+1s", "0s+1s"), ("", "")],
+    [
+        ("1%", "1%"),
+        ("3", 3),
+        ("0.5", 0.5),
+        ("true", True),
+        ("false", False),
+        ("cubic", "cubic"),
+        ('"quoted"', "quoted"),
+        ("50Mbit", "50Mbit"),
+        ("[1, 2]", [1, 2]),
+        ('{model = "gilbert", p = "1%"}', {"model": "gilbert", "p": "1%"}),
+        ("0s+1s", "0s+1s"),
+        ("", ""),
+    ],
 )
 def test_override_value_parsing(text, value):
     assert parse_override_value(text) == value
@@ -311,13 +366,16 @@ def test_override_value_parsing(text, value):
 
 def test_parse_overrides():
     assert parse_overrides(["bottleneck.loss=1%", "flows.0.count=4", "x.y = a=b"]) == {
-        "bottleneck.loss": "1%", "flows.0.count": 4, "x.y": "a=b",
+        "bottleneck.loss": "1%",
+        "flows.0.count": 4,
+        "x.y": "a=b",
     }
 
 
 def test_with_overrides(full):
-    o = full.with_overrides(["bottleneck.loss=1%", "flows.0.cc=bbr", "flows.0.count=2", "seed=9",
-                             "bottleneck.reorder=true", "probe.ping=0"])
+    o = full.with_overrides(
+        ["bottleneck.loss=1%", "flows.0.cc=bbr", "flows.0.count=2", "seed=9", "bottleneck.reorder=true", "probe.ping=0"]
+    )
     assert o.bottleneck.loss.p == 0.01 and o.flows[0].cc == "bbr" and o.flows[0].count == 2
     assert o.seed == 9 and o.bottleneck.reorder is True and o.probe.ping_s == 0
     assert o.n_flows == 3 and full.n_flows == 4  # the original is unchanged
@@ -349,14 +407,11 @@ def test_hash_is_canonical(full, write_toml):
 
 
 def test_models_are_immutable(full):
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         full.bottleneck.rate_bps = 1
 
 
 def test_every_shipped_study_loads_and_its_sweep_cells_validate():
-    from pathlib import Path
-
-    import ccbench
 
     import tomllib
 
@@ -417,8 +472,9 @@ def test_start_jitter_offsets_are_uniform_deterministic_and_per_seed():
         share = sum(q * 5e6 <= o < (q + 1) * 5e6 for o in off) / len(off)
         assert abs(share - 0.25) < 0.02, (q, share)
     # the same seed gives the same offsets; another seed others; sim_config carries them
-    assert [f.start_ns for f in jit.expanded_flows()] == [f.start_ns for f in exact.with_overrides(
-        {"start_jitter": "20ms"}).expanded_flows()]
+    assert [f.start_ns for f in jit.expanded_flows()] == [
+        f.start_ns for f in exact.with_overrides({"start_jitter": "20ms"}).expanded_flows()
+    ]
     other = jit.with_overrides({"seed": 2})
     assert sum(a.start_ns != b.start_ns for a, b in zip(jit.expanded_flows(), other.expanded_flows())) > 3900
     assert [f["start_ns"] for f in jit.sim_config()["flows"]] == [f.start_ns for f in jit.expanded_flows()]
@@ -440,8 +496,7 @@ def test_start_jitter_default_and_validation():
 
 
 def test_timestamps_default_on_and_reach_every_expanded_flow():
-    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 2},
-                                                {"cc": "reno", "timestamps": False}]))
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 2}, {"cc": "reno", "timestamps": False}]))
     assert [g.timestamps for g in sc.flows] == [True, False]
     assert [f.timestamps for f in sc.expanded_flows()] == [True, True, False]
 
@@ -449,8 +504,7 @@ def test_timestamps_default_on_and_reach_every_expanded_flow():
 @pytest.mark.parametrize("bad", ["no", "false", 0, 1, "on", [True], {"x": 1}])
 def test_timestamps_refuses_a_non_boolean_naming_the_key(bad):
     with pytest.raises(ScenarioError) as e:
-        Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic"}, {"cc": "reno", "timestamps": bad}]),
-                           source="ts.toml")
+        Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic"}, {"cc": "reno", "timestamps": bad}]), source="ts.toml")
     assert e.value.key == "flows.1.timestamps"
     text = str(e.value)
     assert text.startswith("ts.toml: flows.1.timestamps: ") and "true or false" in text
@@ -482,6 +536,5 @@ def test_timestamps_hash_override_and_sweep():
 
 
 def test_sim_config_carries_timestamps_on_every_flow():
-    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 2},
-                                                {"cc": "reno", "timestamps": False}]))
+    sc = Scenario.from_dict(minimal_dict(flows=[{"cc": "cubic", "count": 2}, {"cc": "reno", "timestamps": False}]))
     assert [f["timestamps"] for f in sc.sim_config()["flows"]] == [True, True, False]

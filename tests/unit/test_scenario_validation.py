@@ -10,6 +10,7 @@ negative / NaN / infinite numbers, odd unit strings, wrong types, deep nesting, 
 tables) through every input path: a TOML-shaped dict, ``--set`` overrides and the file text. A
 scenario that validates is run on the simulator within a time bound.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,8 @@ from hypothesis import strategies as st
 
 import ccbench
 from ccbench.scenario import limits
-from ccbench.scenario.model import Scenario, load_scenario
 from ccbench.scenario.errors import ScenarioError
-
+from ccbench.scenario.model import Scenario, load_scenario
 from conftest import BAD_DIR, MINIMAL_TOML, minimal_dict
 
 U64_MAX = 2**64 - 1
@@ -119,9 +119,7 @@ def test_bad_scenario_is_refused(path):
 
 
 def test_several_problems_are_reported_one_per_line(write_toml):
-    p = write_toml(
-        '[bottleneck]\nrate = "-1Mbit"\nrtt = "5xs"\nloss = "200%"\n[[flows]]\ncc = "nope"\n'
-    )
+    p = write_toml('[bottleneck]\nrate = "-1Mbit"\nrtt = "5xs"\nloss = "200%"\n[[flows]]\ncc = "nope"\n')
     with pytest.raises(ScenarioError) as e:
         load_scenario(p)
     keys = [k for k, _, _ in e.value.problems]
@@ -270,19 +268,27 @@ def test_deep_nesting_through_overrides_and_dicts(minimal_toml):
 def test_rust_accepts_every_limit_at_its_maximum():
     """What the schema accepts at its edges, the simulator takes (no "invalid simulator
     scenario JSON"): the largest rate, window, size and buffer; the longest times."""
-    fast = Scenario.from_dict({
-        "duration": "10ms", "start_jitter": "0s", "sample_interval": "1ms",
-        "bottleneck": {"rate": "1Tbit", "rtt": "1ms", "buffer": f"{limits.MAX_BUFFER_PACKETS}pkt"},
-        "flows": [{"cc": "reno", "rwnd": f"{limits.MAX_RWND_BYTES}B", "size": f"{limits.MAX_SIZE_BYTES}B"}],
-        "probe": {"ping": "1ms"},
-    })
-    long = Scenario.from_dict({
-        "duration": f"{limits.MAX_TIME_NS}ns", "start_jitter": f"{limits.MAX_TIME_NS - 1}ns", "sample_interval": 0,
-        "bottleneck": {"rate": "1kbit", "rtt": "36000s", "jitter": "18000s"},
-        "access": {"delay": "1000s"},
-        "flows": [{"cc": "cubic", "start": "0s"}],
-        "probe": {"ping": "86400s"},
-    })
+    fast = Scenario.from_dict(
+        {
+            "duration": "10ms",
+            "start_jitter": "0s",
+            "sample_interval": "1ms",
+            "bottleneck": {"rate": "1Tbit", "rtt": "1ms", "buffer": f"{limits.MAX_BUFFER_PACKETS}pkt"},
+            "flows": [{"cc": "reno", "rwnd": f"{limits.MAX_RWND_BYTES}B", "size": f"{limits.MAX_SIZE_BYTES}B"}],
+            "probe": {"ping": "1ms"},
+        }
+    )
+    long = Scenario.from_dict(
+        {
+            "duration": f"{limits.MAX_TIME_NS}ns",
+            "start_jitter": f"{limits.MAX_TIME_NS - 1}ns",
+            "sample_interval": 0,
+            "bottleneck": {"rate": "1kbit", "rtt": "36000s", "jitter": "18000s"},
+            "access": {"delay": "1000s"},
+            "flows": [{"cc": "cubic", "start": "0s"}],
+            "probe": {"ping": "86400s"},
+        }
+    )
     for sc in (fast, long):
         cfg = sc.sim_config()
         ints = [v for v in _leaves(cfg) if isinstance(v, int) and not isinstance(v, bool)]
@@ -308,16 +314,33 @@ def _leaves(node):
 # what one run may cost, across keys
 
 
-@pytest.mark.parametrize("top, key, fragment", [
-    ({"duration": "60s", "sample_interval": "1ms", "flows": [{"cc": "cubic", "count": 200}]},
-     "sample_interval", "series rows"),
-    ({"duration": "86400s", "probe": {"ping": "1ms"}, "start_jitter": "0s"}, "probe.ping", "pings"),
-    ({"duration": "3600s", "bottleneck": {"rate": "10Gbit", "rtt": "20ms"}}, "duration", "packets"),
-    ({"flows": [{"cc": "cubic", "count": 100_000}, {"cc": "bbr", "count": 1}]}, "flows", "connections"),
-    ({"duration": "10s", "bottleneck": {"rate": "1Tbit", "rtt": "1s", "buffer": "5bdp"}}, "bottleneck.buffer", "15GB"),
-    ({"duration": "10s", "bottleneck": {"rate": "1Tbit", "rtt": "1s", "buffer": "1GB"},
-      "flows": [{"cc": "cubic", "count": 100, "rwnd": "1GiB"}]}, "flows.0.rwnd", "in flight"),
-])
+@pytest.mark.parametrize(
+    "top, key, fragment",
+    [
+        (
+            {"duration": "60s", "sample_interval": "1ms", "flows": [{"cc": "cubic", "count": 200}]},
+            "sample_interval",
+            "series rows",
+        ),
+        ({"duration": "86400s", "probe": {"ping": "1ms"}, "start_jitter": "0s"}, "probe.ping", "pings"),
+        ({"duration": "3600s", "bottleneck": {"rate": "10Gbit", "rtt": "20ms"}}, "duration", "packets"),
+        ({"flows": [{"cc": "cubic", "count": 100_000}, {"cc": "bbr", "count": 1}]}, "flows", "connections"),
+        (
+            {"duration": "10s", "bottleneck": {"rate": "1Tbit", "rtt": "1s", "buffer": "5bdp"}},
+            "bottleneck.buffer",
+            "15GB",
+        ),
+        (
+            {
+                "duration": "10s",
+                "bottleneck": {"rate": "1Tbit", "rtt": "1s", "buffer": "1GB"},
+                "flows": [{"cc": "cubic", "count": 100, "rwnd": "1GiB"}],
+            },
+            "flows.0.rwnd",
+            "in flight",
+        ),
+    ],
+)
 def test_cost_limits_across_keys(top, key, fragment):
     d = minimal_dict(**top)
     err = error_of(lambda: Scenario.from_dict(d))
@@ -329,9 +352,13 @@ def test_cost_limits_across_keys(top, key, fragment):
 def test_cost_limits_leave_ordinary_runs_alone():
     """The studies' largest runs: 20 flows for 200 s at 1 Gbit/s with 100 ms samples, 100 000
     flows for 1 s (the scale benchmark), 30 s pinged every 10 ms."""
-    Scenario.from_dict(minimal_dict(duration="200s", bottleneck={"rate": "1Gbit", "rtt": "200us"},
-                                    flows=[{"cc": "cubic", "count": 10, "rwnd": "32MB"},
-                                           {"cc": "bbr", "count": 10, "rwnd": "32MB"}]))
+    Scenario.from_dict(
+        minimal_dict(
+            duration="200s",
+            bottleneck={"rate": "1Gbit", "rtt": "200us"},
+            flows=[{"cc": "cubic", "count": 10, "rwnd": "32MB"}, {"cc": "bbr", "count": 10, "rwnd": "32MB"}],
+        )
+    )
     Scenario.from_dict(minimal_dict(duration="1s", flows=[{"cc": "cubic", "count": 100_000}]))
     Scenario.from_dict(minimal_dict(duration="30s", probe={"ping": "10ms"}))
 
@@ -344,16 +371,22 @@ NONSENSE = [
     # (top-level keys of a 2 s / 20 ms run, the key named, a fragment of the problem)
     ({"flows": [{"cc": "cubic", "start": "2s"}], "start_jitter": "0s"}, "flows.0.start", "end of the run"),
     ({"flows": [{"cc": "cubic", "start": "5s"}]}, "flows.0.start", "end of the run"),
-    ({"flows": [{"cc": "cubic"}, {"cc": "bbr", "count": 3, "start": "0s+1s"}], "start_jitter": "0s"},
-     "flows.1.start", "connection 2 of the group starts at 2s"),
+    (
+        {"flows": [{"cc": "cubic"}, {"cc": "bbr", "count": 3, "start": "0s+1s"}], "start_jitter": "0s"},
+        "flows.1.start",
+        "connection 2 of the group starts at 2s",
+    ),
     ({"flows": [{"cc": "cubic", "start": "1.995s"}], "start_jitter": "10ms"}, "flows.0.start", "start_jitter"),
     ({"duration": "1ns"}, "duration", "below the minimum 10ms"),
     ({"duration": "5ms"}, "duration", "below the minimum 10ms"),
     ({"duration": "40ms", "start_jitter": "0s"}, "duration", "two base RTTs"),
     ({"duration": "100ms", "start_jitter": "0s", "access": {"delay": "10ms"}}, "duration", "two base RTTs (120ms)"),
     ({"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "11ms"}}, "bottleneck.jitter", "at most 10ms"),
-    ({"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "20ms", "jitter_dist": "uniform", "impair": "ack"}},
-     "bottleneck.jitter", "one-way delay"),
+    (
+        {"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "20ms", "jitter_dist": "uniform", "impair": "ack"}},
+        "bottleneck.jitter",
+        "one-way delay",
+    ),
 ]
 
 
@@ -365,13 +398,16 @@ def test_nonsense_is_refused_naming_the_key(top, key, fragment):
     assert fragment in str(err), str(err)
 
 
-@pytest.mark.parametrize("top", [
-    {"flows": [{"cc": "cubic", "start": "1.99s"}], "start_jitter": "10ms"},   # the last start that can be
-    {"flows": [{"cc": "cubic", "count": 2, "start": "0s+1.9s"}], "start_jitter": "0s"},
-    {"duration": "41ms", "start_jitter": "0s"},                                 # just over two base RTTs
-    {"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "10ms"}},       # exactly the one-way delay
-    {"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "15ms", "jitter_dist": "normal"}},
-])
+@pytest.mark.parametrize(
+    "top",
+    [
+        {"flows": [{"cc": "cubic", "start": "1.99s"}], "start_jitter": "10ms"},  # the last start that can be
+        {"flows": [{"cc": "cubic", "count": 2, "start": "0s+1.9s"}], "start_jitter": "0s"},
+        {"duration": "41ms", "start_jitter": "0s"},  # just over two base RTTs
+        {"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "10ms"}},  # exactly the one-way delay
+        {"bottleneck": {"rate": "10Mbit", "rtt": "20ms", "jitter": "15ms", "jitter_dist": "normal"}},
+    ],
+)
 def test_the_edges_of_the_nonsense_rules_are_accepted(top):
     Scenario.from_dict(minimal_dict(**top))
 
@@ -399,8 +435,12 @@ CLI_CASES = [
 
 @pytest.mark.parametrize("args, key", CLI_CASES, ids=[c[1] for c in CLI_CASES])
 def test_cli_refuses_hostile_overrides_in_one_line(minimal_toml, args, key):
-    p = subprocess.run([sys.executable, "-m", "ccbench.cli", "run", str(minimal_toml), *args],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "ccbench.cli", "run", str(minimal_toml), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr and p.stdout == ""
     lines = [line for line in p.stderr.splitlines() if not line.startswith("warning:")]
@@ -410,14 +450,16 @@ def test_cli_refuses_hostile_overrides_in_one_line(minimal_toml, args, key):
 
 def test_cli_refuses_a_deeply_nested_file_and_runs_a_bom_file(write_toml):
     deep = write_toml(MINIMAL_TOML + "[sweep]\nz = " + "{a = " * 500 + "1" + "}" * 500 + "\n", "deep.toml")
-    p = subprocess.run([sys.executable, "-m", "ccbench.cli", "run", str(deep)],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "ccbench.cli", "run", str(deep)], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert len([x for x in p.stderr.splitlines() if not x.startswith("warning:")]) == 1, p.stderr
     bom = write_toml("", "bom.toml")
     bom.write_bytes(b"\xef\xbb\xbf" + MINIMAL_TOML.replace('"2s"', '"200ms"').encode())
-    p = subprocess.run([sys.executable, "-m", "ccbench.cli", "run", str(bom), "--json"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "ccbench.cli", "run", str(bom), "--json"], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)
 
@@ -426,21 +468,101 @@ def test_cli_refuses_a_deeply_nested_file_and_runs_a_bom_file(write_toml):
 # fuzz: generated hostile scenarios through every input path
 
 KEYS = [
-    "name", "duration", "seed", "sample_interval", "start_jitter",
-    "bottleneck", "bottleneck.rate", "bottleneck.rtt", "bottleneck.jitter", "bottleneck.jitter_dist",
-    "bottleneck.reorder", "bottleneck.loss", "bottleneck.loss.p", "bottleneck.impair", "bottleneck.buffer",
-    "bottleneck.aqm", "bottleneck.trace", "access", "access.rate", "access.delay",
-    "flows", "flows.0", "flows.0.cc", "flows.0.count", "flows.0.start", "flows.0.rwnd", "flows.0.size",
-    "flows.0.pacing", "flows.0.timestamps", "flows.1.cc", "flows.1.count", "flows.1.start",
-    "probe", "probe.ping", "sweep", "sweep.repeat",
+    "name",
+    "duration",
+    "seed",
+    "sample_interval",
+    "start_jitter",
+    "bottleneck",
+    "bottleneck.rate",
+    "bottleneck.rtt",
+    "bottleneck.jitter",
+    "bottleneck.jitter_dist",
+    "bottleneck.reorder",
+    "bottleneck.loss",
+    "bottleneck.loss.p",
+    "bottleneck.impair",
+    "bottleneck.buffer",
+    "bottleneck.aqm",
+    "bottleneck.trace",
+    "access",
+    "access.rate",
+    "access.delay",
+    "flows",
+    "flows.0",
+    "flows.0.cc",
+    "flows.0.count",
+    "flows.0.start",
+    "flows.0.rwnd",
+    "flows.0.size",
+    "flows.0.pacing",
+    "flows.0.timestamps",
+    "flows.1.cc",
+    "flows.1.count",
+    "flows.1.start",
+    "probe",
+    "probe.ping",
+    "sweep",
+    "sweep.repeat",
 ]
-UNITS = ["", "s", "ms", "us", "µs", "ns", "bit", "Mbit", "Gbit", "Tbit", "bps", "M", "B", "KB", "KiB", "GB",
-         "%", "pkt", "bdp", "MB/s", "xyz", "ſ", "e", " ", "+1s", "s+1ms", "ms+", "\n", "\x00", "\u2028", "🙂"]
+UNITS = [
+    "",
+    "s",
+    "ms",
+    "us",
+    "µs",
+    "ns",
+    "bit",
+    "Mbit",
+    "Gbit",
+    "Tbit",
+    "bps",
+    "M",
+    "B",
+    "KB",
+    "KiB",
+    "GB",
+    "%",
+    "pkt",
+    "bdp",
+    "MB/s",
+    "xyz",
+    "ſ",
+    "e",
+    " ",
+    "+1s",
+    "s+1ms",
+    "ms+",
+    "\n",
+    "\x00",
+    "\u2028",
+    "🙂",
+]
 NUMBER_TEXT = st.one_of(
-    st.integers(-10**30, 10**30).map(str),
+    st.integers(-(10**30), 10**30).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.sampled_from(["1e20", "1e999999999", "1e-999999999", "-0", "0x10", "nan", "inf", "1_000", ".", "1..2",
-                     "9" * 5000, "0." + "0" * 3000 + "1", "1e" + "9" * 30, "5", "0.5", "20", "1e-3", ""]),
+    st.sampled_from(
+        [
+            "1e20",
+            "1e999999999",
+            "1e-999999999",
+            "-0",
+            "0x10",
+            "nan",
+            "inf",
+            "1_000",
+            ".",
+            "1..2",
+            "9" * 5000,
+            "0." + "0" * 3000 + "1",
+            "1e" + "9" * 30,
+            "5",
+            "0.5",
+            "20",
+            "1e-3",
+            "",
+        ]
+    ),
 )
 UNIT_TEXT = st.builds(lambda n, u: n + u, NUMBER_TEXT, st.sampled_from(UNITS))
 
@@ -453,21 +575,67 @@ def _nest(depth: int, leaf=1, kind: str = "dict"):
 
 
 #: Values some key accepts, so that part of the mutated scenarios are valid and get run.
-PLAUSIBLE = st.sampled_from([
-    0, 1, 2, 3, True, False, "0", "0s", "1ms", "5ms", "20ms", "30ms", "1Mbit", "100Mbit", "1Gbit", "1%",
-    "0.5bdp", "10pkt", "3000B", "64KiB", "bbr", "reno", "vegas", "cubic", "normal", "pareto", "ack", "both",
-    "codel", {"model": "gilbert", "p": "1%", "r": "30%"}, {"cc": "bbr"}, [{"cc": "reno", "count": 2}],
-])
+PLAUSIBLE = st.sampled_from(
+    [
+        0,
+        1,
+        2,
+        3,
+        True,
+        False,
+        "0",
+        "0s",
+        "1ms",
+        "5ms",
+        "20ms",
+        "30ms",
+        "1Mbit",
+        "100Mbit",
+        "1Gbit",
+        "1%",
+        "0.5bdp",
+        "10pkt",
+        "3000B",
+        "64KiB",
+        "bbr",
+        "reno",
+        "vegas",
+        "cubic",
+        "normal",
+        "pareto",
+        "ack",
+        "both",
+        "codel",
+        {"model": "gilbert", "p": "1%", "r": "30%"},
+        {"cc": "bbr"},
+        [{"cc": "reno", "count": 2}],
+    ]
+)
 LEAF = st.one_of(
-    PLAUSIBLE, PLAUSIBLE,
-    st.integers(min_value=-(2**70), max_value=2**70), st.floats(), st.booleans(), st.text(max_size=20),
-    UNIT_TEXT, st.just(""), st.just({}), st.just([]), st.datetimes(), st.none(),
+    PLAUSIBLE,
+    PLAUSIBLE,
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.booleans(),
+    st.text(max_size=20),
+    UNIT_TEXT,
+    st.just(""),
+    st.just({}),
+    st.just([]),
+    st.datetimes(),
+    st.none(),
     st.builds(_nest, st.integers(20, 1500), st.just(1), st.sampled_from(["dict", "list"])),
 )
-VALUE = st.recursive(LEAF, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)), max_leaves=8)
-KEY = st.one_of(st.sampled_from(KEYS), st.text(max_size=12),
-                st.builds(lambda k, t: f"{k}.{t}", st.sampled_from(KEYS), st.text(max_size=6)))
+VALUE = st.recursive(
+    LEAF,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=8,
+)
+KEY = st.one_of(
+    st.sampled_from(KEYS),
+    st.text(max_size=12),
+    st.builds(lambda k, t: f"{k}.{t}", st.sampled_from(KEYS), st.text(max_size=6)),
+)
 
 
 def check_outcome(make, source: str) -> None:
@@ -500,9 +668,12 @@ def check_outcome(make, source: str) -> None:
 
 #: CCBENCH_FUZZ_EXAMPLES=5000 fuzzes deeper with fresh random examples (CI: 120, derandomised).
 _DEEP = int(os.environ.get("CCBENCH_FUZZ_EXAMPLES", "0"))
-FUZZ = settings(max_examples=_DEEP or 120, deadline=None, derandomize=not _DEEP,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=_DEEP or 120,
+    deadline=None,
+    derandomize=not _DEEP,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 
 
 @FUZZ
@@ -513,9 +684,21 @@ def test_fuzz_dicts(edits):
 
 
 @FUZZ
-@given(st.lists(st.tuples(KEY, st.one_of(UNIT_TEXT, st.text(max_size=40), PLAUSIBLE.map(str),
-                                          st.builds(lambda d: "{a=" * d + "1" + "}" * d, st.integers(1, 700)))),
-                min_size=1, max_size=3))
+@given(
+    st.lists(
+        st.tuples(
+            KEY,
+            st.one_of(
+                UNIT_TEXT,
+                st.text(max_size=40),
+                PLAUSIBLE.map(str),
+                st.builds(lambda d: "{a=" * d + "1" + "}" * d, st.integers(1, 700)),
+            ),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_fuzz_set_overrides(tmp_path_factory, edits):
     path = tmp_path_factory.getbasetemp() / "fuzz.toml"
     if not path.exists():
@@ -524,10 +707,17 @@ def test_fuzz_set_overrides(tmp_path_factory, edits):
 
 
 @FUZZ
-@given(st.integers(0, len(TINY_TOML)), st.one_of(
-    st.text(st.characters(blacklist_categories=("Cs",)), max_size=30), UNIT_TEXT, st.sampled_from(["\ufeff", "[", "{", "\"", "'''", "=", "\n[[flows]]\n",
-                                                      "\nduration = 1e300\n", "\n" + "[" * 900 + "\n"])),
-    st.booleans())
+@given(
+    st.integers(0, len(TINY_TOML)),
+    st.one_of(
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
+        UNIT_TEXT,
+        st.sampled_from(
+            ["\ufeff", "[", "{", '"', "'''", "=", "\n[[flows]]\n", "\nduration = 1e300\n", "\n" + "[" * 900 + "\n"]
+        ),
+    ),
+    st.booleans(),
+)
 def test_fuzz_file_text(tmp_path_factory, at, insert, bom):
     text = TINY_TOML[:at] + insert + TINY_TOML[at:]
     path = tmp_path_factory.getbasetemp() / "fuzz-text.toml"
