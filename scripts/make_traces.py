@@ -26,6 +26,7 @@ The models, and what they are meant to resemble:
   capacity then rises and falls with the satellite's elevation between 3 and 9 Mbit/s, with a
   40 ms beam-switch gap mid-pass. Pair it with a satellite RTT (e.g. ``rtt = "40ms"``).
 """
+
 from __future__ import annotations
 
 import sys
