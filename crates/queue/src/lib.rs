@@ -24,7 +24,7 @@
 //! decides which one leaves (or is dropped) when the transmitter asks for the next packet, so
 //! the link needs a *transmit-done* step. In both backends the change is local to the link:
 //!
-//! * **Simulator** (`crates/sim/src/link`, `sim.rs::offer`): `Link` gets a queue enum
+//! * **Simulator** (`crates/sim/src/link`, `world.rs::offer`): `Link` gets a queue enum
 //!   `Fast(ScheduledDropTail) | Aqm { qdisc: Box<dyn Qdisc>, tx: Transmitter, held: Vec<Option<sim::Pkt>> }`.
 //!   The drop-tail arm stays exactly as today (departure on arrival, no event). In the AQM arm:
 //!   1. Enqueue at the packet's real arrival time. `Simulation::offer` is called with

@@ -14,12 +14,12 @@ pub mod metrics;
 pub mod queue;
 pub mod report;
 pub mod rng;
-pub mod sim;
 pub mod tcp;
 #[cfg(test)]
 mod test_support;
 pub mod time;
 pub mod topology;
+pub mod world;
 
 pub use config::SimConfig;
 pub use report::SimReport;
@@ -29,11 +29,11 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
     run_with(cfg, &mut || false)
 }
 
-/// Run a scenario, polling `abort` every `sim::POLL_EVENTS` events: when it returns true the
-/// run stops with `Err(sim::ABORTED)` (the Python bindings use it for Ctrl-C and SIGTERM).
+/// Run a scenario, polling `abort` every `world::POLL_EVENTS` events: when it returns true the
+/// run stops with `Err(world::ABORTED)` (the Python bindings use it for Ctrl-C and SIGTERM).
 pub fn run_with(cfg: &SimConfig, abort: &mut dyn FnMut() -> bool) -> Result<SimReport, String> {
     cfg.validate()?;
-    sim::World::new(cfg).run(abort)
+    world::World::new(cfg).run(abort)
 }
 
 /// JSON in, JSON out (the contract used by the Python bindings).

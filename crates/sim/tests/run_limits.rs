@@ -1,7 +1,7 @@
 //! The per-run events cap and the abort hook (issue 11): both end a run early with an error,
 //! and neither changes a run that stays below them.
 use ccbench_sim::config::*;
-use ccbench_sim::sim::{ABORTED, POLL_EVENTS};
+use ccbench_sim::world::{ABORTED, POLL_EVENTS};
 
 fn cfg(secs: u64) -> SimConfig {
     let b = BottleneckConfig::droptail(100_000_000, 20_000_000, 1.0);

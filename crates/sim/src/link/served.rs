@@ -4,7 +4,7 @@
 //! this follows.
 //!
 //! The discipline holds small descriptors (`ccbench_queue::Pkt`); the simulator's packets wait
-//! here in `held`, in the slot named by the descriptor's `id`. The event loop (sim.rs) enqueues
+//! here in `held`, in the slot named by the descriptor's `id`. The event loop (world.rs) enqueues
 //! at the packet's real arrival time and dequeues whenever the transmitter is free: at an
 //! arrival that finds it idle, at the end of each transmission, or at the discipline's
 //! `next_wakeup` (fq pacing). The transmitter is a fixed rate or a Mahimahi trace

@@ -5,6 +5,8 @@
 use crate::tcp::mib::CounterRow;
 use serde::Serialize;
 
+mod assemble;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct SimReport {
     pub flows: Vec<FlowSummary>,
