@@ -1,17 +1,15 @@
-//! Configuration: the normalised scenario JSON of `crates/sim/src/config.rs` (the whole
+//! Configuration: the normalised scenario JSON of `crates/sim/src/config/mod.rs` (the whole
 //! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck` and `access.delay_ns` are
 //! read), or just its `bottleneck` object. Both backends therefore read one format, and the
-//! bottleneck's `aqm` / `aqm_params` are validated and resolved by the simulator's own code
-//! (`queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
+//! bottleneck's `aqm` / `aqm_params` are validated and resolved by the same code as the
+//! simulator's (`ccbench_queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
 use ccbench_queue::Trace;
 use serde_json::Value;
 use std::sync::Arc;
-// The scenario's bottleneck types are the simulator's (crates/sim/src/config.rs): one
-// definition, one validation, for both backends.
-pub use ccbench_sim::config::{
-    BottleneckConfig as Bottleneck, BufferConfig, Impair, JitterDist, LossConfig,
-};
-pub use ccbench_sim::queue::aqm::AqmParams;
+// The scenario's bottleneck types are the simulator's (crates/sim/src/config/), its buffer and
+// queue-discipline parameters ccbench-queue's: one definition, one validation, for both backends.
+pub use ccbench_queue::{AqmParams, BufferConfig};
+pub use ccbench_sim::config::{BottleneckConfig as Bottleneck, Impair, JitterDist, LossConfig};
 pub use ccbench_wifi::WifiConfig;
 
 /// Everything the emulator needs.
@@ -104,7 +102,7 @@ impl LinkConfig {
         Ok(cfg)
     }
 
-    /// Every discipline of the simulator's `queue::aqm` runs here (the AQM arm of path.rs, or
+    /// Every discipline of `ccbench_queue::aqm` runs here (the AQM arm of path.rs, or
     /// in front of each Wi-Fi station's driver queue).
     pub fn validate(&self) -> Result<(), String> {
         self.bottleneck.validate_with_queues()

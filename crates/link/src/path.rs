@@ -10,7 +10,7 @@
 //!   when it arrives, so the packet goes straight into the delay line keyed by its delivery
 //!   time (`Verdict::Deliver`).
 //! * **every other discipline** (CoDel, FQ-CoDel, PIE, RED, fq; the scenario's `aqm` and
-//!   `aqm_params`, built by the simulator's `queue::aqm::build`): a [`ServedQueue`] that
+//!   `aqm_params`, built by `ccbench_queue::aqm::build`): a [`ServedQueue`] that
 //!   holds the packet (`Verdict::Queued`) and decides at dequeue; loss, jitter and delay are
 //!   drawn when a packet leaves it. What happens to held packets is reported as [`Outcome`]s
 //!   (`take_outcomes`), which the forwarding loop settles: deliver (rewriting the ECN field to
@@ -22,16 +22,15 @@
 //!
 //! Both transmitters carry the rate division's remainder (`Rounding::CarryRemainder`) so that
 //! the rate is exact on average against the real clock.
-use crate::config::{BufferConfig, DirConfig};
+use crate::config::DirConfig;
 use crate::served::{Arrival, Left, ServedQueue};
 pub use crate::stats::Counters;
 use crate::measured::UnimpairedSlots;
 use crate::propagation::Propagation;
-use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
+use ccbench_queue::{aqm, Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
 // The loss and jitter models (propagation.rs), the RNG and the disciplines' construction are the
 // simulator's own: both backends draw a packet's fate and delay, and build the queue, from the
 // same code.
-use ccbench_sim::queue::aqm;
 use ccbench_sim::rng::stream_seed;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -78,10 +77,7 @@ pub struct PathModel {
 
 impl PathModel {
     pub fn new(c: &DirConfig) -> Self {
-        let limit = match c.buffer {
-            BufferConfig::Bytes(b) => Limit::Bytes(b),
-            BufferConfig::Packets(p) => Limit::Packets(p),
-        };
+        let limit = Limit::from(c.buffer);
         // PIE's and RED's random streams are named after the direction, like loss and jitter.
         let seed = stream_seed(c.seed, &format!("{}/aqm", c.stream()));
         // A trace link always takes the served arm (drop-tail as a FIFO discipline).

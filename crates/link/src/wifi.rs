@@ -23,7 +23,7 @@ use crate::propagation::Propagation;
 use crate::served::Arrival;
 use crate::stats::Counters;
 use ccbench_queue::{Pkt, QueueStats};
-use ccbench_sim::queue::aqm;
+use ccbench_queue::aqm;
 use ccbench_sim::rng::stream_seed;
 use ccbench_wifi::{Delivery, Dir, DropReason, Medium, MediumStats};
 use std::collections::VecDeque;

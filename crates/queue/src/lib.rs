@@ -70,6 +70,8 @@
 //! opportunities it cannot start a packet although it is idle, so both backends dequeue at
 //! `Server::ready_at` (the simulator arms its transmit-done event there, ccbench-link's
 //! `serve_until` replays dequeues at that time).
+pub mod aqm;
+mod buffer;
 pub mod codel;
 pub mod codel_core;
 mod conformance;
@@ -84,6 +86,8 @@ pub mod stats;
 pub mod trace;
 pub mod transmitter;
 
+pub use aqm::AqmParams;
+pub use buffer::BufferConfig;
 pub use codel::{Codel, CodelConfig};
 pub use codel_core::CodelParams;
 pub use droptail::{DropTail, Limit, ScheduledDropTail};

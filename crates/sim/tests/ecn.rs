@@ -5,7 +5,7 @@
 //! Link: 20 Mbit/s, 40 ms base RTT, a deep buffer (16 BDP; CoDel keeps its own 1000-packet
 //! limit); 30 s runs. Thresholds come from the issue or from CoDel's design, not from a run.
 use ccbench_sim::config::*;
-use ccbench_sim::queue::aqm::AqmParams;
+use ccbench_queue::AqmParams;
 use ccbench_sim::report::LinkCounters;
 use ccbench_sim::{run, SimReport};
 

@@ -6,7 +6,7 @@
 //! the opportunities the trace has; goodput is lower by the headers (1448/1500) and by
 //! retransmissions, which use opportunities too.
 use ccbench_sim::config::*;
-use ccbench_sim::queue::aqm::AqmParams;
+use ccbench_queue::AqmParams;
 use ccbench_sim::run;
 use ccbench_sim::SimReport;
 use ccbench_queue::{parse_mahimahi, Trace, TraceConfig};

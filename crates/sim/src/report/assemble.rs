@@ -1,11 +1,11 @@
 //! The report of a finished run, read off the world's final state: per-flow summaries, the run
 //! summary, the link counters and the per-host MIB counters.
 use super::{FlowSummary, LinkCounters, RunSummary, SimReport, WifiSummary};
-use crate::queue::aqm;
 use crate::tcp::mib::{CounterRow, Mib};
 use crate::time::secs;
 use crate::topology::{BN_FWD, BN_REV};
 use crate::world::World;
+use ccbench_queue::aqm;
 use ccbench_wifi::Dir;
 
 impl World<'_> {

@@ -73,7 +73,7 @@ pub struct RunSummary {
     /// The bottleneck's queue discipline and every parameter it ran with (defaults filled in;
     /// queue/aqm.rs). Drop-tail has none: its limit is the buffer.
     pub aqm: String,
-    pub aqm_params: crate::queue::aqm::AqmParams,
+    pub aqm_params: ccbench_queue::AqmParams,
     pub duration_s: f64,
     /// Simulator work done, for benchmarks.
     pub events: u64,

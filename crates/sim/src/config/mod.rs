@@ -9,8 +9,13 @@
 //! Python side would have sent (100 000 connections are one small JSON object, not 100 000).
 //! Either way the `SimConfig` in memory holds the expanded `flows`; serialising it gives the
 //! `flows` form.
-use crate::flow_groups::{self, FlowGroupConfig};
+// The bottleneck's buffer and queue-discipline parameters are ccbench-queue's (one definition
+// for the simulator and ccbench-link).
+pub use ccbench_queue::{AqmParams, BufferConfig};
+use flow_groups::FlowGroupConfig;
 use serde::{Deserialize, Serialize};
+
+pub mod flow_groups;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "SimConfigWire")]
@@ -122,15 +127,6 @@ pub enum LossConfig {
     Gilbert { p: f64, r: f64, h: f64, k: f64 },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum BufferConfig {
-    /// Drop-tail limit in bytes of IP packets queued (BDP-sized buffers arrive as bytes).
-    Bytes(u64),
-    /// Drop-tail limit in packets (like a pfifo `limit`).
-    Packets(u64),
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BottleneckConfig {
@@ -153,7 +149,7 @@ pub struct BottleneckConfig {
     pub aqm: String,
     /// Parameters of the discipline (queue/aqm.rs); missing ones take the Linux defaults.
     #[serde(default)]
-    pub aqm_params: crate::queue::aqm::AqmParams,
+    pub aqm_params: AqmParams,
     /// Rust-only cross-check of the served-queue arm: run drop-tail as a FIFO qdisc served at
     /// dequeue time instead of the departure-on-arrival fast path (same results expected).
     #[serde(skip)]
@@ -318,12 +314,12 @@ impl BottleneckConfig {
         Ok(())
     }
 
-    /// Ranges serde cannot check, with every queue discipline of `queue::aqm` (the simulator).
+    /// Ranges serde cannot check, with every queue discipline of `ccbench_queue::aqm`.
     pub fn validate_with_queues(&self) -> Result<(), String> {
         if self.rate_bps == 0 {
             return Err("bottleneck.rate_bps must be > 0".into());
         }
-        crate::queue::aqm::validate(&self.aqm, &self.aqm_params, self.buffer)?;
+        ccbench_queue::aqm::validate(&self.aqm, &self.aqm_params, self.buffer)?;
         if let Some(t) = &self.trace {
             t.traces()?;
         }

@@ -1,16 +1,16 @@
 //! The scenario's queue discipline (`bottleneck.aqm` + `bottleneck.aqm_params`) turned into a
-//! ccbench-queue [`Qdisc`]. Drop-tail is not built here: it keeps the departure-on-arrival
-//! fast path (`super::droptail`).
+//! [`Qdisc`]. Drop-tail is not built here: each backend keeps it on the departure-on-arrival
+//! fast path ([`crate::ScheduledDropTail`]) unless it asks for [`droptail_served`].
 //!
 //! Every parameter is optional; a missing one takes the Linux default of the discipline
 //! (sch_codel.c, sch_fq_codel.c, sch_pie.c, sch_fq.c: the defaults live in ccbench-queue), and
 //! RED's thresholds are derived from the scenario buffer (`RedConfig::for_buffer`). The Python
 //! side sends every parameter resolved; [`resolved`] gives the same table back for the report,
 //! so the results show exactly what ran.
-use crate::config::BufferConfig;
-use ccbench_queue::{
-    red::ewma_weight, Codel, CodelConfig, CodelParams, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig, Qdisc, Red,
-    RedConfig,
+use crate::red::ewma_weight;
+use crate::{
+    BufferConfig, Codel, CodelConfig, CodelParams, DropTail, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig, Qdisc,
+    Red, RedConfig,
 };
 use serde::{Deserialize, Serialize};
 
@@ -273,7 +273,7 @@ pub fn build(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64, seed
 /// Drop-tail as a FIFO qdisc served at dequeue time (pfifo / bfifo on the scenario buffer),
 /// for cross-checking the served arm against the fast path.
 pub fn droptail_served(buffer: BufferConfig) -> Box<dyn Qdisc> {
-    Box::new(ccbench_queue::DropTail::new(super::droptail::limit_of(buffer)))
+    Box::new(DropTail::new(buffer.into()))
 }
 
 /// Every parameter of `aqm` with the value the run uses (given or default), for the report.

@@ -9,7 +9,7 @@
 //!   the seed and the flow id (`start_offset_ns`, the same BLAKE2b draw as Python's
 //!   `_start_offset_ns`).
 use crate::blake2b::blake2b;
-use crate::config::{Direction, FlowConfig};
+use super::{Direction, FlowConfig};
 use serde::{Deserialize, Serialize};
 
 /// One `[[flows]]` table: `count` connections sharing their parameters.
