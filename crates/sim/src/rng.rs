@@ -1,11 +1,18 @@
-//! Deterministic random numbers without dependencies: SplitMix64 to derive seeds, xoshiro256++
-//! for the streams. Each component (a link's loss model, its jitter, an algorithm) gets its
-//! own stream derived from (scenario seed, component label), so adding a flow does not shift
-//! the draws of any other component.
+//! Deterministic random numbers: SplitMix64 to derive seeds, xoshiro256++ (the `rand_xoshiro`
+//! crate, seeded through SplitMix64 as `seed_from_u64` does) for the streams. Each component (a
+//! link's loss model, its jitter, an algorithm) gets its own stream derived from (scenario seed,
+//! component label), so adding a flow does not shift the draws of any other component.
+//!
+//! ccbench-queue has a second, smaller generator (`ccbench_queue::rng`, xorshift64*) for PIE,
+//! RED and the Wi-Fi medium. The two are kept apart on purpose: their streams differ, so
+//! drawing the queue's decisions from this generator (or the reverse) would change every
+//! result already recorded with those disciplines.
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 #[derive(Debug, Clone)]
 pub struct Rng {
-    s: [u64; 4],
+    s: Xoshiro256PlusPlus,
     /// Second normal deviate cached by Box–Muller.
     spare_normal: Option<f64>,
 }
@@ -36,9 +43,7 @@ pub fn stream_seed(seed: u64, label: &str) -> u64 {
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        let mut x = seed;
-        let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
-        Rng { s, spare_normal: None }
+        Rng { s: Xoshiro256PlusPlus::seed_from_u64(seed), spare_normal: None }
     }
 
     pub fn stream(seed: u64, label: &str) -> Self {
@@ -47,16 +52,7 @@ impl Rng {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = (s[0].wrapping_add(s[3])).rotate_left(23).wrapping_add(s[0]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
+        self.s.next_u64()
     }
 
     /// Uniform in [0, 1).
