@@ -105,7 +105,7 @@ impl LinkConfig {
     /// Every discipline of `ccbench_queue::aqm` runs here (the AQM arm of path.rs, or
     /// in front of each Wi-Fi station's driver queue).
     pub fn validate(&self) -> Result<(), String> {
-        self.bottleneck.validate_with_queues()
+        self.bottleneck.validate()
     }
 
     /// `bottleneck.wifi`: the hop is one 802.11n medium shared by both directions (wifi.rs)
@@ -118,7 +118,7 @@ impl LinkConfig {
     pub fn directions(&self) -> [DirConfig; 2] {
         let b = &self.bottleneck;
         let one_way = b.rtt_ns / 2 + 2 * self.access_delay_ns;
-        // validated with the config (validate_with_queues): [data, ack]
+        // validated with the config (BottleneckConfig::validate): [data, ack]
         let traces = b.trace.as_ref().map(|t| t.traces().expect("bottleneck.trace is validated"));
         let trace = |i: usize| traces.as_ref().map(|t| t[i].clone());
         let mk = |name: &'static str, impaired: bool, label_seed: u64, trace: Option<Arc<Trace>>| DirConfig {

@@ -1,4 +1,4 @@
-//! Scenario-level tests of BBR and Vegas (issue 3), run through `ccbench_sim::run` with
+//! Scenario-level tests of BBR and Vegas, run through `ccbench_sim::run` with
 //! `SimConfig` values built here. Each test prints the figures it measured (run with
 //! `--nocapture`); docs/algorithms.md records them.
 use ccbench_sim::config::{BottleneckConfig, FlowConfig, LossConfig};
@@ -142,13 +142,13 @@ fn assert_probe_rtt_every_10s(eps: &[(f64, f64)]) {
 
 // (c) PROBE_RTT: cwnd 4 about every 10 s for about 200 ms.
 //
-// On the jitter-free path this fails with the current sender: there is no SYN handshake, so
-// BBR's min RTT (Linux: initialised from tcp_min_rtt, which holds the handshake's small-packet
-// RTT that data packets can never match) comes from data packets, and PROBE_BW's cruise
-// phases (0.99 × bw) empty the queue each gain cycle, so a data packet re-measures the minimum
-// to the microsecond (50.248 ms) every ~420 ms and the 10 s filter never expires. With 100 µs
-// of jitter (below) or at 10 Mbit/s (where the 3 × TSO-goal budget keeps a small standing
-// queue) PROBE_RTT comes every ~10.4 s. Evidence for the lead in the issue 3 report.
+// On the jitter-free path this rests on the handshake's RTT sample: BBR's min RTT starts from
+// tcp_min_rtt, which holds the handshake's small-packet RTT that data packets can never match.
+// Taken from data packets alone, the minimum would be re-measured to the microsecond
+// (50.248 ms) every ~420 ms, since PROBE_BW's cruise phases (0.99 × bw) empty the queue each
+// gain cycle, and the 10 s filter would never expire. With 100 µs of jitter (below) or at
+// 10 Mbit/s (where the 3 × TSO-goal budget keeps a small standing queue) PROBE_RTT comes every
+// ~10.4 s either way.
 #[test]
 fn c_probe_rtt_every_10s() {
     assert_probe_rtt_every_10s(&probe_rtt_run(0));

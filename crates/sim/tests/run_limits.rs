@@ -1,4 +1,4 @@
-//! The per-run events cap and the abort hook (issue 11): both end a run early with an error,
+//! The per-run events cap and the abort hook: both end a run early with an error,
 //! and neither changes a run that stays below them.
 use ccbench_sim::config::*;
 use ccbench_sim::world::{ABORTED, POLL_EVENTS};

@@ -1,5 +1,5 @@
-//! Trace-driven bottleneck links end to end (issue 13, "a trace-driven link delivers exactly the
-//! trace's capacity to a saturating flow (within 1 %)").
+//! Trace-driven bottleneck links end to end: a trace-driven link delivers exactly the trace's
+//! capacity to a saturating flow (within 1 %).
 //!
 //! Capacity is counted in wire (IP) bytes: every forward data packet is 1500 bytes and takes one
 //! 1500-byte delivery opportunity, so the packets the forward bottleneck sends are compared with

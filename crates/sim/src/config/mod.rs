@@ -23,7 +23,7 @@ pub struct SimConfig {
     pub name: String,
     pub duration_ns: u64,
     pub seed: u64,
-    /// Interval of the time series (DESIGN.md `series` table). 0 disables sampling.
+    /// Interval of the time series (the `series` table of docs/results.md). 0 disables sampling.
     pub sample_interval_ns: u64,
     pub bottleneck: BottleneckConfig,
     pub access: AccessConfig,
@@ -304,18 +304,9 @@ impl BottleneckConfig {
         }
     }
 
-    /// Ranges serde cannot check, for a backend whose queue is drop-tail only: the
-    /// ccbench-link emulator, which refuses every other discipline until it serves them.
+    /// Ranges serde cannot check, with every queue discipline of `ccbench_queue::aqm` (both
+    /// backends serve them all).
     pub fn validate(&self) -> Result<(), String> {
-        self.validate_with_queues()?;
-        if self.aqm != "droptail" {
-            return Err(format!("bottleneck.aqm: '{}' is not implemented (droptail)", self.aqm));
-        }
-        Ok(())
-    }
-
-    /// Ranges serde cannot check, with every queue discipline of `ccbench_queue::aqm`.
-    pub fn validate_with_queues(&self) -> Result<(), String> {
         if self.rate_bps == 0 {
             return Err("bottleneck.rate_bps must be > 0".into());
         }
@@ -376,7 +367,7 @@ impl SimConfig {
         if self.duration_ns == 0 {
             return Err("duration_ns must be > 0".into());
         }
-        self.bottleneck.validate_with_queues()?;
+        self.bottleneck.validate()?;
         if self.flows.is_empty() {
             return Err("flows: at least one flow is needed".into());
         }

@@ -1,6 +1,6 @@
 //! A unidirectional link: an optional rate-limited queue, then a delay line (propagation delay
 //! plus optional jitter) and a random loss model. Jitter and loss sit after the queue, like a
-//! netem delay line after a bottleneck (DESIGN.md: "jitter is part of the propagation delay,
+//! netem delay line after a bottleneck (docs/scenario.md: jitter is "part of the propagation delay,
 //! after the bottleneck queue").
 //!
 //! The queue is drop-tail with departures computed on arrival (ccbench-queue's

@@ -1,7 +1,7 @@
 //! A link queue served at dequeue time: the arm of [`Link`](super::Link) for every discipline
 //! that decides when the transmitter asks for the next packet (CoDel, FQ-CoDel, PIE, RED, fq;
-//! drop-tail too, as a cross-check of this arm). See ccbench-queue's top-level doc for the plan
-//! this follows.
+//! drop-tail too, as a cross-check of this arm). ccbench-queue's top-level doc describes how
+//! both backends serve a discipline.
 //!
 //! The discipline holds small descriptors (`ccbench_queue::Pkt`); the simulator's packets wait
 //! here in `held`, in the slot named by the descriptor's `id`. The event loop (world.rs) enqueues
