@@ -59,26 +59,61 @@ mod tests {
     #[test]
     fn the_kernel_backends_command_line_parses() {
         let a = Args::try_parse_from([
-            "ccbench-link", "--config", "/tmp/c.json", "--netns-a", "/run/netns/s", "--tun-a", "ta",
-            "--netns-b", "/run/netns/r", "--tun-b", "tb", "--rt-prio", "0", "--spin-us", "20", "--gso",
+            "ccbench-link",
+            "--config",
+            "/tmp/c.json",
+            "--netns-a",
+            "/run/netns/s",
+            "--tun-a",
+            "ta",
+            "--netns-b",
+            "/run/netns/r",
+            "--tun-b",
+            "tb",
+            "--rt-prio",
+            "0",
+            "--spin-us",
+            "20",
+            "--gso",
         ])
         .unwrap();
-        assert_eq!((a.config.as_str(), a.netns_a.as_deref(), a.tun_a.as_str()), ("/tmp/c.json", Some("/run/netns/s"), "ta"));
+        assert_eq!(
+            (a.config.as_str(), a.netns_a.as_deref(), a.tun_a.as_str()),
+            ("/tmp/c.json", Some("/run/netns/s"), "ta")
+        );
         assert_eq!((a.netns_b.as_deref(), a.tun_b.as_str()), (Some("/run/netns/r"), "tb"));
         assert_eq!((a.rt_prio, a.spin_us, a.gso), (0, 20, true));
-        assert_eq!((a.max_busy_us, a.rest_us, a.duration_s, a.ignore_stdin, a.check_only), (1000, 100, None, false, false));
+        assert_eq!(
+            (a.max_busy_us, a.rest_us, a.duration_s, a.ignore_stdin, a.check_only),
+            (1000, 100, None, false, false)
+        );
     }
 
     #[test]
     fn defaults_stdin_config_and_the_remaining_flags() {
         let a = Args::try_parse_from(["ccbench-link", "--config", "-"]).unwrap();
-        assert_eq!((a.config.as_str(), a.tun_a.as_str(), a.tun_b.as_str(), a.spin_us, a.rt_prio), ("-", "ccbla", "ccblb", 40, 10));
+        assert_eq!(
+            (a.config.as_str(), a.tun_a.as_str(), a.tun_b.as_str(), a.spin_us, a.rt_prio),
+            ("-", "ccbla", "ccblb", 40, 10)
+        );
         let a = Args::try_parse_from([
-            "ccbench-link", "--config", "{\"rate_bps\": 1}", "--duration-s", "2.5", "--ignore-stdin",
-            "--check-config", "--max-busy-us", "500", "--rest-us", "50",
+            "ccbench-link",
+            "--config",
+            "{\"rate_bps\": 1}",
+            "--duration-s",
+            "2.5",
+            "--ignore-stdin",
+            "--check-config",
+            "--max-busy-us",
+            "500",
+            "--rest-us",
+            "50",
         ])
         .unwrap();
-        assert_eq!((a.duration_s, a.ignore_stdin, a.check_only, a.max_busy_us, a.rest_us), (Some(2.5), true, true, 500, 50));
+        assert_eq!(
+            (a.duration_s, a.ignore_stdin, a.check_only, a.max_busy_us, a.rest_us),
+            (Some(2.5), true, true, 500, 50)
+        );
         assert!(Args::try_parse_from(["ccbench-link"]).is_err(), "--config is required");
         assert!(Args::try_parse_from(["ccbench-link", "--config", "x", "--bogus"]).is_err());
     }

@@ -89,15 +89,20 @@ impl LinkConfig {
             (v.clone(), 1, 100_000_000, 0)
         };
         let (bn, wifi) = take_wifi(bn)?;
-        let mut bottleneck: Bottleneck =
-            serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
+        let mut bottleneck: Bottleneck = serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
         bottleneck.wifi = wifi;
         let measured_tcp_ports = match obj.get("measured_tcp_ports") {
             None | Some(Value::Null) => Vec::new(),
             Some(v) => serde_json::from_value(v.clone())
                 .map_err(|e| format!("measured_tcp_ports: a list of TCP ports is expected: {e}"))?,
         };
-        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay, measured_tcp_ports };
+        let cfg = LinkConfig {
+            bottleneck,
+            seed,
+            sample_interval_ns: sample,
+            access_delay_ns: access_delay,
+            measured_tcp_ports,
+        };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -182,15 +187,20 @@ mod tests {
         )
         .unwrap();
         for d in c.directions() {
-            assert_eq!((d.aqm.as_str(), d.aqm_params.target_ns, d.aqm_params.ecn), ("codel", Some(2_000_000), Some(true)));
+            assert_eq!(
+                (d.aqm.as_str(), d.aqm_params.target_ns, d.aqm_params.ecn),
+                ("codel", Some(2_000_000), Some(true))
+            );
         }
         for aqm in ["fq_codel", "pie", "red", "fq"] {
             let j = format!(r#"{{"rate_bps":1,"rtt_ns":2,"buffer":{{"packets":10}},"aqm":"{aqm}"}}"#);
             assert!(LinkConfig::from_json(&j).is_ok(), "{aqm}");
         }
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"sfq"}"#).is_err());
-        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel","aqm_params":{"quantum":300}}"#)
-            .unwrap_err();
+        let e = LinkConfig::from_json(
+            r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel","aqm_params":{"quantum":300}}"#,
+        )
+        .unwrap_err();
         assert!(e.contains("quantum"), "{e}");
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"bogus":1}"#).is_err());
     }
@@ -203,9 +213,11 @@ mod tests {
         assert!(c.wifi().is_none());
         let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":3}}"#).unwrap();
         assert_eq!(c.wifi(), Some(&WifiConfig { mcs: 3, ..WifiConfig::default() }));
-        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":40}}"#).unwrap_err();
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":40}}"#)
+            .unwrap_err();
         assert!(e.contains("wifi.mcs"), "{e}");
-        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"bogus":1}}"#).unwrap_err();
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"bogus":1}}"#)
+            .unwrap_err();
         assert!(e.contains("bottleneck.wifi") && e.contains("bogus"), "{e}");
     }
 }

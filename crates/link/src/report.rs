@@ -205,15 +205,30 @@ mod tests {
     }
 
     fn report(late_ns: &[u64]) -> DirReport {
-        let cfg = LinkConfig::from_json(r#"{"rate_bps":20000000,"rtt_ns":40000000,"buffer":{"packets":10},"aqm":"codel"}"#)
-            .unwrap();
+        let cfg =
+            LinkConfig::from_json(r#"{"rate_bps":20000000,"rtt_ns":40000000,"buffer":{"packets":10},"aqm":"codel"}"#)
+                .unwrap();
         let [d, _] = cfg.directions();
         let mut late = Lateness::new();
         for &ns in late_ns {
             late.add(ns);
         }
-        let counters = Counters { packets_in: 9, bytes_in: 13_500, packets_out: 7, bytes_out: 10_500, lost: 1, ce_marked: 2, write_errors: 3 };
-        let queue = QueueStats { drops_overlimit: 4, drops_aqm: 5, max_backlog_bytes: 6000, max_backlog_packets: 4, ..QueueStats::default() };
+        let counters = Counters {
+            packets_in: 9,
+            bytes_in: 13_500,
+            packets_out: 7,
+            bytes_out: 10_500,
+            lost: 1,
+            ce_marked: 2,
+            write_errors: 3,
+        };
+        let queue = QueueStats {
+            drops_overlimit: 4,
+            drops_aqm: 5,
+            max_backlog_bytes: 6000,
+            max_backlog_packets: 4,
+            ..QueueStats::default()
+        };
         DirReport {
             cfg: d,
             counters,

@@ -50,7 +50,15 @@ fn offer(
 
 /// Forward from `fd_in` to `fd_out` until the run stops. `vnet_in` / `vnet_out`: the device
 /// carries a virtio-net header (--gso: the sender-side device).
-pub fn forward(cfg: DirConfig, fd_in: RawFd, fd_out: RawFd, t0: u64, tm: Timing, vnet_in: bool, vnet_out: bool) -> DirReport {
+pub fn forward(
+    cfg: DirConfig,
+    fd_in: RawFd,
+    fd_out: RawFd,
+    t0: u64,
+    tm: Timing,
+    vnet_in: bool,
+    vnet_out: bool,
+) -> DirReport {
     let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline } = tm;
     let zero_hdr = [0u8; tun::VNET_HDR_LEN];
     let mut big = if vnet_in { vec![0u8; 256 * 1024] } else { Vec::new() };

@@ -9,7 +9,13 @@ fn all() -> Vec<(&'static str, Box<dyn Qdisc>)> {
     vec![
         ("droptail", Box::new(DropTail::new(Limit::Packets(50)))),
         ("codel", Box::new(Codel::new(CodelConfig { limit_packets: 60, ..Default::default() }))),
-        ("codel-ecn", Box::new(Codel::new(CodelConfig { params: CodelParams { ecn: true, ..Default::default() }, limit_packets: 60 }))),
+        (
+            "codel-ecn",
+            Box::new(Codel::new(CodelConfig {
+                params: CodelParams { ecn: true, ..Default::default() },
+                limit_packets: 60,
+            })),
+        ),
         ("fq_codel", Box::new(FqCodel::new(FqCodelConfig { limit_packets: 80, ..Default::default() }))),
         ("pie", Box::new(Pie::new(PieConfig { limit_packets: 70, ..Default::default() }, 0))),
         ("red", Box::new(Red::new(RedConfig::for_buffer(90_000, 12_000_000)))),

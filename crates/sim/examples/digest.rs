@@ -91,10 +91,14 @@ fn all() -> Vec<SimConfig> {
     c.bottleneck.aqm = "fq_codel".into();
     c.probe.ping_interval_ns = 100 * MS;
     v.push(c);
-    let mut c = scen("wifi_cubic_vegas", 5, 130_000_000, 20 * MS, 1.0, vec![
-        FlowConfig::bulk(0, "cubic", 32 << 20),
-        FlowConfig::bulk(1, "vegas", 32 << 20),
-    ]);
+    let mut c = scen(
+        "wifi_cubic_vegas",
+        5,
+        130_000_000,
+        20 * MS,
+        1.0,
+        vec![FlowConfig::bulk(0, "cubic", 32 << 20), FlowConfig::bulk(1, "vegas", 32 << 20)],
+    );
     c.bottleneck.wifi = Some(ccbench_wifi::WifiConfig::default());
     c.probe.ping_interval_ns = 100 * MS;
     v.push(c);

@@ -223,7 +223,8 @@ mod tests {
         let mut flows: Vec<FlowConfig> = (0..3).map(|id| FlowConfig::bulk(id, "cubic", 1 << 20)).collect();
         flows[2].cc = "bbr".into();
         flows[2].start_ns = 900_000_000; // starts late: some null RTTs in the series
-        let mut c = SimConfig::new("cols", 1_000_000_000, BottleneckConfig::droptail(20_000_000, 20_000_000, 1.0), flows);
+        let mut c =
+            SimConfig::new("cols", 1_000_000_000, BottleneckConfig::droptail(20_000_000, 20_000_000, 1.0), flows);
         c.bottleneck.loss = LossConfig::Bernoulli { p: 0.01 };
         crate::run(&c).unwrap()
     }

@@ -41,8 +41,8 @@ pub fn run_json(scenario_json: &str) -> Result<String, String> {
 
 /// `run_json` with an abort hook (see `run_with`).
 pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Result<String, String> {
-    let cfg: SimConfig = serde_json::from_str(scenario_json)
-        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let cfg: SimConfig =
+        serde_json::from_str(scenario_json).map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     let report = run_with(&cfg, abort)?;
     serde_json::to_string(&report).map_err(|e| e.to_string())
 }
@@ -51,8 +51,8 @@ pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Re
 /// (`columns`), for runs with many flows where JSON text would cost more than the simulation.
 /// `abort` as in `run_with`.
 pub fn run_columns_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Result<columns::Columns, String> {
-    let cfg: SimConfig = serde_json::from_str(scenario_json)
-        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let cfg: SimConfig =
+        serde_json::from_str(scenario_json).map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     let report = run_with(&cfg, abort)?;
     columns::to_columns(&report)
 }
@@ -60,8 +60,8 @@ pub fn run_columns_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) ->
 /// The scenario JSON parsed (flow groups expanded, see `config`) and serialised again; the
 /// config is not validated or run.
 pub fn config_json(scenario_json: &str) -> Result<String, String> {
-    let cfg: SimConfig = serde_json::from_str(scenario_json)
-        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let cfg: SimConfig =
+        serde_json::from_str(scenario_json).map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     serde_json::to_string(&cfg).map_err(|e| e.to_string())
 }
 

@@ -93,9 +93,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::stream(7, "loss"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::stream(7, "loss"); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::stream(7, "jitter"); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(7, "loss");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(7, "loss");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(7, "jitter");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -124,15 +139,27 @@ mod tests {
         assert_eq!(
             first(0),
             [
-                0x53175d61490b23df, 0x61da6f3dc380d507, 0x5c0fdf91ec9a7bfc, 0x02eebf8c3bbe5e1a,
-                0x7eca04ebaf4a5eea, 0x0543c37757f08d9a, 0xdb7490c75ab5026e, 0xd87343e6464bc959,
+                0x53175d61490b23df,
+                0x61da6f3dc380d507,
+                0x5c0fdf91ec9a7bfc,
+                0x02eebf8c3bbe5e1a,
+                0x7eca04ebaf4a5eea,
+                0x0543c37757f08d9a,
+                0xdb7490c75ab5026e,
+                0xd87343e6464bc959,
             ]
         );
         assert_eq!(
             first(42),
             [
-                0xd0764d4f4476689f, 0x519e4174576f3791, 0xfbe07cfb0c24ed8c, 0xb37d9f600cd835b8,
-                0xcb231c3874846a73, 0x968d9f004e50de7d, 0x201718ff221a3556, 0x9ae94e070ed8cb46,
+                0xd0764d4f4476689f,
+                0x519e4174576f3791,
+                0xfbe07cfb0c24ed8c,
+                0xb37d9f600cd835b8,
+                0xcb231c3874846a73,
+                0x968d9f004e50de7d,
+                0x201718ff221a3556,
+                0x9ae94e070ed8cb46,
             ]
         );
         let seed = stream_seed(1, "bottleneck/fwd/loss");
@@ -140,8 +167,14 @@ mod tests {
         assert_eq!(
             first(seed),
             [
-                0xef2f46d52b54bba7, 0x8f28a5d90ad6cc85, 0xd4b4bd8c1e52efe9, 0xad9dccfe296546cc,
-                0xe14ab27a060bbd50, 0x1b0c97357f337857, 0x892143e96cd2be5c, 0x9dce6872b5c6e50e,
+                0xef2f46d52b54bba7,
+                0x8f28a5d90ad6cc85,
+                0xd4b4bd8c1e52efe9,
+                0xad9dccfe296546cc,
+                0xe14ab27a060bbd50,
+                0x1b0c97357f337857,
+                0x892143e96cd2be5c,
+                0x9dce6872b5c6e50e,
             ]
         );
     }

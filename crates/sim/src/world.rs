@@ -30,9 +30,15 @@ enum Ev {
     /// The head packet of a FIFO link's delivery pipe arrives at the far end.
     PipeHead(u32),
     /// A packet leaving a non-FIFO (reordering) link arrives at the far end.
-    Arrive { link: u32, pkt: Pkt },
+    Arrive {
+        link: u32,
+        pkt: Pkt,
+    },
     /// A packet reaches a link whose queue is served at dequeue time (link/served.rs).
-    LinkEnqueue { link: u32, pkt: Pkt },
+    LinkEnqueue {
+        link: u32,
+        pkt: Pkt,
+    },
     /// A served link's transmitter finished a packet (or a paced flow may send): dequeue.
     LinkTxDone(u32),
     /// The Wi-Fi hop asked to be run now (`Medium::next_event`).
@@ -173,8 +179,8 @@ impl<'a> World<'a> {
             .iter()
             .map(|f| {
                 let total_segs = f.size_bytes.map(|b| b.div_ceil(MSS as u64).max(1));
-                let algo = cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id)))
-                    .expect("validated algorithm");
+                let algo =
+                    cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id))).expect("validated algorithm");
                 let mut receiver =
                     Receiver::new(f.id, total_segs, f.timestamps).with_ecn(f.ecn).with_rwnd(f.rwnd_bytes);
                 receiver.set_rtt(handshake_rtt_ns(cfg));
@@ -375,7 +381,11 @@ impl<'a> World<'a> {
                     self.sync_flow(fi);
                 }
                 PktKind::Ack => {
-                    debug_assert_eq!(dest == Dest::LeftHost, !self.flows[pkt.flow as usize].reverse, "ACK at the wrong host");
+                    debug_assert_eq!(
+                        dest == Dest::LeftHost,
+                        !self.flows[pkt.flow as usize].reverse,
+                        "ACK at the wrong host"
+                    );
                     self.drive_sender(pkt.flow as usize, SenderCall::Ack(&pkt));
                 }
                 PktKind::PingReq => {
@@ -700,11 +710,7 @@ impl<'a> World<'a> {
             s.pacing_bps.push(f.sender.pacing_bps());
             s.inflight_pkts.push(f.sender.in_flight());
             let label = f.sender.cc.state_label();
-            s.cc_state.push(if label.is_empty() {
-                format!("{:?}", f.sender.sk.ca_state)
-            } else {
-                label.to_string()
-            });
+            s.cc_state.push(if label.is_empty() { format!("{:?}", f.sender.sk.ca_state) } else { label.to_string() });
             s.bw_est_bps.push(f.sender.cc.bw_estimate_bps());
             s.min_rtt_ms.push(f.sender.cc.min_rtt_estimate_us().map(|u| u as f64 / 1000.0));
             s.delivery_rate_bps.push(f.sender.delivery_rate_bps());

@@ -4,8 +4,8 @@
 //!
 //! Link: 20 Mbit/s, 40 ms base RTT (BDP 100 kB, 67 full-size packets); 30 s runs with a ping
 //! every 100 ms. Thresholds come from the issue or from the discipline's target.
-use ccbench_sim::config::*;
 use ccbench_queue::aqm::{AqmParams, NAMES};
+use ccbench_sim::config::*;
 use ccbench_sim::{run, SimReport};
 
 const MS: u64 = 1_000_000;

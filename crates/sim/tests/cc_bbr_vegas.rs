@@ -61,10 +61,7 @@ fn a_bbr_low_rtt_cubic_fills_deep_buffer() {
     let r = run(&cfg(50_000_000, 50, 10.0, 0.0, &["cubic"], 30));
     let f = &r.flows[0];
     let rtt = f.rtt_mean_ms.unwrap();
-    println!(
-        "(a) CUBIC: utilisation {:.3}, mean RTT {:.1} ms",
-        r.run.link_utilisation, rtt
-    );
+    println!("(a) CUBIC: utilisation {:.3}, mean RTT {:.1} ms", r.run.link_utilisation, rtt);
     assert!(rtt >= 3.0 * base_ms, "CUBIC mean RTT {rtt} ms should fill the buffer");
 }
 
@@ -75,7 +72,12 @@ fn b_loss_tolerance() {
     let good = |cc: &str, p: f64| {
         let r = run(&cfg(50_000_000, 50, 1.0, p, &[cc], 30));
         let g = r.flows[0].goodput_bps;
-        println!("(b) {cc} at {:.0} % loss: goodput {:.2} Mbit/s = {:.1} % of link", p * 100.0, g / 1e6, 100.0 * g / link);
+        println!(
+            "(b) {cc} at {:.0} % loss: goodput {:.2} Mbit/s = {:.1} % of link",
+            p * 100.0,
+            g / 1e6,
+            100.0 * g / link
+        );
         g
     };
     let b1 = good("bbr", 0.01);
@@ -164,15 +166,12 @@ fn c_probe_rtt_every_10s_with_100us_jitter() {
 #[test]
 fn d_probe_bw_gain_cycle() {
     let r = run(&cfg(50_000_000, 50, 1.0, 0.0, &["bbr"], 12));
-    let idx: Vec<usize> = rows(&r, 0, 2.0)
-        .into_iter()
-        .filter(|&i| r.series.cc_state[i] == "PROBE_BW")
-        .collect();
+    let idx: Vec<usize> = rows(&r, 0, 2.0).into_iter().filter(|&i| r.series.cc_state[i] == "PROBE_BW").collect();
     assert!(idx.len() > 500);
     let mut levels = [0usize; 3]; // 1.25, 0.75, 1.0
-    // Cycle periods are measured between 1.25 phases of one PROBE_BW stretch: after PROBE_RTT
-    // BBR re-enters PROBE_BW at a random phase (bbr_reset_probe_bw_mode), so a period across
-    // it says nothing about the 8-round cycle.
+                                  // Cycle periods are measured between 1.25 phases of one PROBE_BW stretch: after PROBE_RTT
+                                  // BBR re-enters PROBE_BW at a random phase (bbr_reset_probe_bw_mode), so a period across
+                                  // it says nothing about the 8-round cycle.
     let mut periods: Vec<f64> = Vec::new();
     let mut last_high: Option<f64> = None;
     let mut high_starts = Vec::new();

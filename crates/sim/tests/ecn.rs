@@ -5,8 +5,8 @@
 //! Link: 20 Mbit/s, 40 ms base RTT, a deep buffer (16 BDP; CoDel keeps its own 1000-packet
 //! limit); 30 s runs. Thresholds are fixed requirements (the queue's from CoDel's design),
 //! not fitted to a run.
-use ccbench_sim::config::*;
 use ccbench_queue::AqmParams;
+use ccbench_sim::config::*;
 use ccbench_sim::report::LinkCounters;
 use ccbench_sim::{run, SimReport};
 

@@ -31,10 +31,8 @@ fn paced_reno_and_cubic_fill_the_path() {
         let r = run(&c).unwrap();
         // After slow start (t > 5 s), congestion avoidance must move cwnd: Reno adds a packet
         // per RTT (100 per 5 s here), CUBIC more; a stuck cwnd is the bug.
-        let late: Vec<u32> = (0..r.series.t_s.len())
-            .filter(|&i| r.series.t_s[i] > 5.0)
-            .map(|i| r.series.cwnd_pkts[i])
-            .collect();
+        let late: Vec<u32> =
+            (0..r.series.t_s.len()).filter(|&i| r.series.t_s[i] > 5.0).map(|i| r.series.cwnd_pkts[i]).collect();
         let (lo, hi) = (*late.iter().min().unwrap() as f64, *late.iter().max().unwrap() as f64);
         eprintln!("{cc} paced: cwnd {lo}..{hi} after 5 s");
         assert!(hi >= BDP_PKTS_50M_50MS, "{cc} paced: cwnd peaked at {hi}, below the BDP");

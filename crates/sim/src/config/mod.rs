@@ -120,11 +120,18 @@ pub enum Impair {
 pub enum LossConfig {
     None,
     /// Independent loss with probability `p` (0..1) per packet.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Gilbert–Elliott two-state model. `p`: P(good→bad), `r`: P(bad→good) per packet;
     /// `h`: P(delivery | bad), `k`: P(delivery | good). Simple Gilbert is h = 0, k = 1.
     /// (netem's `loss gemodel p r 1-h 1-k` uses the same four numbers.)
-    Gilbert { p: f64, r: f64, h: f64, k: f64 },
+    Gilbert {
+        p: f64,
+        r: f64,
+        h: f64,
+        k: f64,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -237,7 +244,6 @@ impl Direction {
 fn is_false(b: &bool) -> bool {
     !*b
 }
-
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -10,8 +10,8 @@
 //! `next_wakeup` (fq pacing). The transmitter is a fixed rate or a Mahimahi trace
 //! (`ccbench_queue::Server`); a trace link between two delivery opportunities is idle but
 //! cannot start a packet, so its next dequeue is armed at the next opportunity.
-use crate::tcp::{Pkt, PktKind};
 use super::slots::Slots;
+use crate::tcp::{Pkt, PktKind};
 use crate::time::Nanos;
 use ccbench_queue::{flow_hash, Qdisc, Rounding, Server, Transmitter, Verdict};
 

@@ -51,16 +51,8 @@ pub const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
 /// cwnd gain in PROBE_BW (tolerates delayed and stretched ACKs).
 pub const CWND_GAIN: u32 = BBR_UNIT * 2;
 /// PROBE_BW pacing gains: probe, drain, then cruise for six phases.
-pub const PACING_GAIN: [u32; 8] = [
-    BBR_UNIT * 5 / 4,
-    BBR_UNIT * 3 / 4,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-];
+pub const PACING_GAIN: [u32; 8] =
+    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 /// The random starting phase is drawn among this many phases.
 const CYCLE_RAND: u64 = 7;
 /// Minimum cwnd BBR aims for (and the PROBE_RTT cwnd).
@@ -368,13 +360,7 @@ impl Bbr {
 
     /// Recovery handling: returns Some(cwnd) while packet conservation applies, else the cwnd
     /// to continue from (None = use `cwnd_out`).
-    fn set_cwnd_to_recover_or_restore(
-        &mut self,
-        sk: &CcSock,
-        rs: &RateSample,
-        acked: u32,
-        cwnd_out: &mut u32,
-    ) -> bool {
+    fn set_cwnd_to_recover_or_restore(&mut self, sk: &CcSock, rs: &RateSample, acked: u32, cwnd_out: &mut u32) -> bool {
         let prev_state = self.prev_ca_state;
         let state = sk.ca_state;
         let mut cwnd = sk.cwnd;
@@ -434,8 +420,7 @@ impl Bbr {
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
             // Probing: stay until in-flight reached gain × BDP, unless packets are being lost.
-            return is_full_length
-                && (rs.losses > 0 || inflight >= self.inflight(sk, bw, self.pacing_gain));
+            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(sk, bw, self.pacing_gain));
         }
         // Draining: leave as soon as the queue is estimated gone.
         is_full_length || inflight <= self.inflight(sk, bw, BBR_UNIT)
@@ -579,8 +564,7 @@ impl Bbr {
     }
 
     fn update_ack_aggregation(&mut self, sk: &CcSock, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0
-        {
+        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
             return;
         }
         if self.round_start {
@@ -629,8 +613,7 @@ impl Bbr {
             sk.ssthresh = self.inflight(sk, self.max_bw(), BBR_UNIT);
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(sk, sk.in_flight)
-                <= self.inflight(sk, self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(sk, sk.in_flight) <= self.inflight(sk, self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode(sk);
         }
@@ -655,8 +638,7 @@ impl Bbr {
             self.min_rtt_us = rs.rtt_us.min(u32::MAX as i64) as u32;
             self.min_rtt_stamp = now;
         }
-        if PROBE_RTT_MODE_MS > 0 && filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt
-        {
+        if PROBE_RTT_MODE_MS > 0 && filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(sk);
             self.probe_rtt_done_stamp = 0;
@@ -694,8 +676,7 @@ impl Bbr {
                 self.cwnd_gain = HIGH_GAIN;
             }
             Mode::ProbeBw => {
-                self.pacing_gain =
-                    if self.lt_use_bw { BBR_UNIT } else { PACING_GAIN[self.cycle_idx as usize] };
+                self.pacing_gain = if self.lt_use_bw { BBR_UNIT } else { PACING_GAIN[self.cycle_idx as usize] };
                 self.cwnd_gain = CWND_GAIN;
             }
             Mode::ProbeRtt => {

@@ -1,7 +1,7 @@
 //! BBR unit tests: the state machine on a closed-loop test path (test_support) and fed
 //! crafted ACKs, each against the tcp_bbr.c behaviour it names.
-use crate::test_support::{Path, Row};
 use super::*;
+use crate::test_support::{Path, Row};
 
 fn bbr(seed: u64) -> Bbr {
     Bbr::new(Rng::new(seed))
@@ -94,8 +94,7 @@ fn probe_bw_gain_cycle_period_and_pacing_levels() {
     let mut p = path(100.0, 40.0, 3000, 7);
     p.run_until(6_000_000_000);
     let min_rtt_ms = p.cc.min_rtt_us as f64 / 1e3;
-    let rows: Vec<&Row> =
-        p.rows.iter().filter(|r| r.label == "PROBE_BW" && r.t_ns >= 2_000_000_000).collect();
+    let rows: Vec<&Row> = p.rows.iter().filter(|r| r.label == "PROBE_BW" && r.t_ns >= 2_000_000_000).collect();
     assert!(rows.len() > 10_000);
     // Pacing rate = gain × bw × 0.99 on every ACK (bw in payload bytes/s).
     for r in &rows {
@@ -377,7 +376,8 @@ fn init_pacing_and_idle_restart() {
     assert_eq!(sk.pacing_rate, 14_335_186);
     // No PROBE_RTT while restarting from idle, even with an expired filter.
     sk.now_ns += 20_000_000_000;
-    let rs = RateSample { delivered: 0, interval_us: 10_000, rtt_us: 12_000, is_ack_delayed: true, ..Default::default() };
+    let rs =
+        RateSample { delivered: 0, interval_us: 10_000, rtt_us: 12_000, is_ack_delayed: true, ..Default::default() };
     b.cong_control(&mut sk, &rs);
     assert_eq!(b.mode, Mode::ProbeBw);
 }
@@ -387,7 +387,15 @@ fn app_limited_samples_only_raise_the_estimate() {
     let (mut b, mut sk) = steady();
     let before = b.max_bw();
     sk.now_ns += 1_000_000;
-    let low = RateSample { delivered: 10, interval_us: 10_000, rtt_us: 10_000, is_app_limited: true, acked_sacked: 1, prior_delivered: 0, ..Default::default() };
+    let low = RateSample {
+        delivered: 10,
+        interval_us: 10_000,
+        rtt_us: 10_000,
+        is_app_limited: true,
+        acked_sacked: 1,
+        prior_delivered: 0,
+        ..Default::default()
+    };
     b.cong_control(&mut sk, &low);
     assert_eq!(b.max_bw(), before);
     let high = RateSample { delivered: 150, interval_us: 10_000, ..low };

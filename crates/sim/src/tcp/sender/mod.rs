@@ -60,15 +60,15 @@ use crate::metrics::{Histogram, TimeAverage};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
+#[cfg(test)]
+mod ecn_tests;
 mod input;
 mod output;
 mod rate;
 mod recovery;
-mod timer;
-#[cfg(test)]
-mod ecn_tests;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
