@@ -39,8 +39,8 @@ fn every_packet_leaves_exactly_once_and_backlog_adds_up() {
             // arrival, 1 ms apart): the backlog wanders like a random walk into the limits.
             t += x % 1_800_000;
             let len = [1500u32, 64, 1500, 900][(x >> 20) as usize % 4];
-            let mut p = Pkt::new(id, len, flow_hash(x % 6)).ect(x % 3 == 0);
-            if name == "fq" && x % 5 == 0 {
+            let mut p = Pkt::new(id, len, flow_hash(x % 6)).ect(x.is_multiple_of(3));
+            if name == "fq" && x.is_multiple_of(5) {
                 p.send_at_ns = t + 3_000_000;
             }
             match q.enqueue(t, p) {

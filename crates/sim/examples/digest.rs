@@ -79,7 +79,7 @@ fn all() -> Vec<SimConfig> {
     c.bottleneck.impair = Impair::Both;
     c.bottleneck.loss = LossConfig::Bernoulli { p: 0.02 };
     c.bottleneck.buffer = BufferConfig::Packets(30);
-    c.access = AccessConfig { rate_bps: Some(1_000_000_000), delay_ns: 1 * MS };
+    c.access = AccessConfig { rate_bps: Some(1_000_000_000), delay_ns: MS };
     v.push(c);
     let mut c = scen("reno_heavy_loss_rto", 10, 10_000_000, 100 * MS, 0.3, flows("reno", 2));
     c.bottleneck.loss = LossConfig::Gilbert { p: 0.05, r: 0.2, h: 0.1, k: 0.99 };

@@ -229,7 +229,7 @@ mod tests {
         crate::run(&c).unwrap()
     }
 
-    fn slice<'a>(blob: &'a [u8], at: [usize; 2]) -> &'a [u8] {
+    fn slice(blob: &[u8], at: [usize; 2]) -> &[u8] {
         assert_eq!(at[0] % 8, 0, "buffers are 8-byte aligned");
         &blob[at[0]..at[0] + at[1]]
     }
@@ -237,7 +237,7 @@ mod tests {
     /// Decode a column back to the JSON the report serialises to.
     fn decode(blob: &[u8], c: &ColumnLayout, rows: usize) -> Vec<Value> {
         let data = slice(blob, c.data);
-        let valid = |i: usize| c.validity.map_or(true, |v| slice(blob, v)[i / 8] >> (i % 8) & 1 == 1);
+        let valid = |i: usize| c.validity.is_none_or(|v| slice(blob, v)[i / 8] >> (i % 8) & 1 == 1);
         (0..rows)
             .map(|i| {
                 if !valid(i) {

@@ -108,7 +108,7 @@ impl Cubic {
             let mut t = now.saturating_sub(self.epoch_start);
             t += self.delay_min_us * HZ / 1_000_000;
             t = (t << BICTCP_HZ) / HZ;
-            let offs = if t < self.k { self.k - t } else { t - self.k };
+            let offs = t.abs_diff(self.k);
             let delta =
                 ((CUBE_RTT_SCALE as u128 * offs as u128 * offs as u128 * offs as u128) >> (10 + 3 * BICTCP_HZ)) as u64;
             let target = if t < self.k {

@@ -174,7 +174,7 @@ fn probe_rtt_after_10s_without_new_min_rtt() {
     }
     // Duration: drain to 4 in flight (< 1 RTT at 0.75+ drain), then max(200 ms, 1 round).
     let dur_ms = (t_out - t_in) as f64 / 1e6;
-    assert!(dur_ms >= 200.0 && dur_ms <= 200.0 + 2.0 * 45.2, "PROBE_RTT lasted {dur_ms} ms");
+    assert!((200.0..=200.0 + 2.0 * 45.2).contains(&dur_ms), "PROBE_RTT lasted {dur_ms} ms");
     // The expired filter took the new path RTT (45 ms + 1.2 ms serialisation).
     assert_eq!(p.rows[exit].min_rtt_us, Some(46_200));
     // Back to PROBE_BW with the saved cwnd restored.
@@ -432,8 +432,8 @@ fn long_term_bw_detects_policer_and_expires() {
     let mut n = 0u64;
     let mut step = |b: &mut Bbr, sk: &mut CcSock, lossy: bool| {
         n += 1;
-        let losses = if lossy && n % 3 == 0 { 1 } else { 0 };
-        let round_end = n % 50 == 0;
+        let losses = if lossy && n.is_multiple_of(3) { 1 } else { 0 };
+        let round_end = n.is_multiple_of(50);
         ack(b, sk, 200, 1, losses, round_end);
     };
     for _ in 0..50 * 12 {

@@ -381,6 +381,6 @@ impl Sender {
     }
 
     pub fn pacing_bps(&self) -> Option<f64> {
-        (self.sk.pacing_enabled || self.force_pacing).then(|| self.sk.pacing_rate as f64 * 8.0)
+        (self.sk.pacing_enabled || self.force_pacing).then_some(self.sk.pacing_rate as f64 * 8.0)
     }
 }
