@@ -40,7 +40,7 @@ use clap::Parser;
 use cli::Args;
 use config::LinkConfig;
 use realtime::{now_ns, Timing};
-use report::{DirReport, RunReport};
+use report::{DirReport, RunReport, WifiJson};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::os::fd::RawFd;
@@ -107,7 +107,7 @@ fn run() -> Result<(), String> {
         rt_prio: args.rt_prio,
         deadline: args.duration_s.map(|s| t0 + (s * 1e9) as u64),
     };
-    let ([r0, r1], wifi): ([DirReport; 2], Option<serde_json::Value>) = match cfg.wifi().cloned() {
+    let ([r0, r1], wifi): ([DirReport; 2], Option<WifiJson>) = match cfg.wifi().cloned() {
         // The Wi-Fi bottleneck: one thread serves both devices through the shared medium.
         Some(wifi) => {
             let (tm, fds) = (timing(), [fd_a, fd_b]);

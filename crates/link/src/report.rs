@@ -1,12 +1,15 @@
 //! The JSON report printed on stdout at the end of a run: per direction the path's counters,
 //! the queue discipline's statistics, how late packets left, the queue samples and the
-//! thread's CPU use; with a Wi-Fi hop also the medium's statistics (`wifi`, wifi_loop.rs). The
-//! kernel backend reads it (python/ccbench/kernel/).
+//! thread's CPU use; with a Wi-Fi hop also the medium's statistics (`wifi`). The kernel backend
+//! reads it (python/ccbench/kernel/). Every type here derives `Serialize`; the tests check the
+//! JSON against the hand-written `json!` report these types replaced.
 use crate::config::DirConfig;
 use crate::path::Counters;
 use crate::port_losses::PortLosses;
 use crate::stats::Lateness;
+use crate::wifi::WifiPath;
 use ccbench_queue::QueueStats;
+use ccbench_wifi::{Dir, MediumStats};
 use serde::Serialize;
 
 /// What one direction's forwarding thread hands back.
@@ -42,7 +45,7 @@ pub struct RunReport<'a> {
     pub spin_us: u64,
     pub directions: [DirJson<'a>; 2],
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wifi: Option<serde_json::Value>,
+    pub wifi: Option<WifiJson>,
 }
 
 impl RunReport<'_> {
@@ -163,6 +166,99 @@ impl DirReport {
     }
 }
 
+/// The medium's statistics (the `wifi` object): per direction (data = the sender-side station,
+/// ack = the receiver-side one) transmit opportunities, MPDUs sent / retried / dropped after
+/// the retry limit / delivered, airtime, the A-MPDU size histogram and its mean, median and
+/// 90th percentile; collisions; the PHY rate at the end. `samples`: the cumulative counters at
+/// each sample instant (`t_ns` since the start), per direction and for collisions.
+#[derive(Serialize)]
+pub struct WifiJson {
+    phy_rate_bps: u64,
+    collisions: u64,
+    directions: Vec<WifiDirJson>,
+    samples: WifiSamples,
+}
+
+#[derive(Serialize)]
+struct WifiDirJson {
+    name: &'static str,
+    txops: u64,
+    mpdus_sent: u64,
+    mpdus_retried: u64,
+    mpdus_dropped: u64,
+    mpdus_delivered: u64,
+    bytes_delivered: u64,
+    airtime_ns: u64,
+    ampdu_hist: Vec<u64>,
+    ampdu_mean: f64,
+    ampdu_p50: u32,
+    ampdu_p90: u32,
+    retry_dropped: u64,
+    samples: WifiDirSamples,
+}
+
+#[derive(Serialize)]
+struct WifiDirSamples {
+    txops: Vec<u64>,
+    airtime_ns: Vec<u64>,
+    mpdus_retried: Vec<u64>,
+    mpdus_dropped: Vec<u64>,
+    ampdu_hist: Vec<Vec<u64>>,
+}
+
+#[derive(Serialize)]
+struct WifiSamples {
+    t_ns: Vec<u64>,
+    collisions: Vec<u64>,
+}
+
+impl WifiJson {
+    /// From the medium at the end (`now`) and its counters at each sample instant.
+    pub fn new(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> Self {
+        let st = path.stats();
+        let directions = Dir::BOTH
+            .iter()
+            .zip(["data", "ack"])
+            .map(|(&dir, name)| {
+                let d = dir as usize;
+                let s = &st.dir[d];
+                let each = |f: fn(&MediumStats, usize) -> u64| samples.iter().map(|(_, m)| f(m, d)).collect();
+                WifiDirJson {
+                    name,
+                    txops: s.txops,
+                    mpdus_sent: s.mpdus_sent,
+                    mpdus_retried: s.mpdus_retried,
+                    mpdus_dropped: s.mpdus_dropped,
+                    mpdus_delivered: s.mpdus_delivered,
+                    bytes_delivered: s.bytes_delivered,
+                    airtime_ns: s.airtime_ns,
+                    ampdu_hist: s.ampdu_hist.to_vec(),
+                    ampdu_mean: s.mean_ampdu(),
+                    ampdu_p50: s.ampdu_quantile(0.5),
+                    ampdu_p90: s.ampdu_quantile(0.9),
+                    retry_dropped: path.retry_dropped[d],
+                    samples: WifiDirSamples {
+                        txops: each(|m, d| m.dir[d].txops),
+                        airtime_ns: each(|m, d| m.dir[d].airtime_ns),
+                        mpdus_retried: each(|m, d| m.dir[d].mpdus_retried),
+                        mpdus_dropped: each(|m, d| m.dir[d].mpdus_dropped),
+                        ampdu_hist: samples.iter().map(|(_, m)| m.dir[d].ampdu_hist.to_vec()).collect(),
+                    },
+                }
+            })
+            .collect();
+        WifiJson {
+            phy_rate_bps: path.phy_rate_bps(now),
+            collisions: st.collisions,
+            directions,
+            samples: WifiSamples {
+                t_ns: samples.iter().map(|s| s.0).collect(),
+                collisions: samples.iter().map(|(_, m)| m.collisions).collect(),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,7 +366,77 @@ mod tests {
             "directions": [dir_json_by_hand(&a), dir_json_by_hand(&b)],
         });
         assert_eq!(run.to_json_line(), by_hand.to_string());
-        let with_wifi = RunReport { wifi: Some(json!({"collisions": 3})), ..run };
-        assert!(with_wifi.to_json_line().ends_with(r#""wifi":{"collisions":3}}"#));
+    }
+
+    /// The `wifi` object as wifi_loop.rs wrote it by hand before it derived `Serialize`.
+    fn medium_json_by_hand(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> serde_json::Value {
+        let st = path.stats();
+        let dirs: Vec<serde_json::Value> = Dir::BOTH
+            .iter()
+            .zip(["data", "ack"])
+            .map(|(&dir, name)| {
+                let s = &st.dir[dir as usize];
+                json!({
+                    "name": name,
+                    "txops": s.txops,
+                    "mpdus_sent": s.mpdus_sent,
+                    "mpdus_retried": s.mpdus_retried,
+                    "mpdus_dropped": s.mpdus_dropped,
+                    "mpdus_delivered": s.mpdus_delivered,
+                    "bytes_delivered": s.bytes_delivered,
+                    "airtime_ns": s.airtime_ns,
+                    "ampdu_hist": s.ampdu_hist.to_vec(),
+                    "ampdu_mean": s.mean_ampdu(),
+                    "ampdu_p50": s.ampdu_quantile(0.5),
+                    "ampdu_p90": s.ampdu_quantile(0.9),
+                    "retry_dropped": path.retry_dropped[dir as usize],
+                    "samples": {
+                        "txops": samples.iter().map(|(_, m)| m.dir[dir as usize].txops).collect::<Vec<_>>(),
+                        "airtime_ns": samples.iter().map(|(_, m)| m.dir[dir as usize].airtime_ns).collect::<Vec<_>>(),
+                        "mpdus_retried": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_retried).collect::<Vec<_>>(),
+                        "mpdus_dropped": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_dropped).collect::<Vec<_>>(),
+                        "ampdu_hist": samples.iter().map(|(_, m)| m.dir[dir as usize].ampdu_hist.to_vec()).collect::<Vec<_>>(),
+                    },
+                })
+            })
+            .collect();
+        json!({
+            "phy_rate_bps": path.phy_rate_bps(now),
+            "collisions": st.collisions,
+            "directions": dirs,
+            "samples": {
+                "t_ns": samples.iter().map(|s| s.0).collect::<Vec<_>>(),
+                "collisions": samples.iter().map(|(_, m)| m.collisions).collect::<Vec<_>>(),
+            },
+        })
+    }
+
+    #[test]
+    fn derived_wifi_json_equals_the_hand_written_one() {
+        let cfg = LinkConfig::from_json(
+            r#"{"rate_bps":20000000,"rtt_ns":40000000,"buffer":{"packets":10},"aqm":"droptail","wifi":{}}"#,
+        )
+        .unwrap();
+        let path = WifiPath::new(cfg.wifi().unwrap(), &cfg.directions(), 0);
+        let mut m = MediumStats { collisions: 2, ..MediumStats::default() };
+        m.dir[0].txops = 5;
+        m.dir[0].airtime_ns = 123_456;
+        m.dir[1].mpdus_retried = 3;
+        m.dir[1].mpdus_dropped = 1;
+        m.dir[0].ampdu_hist[4] = 2;
+        let samples = [(0, MediumStats::default()), (100_000_000, m)];
+        let derived = serde_json::to_value(WifiJson::new(&path, 50, &samples)).unwrap();
+        assert_eq!(derived, medium_json_by_hand(&path, 50, &samples));
+        let r = report(&[]);
+        let run = RunReport {
+            clock_monotonic_start_ns: 0,
+            duration_s: 0.5,
+            sample_interval_ns: 100_000_000,
+            spin_us: 40,
+            directions: [r.json(), r.json()],
+            wifi: Some(WifiJson::new(&path, 50, &samples)),
+        };
+        let line: serde_json::Value = serde_json::from_str(&run.to_json_line()).unwrap();
+        assert_eq!(line["wifi"], medium_json_by_hand(&path, 50, &samples));
     }
 }

@@ -13,7 +13,7 @@ use crate::measured::Measured;
 use crate::path::{DelayLine, Outcome, Verdict};
 use crate::port_losses::{count_loss, PortLosses};
 use crate::realtime::{enter_realtime, now_ns, thread_cpu, Timing, BATCH};
-use crate::report::DirReport;
+use crate::report::{DirReport, WifiJson};
 use crate::served::Arrival;
 use crate::settle::settle;
 use crate::slab::{Slab, SLOT};
@@ -22,7 +22,6 @@ use crate::stop::{stop, stopped};
 use crate::wifi::WifiPath;
 use crate::{ecn, flowkey, idle};
 use ccbench_wifi::{Dir, MediumStats};
-use serde_json::json;
 use std::os::fd::RawFd;
 
 /// Per direction: what the thread measures besides the path's own counters.
@@ -64,7 +63,7 @@ pub fn forward_wifi(
     fds: [RawFd; 2],
     t0: u64,
     tm: Timing,
-) -> ([DirReport; 2], serde_json::Value) {
+) -> ([DirReport; 2], WifiJson) {
     let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline } = tm;
     let rt = enter_realtime(rt_prio);
     let mut path = WifiPath::new(&wifi, &cfgs, t0);
@@ -170,7 +169,7 @@ pub fn forward_wifi(
         idler.pause(now, got > 0, wake, &mut pfds);
     }
     let (u, s) = thread_cpu();
-    let wifi_json = medium_json(&path, now_ns(), &medium_samples);
+    let wifi_json = WifiJson::new(&path, now_ns(), &medium_samples);
     let [c0, c1] = cfgs;
     let [io0, io1] = io;
     let report = |cfg: DirConfig, dir: Dir, io: DirIo, cpu: (f64, f64), spin: u64, rests: u64| DirReport {
@@ -197,51 +196,4 @@ pub fn forward_wifi(
     let r0 = report(c0, Dir::Fwd, io0, (u, s), idler.spin_total, idler.forced_rests);
     let r1 = report(c1, Dir::Rev, io1, (0.0, 0.0), 0, 0);
     ([r0, r1], wifi_json)
-}
-
-/// The medium's statistics for the report (`wifi` object): per direction (data = the sender-side
-/// station, ack = the receiver-side one) transmit opportunities, MPDUs sent / retried / dropped
-/// after the retry limit / delivered, airtime, the A-MPDU size histogram and its mean, median
-/// and 90th percentile; collisions; the PHY rate at the end. `samples`: the cumulative counters
-/// at each sample instant (`t_ns` since the start), per direction and for collisions.
-pub fn medium_json(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> serde_json::Value {
-    let st = path.stats();
-    let dirs: Vec<serde_json::Value> = Dir::BOTH
-        .iter()
-        .zip(["data", "ack"])
-        .map(|(&dir, name)| {
-            let s = &st.dir[dir as usize];
-            json!({
-                "name": name,
-                "txops": s.txops,
-                "mpdus_sent": s.mpdus_sent,
-                "mpdus_retried": s.mpdus_retried,
-                "mpdus_dropped": s.mpdus_dropped,
-                "mpdus_delivered": s.mpdus_delivered,
-                "bytes_delivered": s.bytes_delivered,
-                "airtime_ns": s.airtime_ns,
-                "ampdu_hist": s.ampdu_hist.to_vec(),
-                "ampdu_mean": s.mean_ampdu(),
-                "ampdu_p50": s.ampdu_quantile(0.5),
-                "ampdu_p90": s.ampdu_quantile(0.9),
-                "retry_dropped": path.retry_dropped[dir as usize],
-                "samples": {
-                    "txops": samples.iter().map(|(_, m)| m.dir[dir as usize].txops).collect::<Vec<_>>(),
-                    "airtime_ns": samples.iter().map(|(_, m)| m.dir[dir as usize].airtime_ns).collect::<Vec<_>>(),
-                    "mpdus_retried": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_retried).collect::<Vec<_>>(),
-                    "mpdus_dropped": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_dropped).collect::<Vec<_>>(),
-                    "ampdu_hist": samples.iter().map(|(_, m)| m.dir[dir as usize].ampdu_hist.to_vec()).collect::<Vec<_>>(),
-                },
-            })
-        })
-        .collect();
-    json!({
-        "phy_rate_bps": path.phy_rate_bps(now),
-        "collisions": st.collisions,
-        "directions": dirs,
-        "samples": {
-            "t_ns": samples.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "collisions": samples.iter().map(|(_, m)| m.collisions).collect::<Vec<_>>(),
-        },
-    })
 }
