@@ -124,14 +124,14 @@ OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
 
 
 def test_fixture_matches_the_rust_source():
-    rs = SIM_SRC / "config.rs"
+    rs = SIM_SRC / "config" / "mod.rs"
     assert set(rust_struct_fields(rs, "SimConfig")) - RUST_ONLY_KEYS == SIM_CONFIG_KEYS[""]
     assert (set(rust_struct_fields(rs, "BottleneckConfig")) - RUST_ONLY_BOTTLENECK_KEYS - OPTIONAL_BOTTLENECK_KEYS
             == SIM_CONFIG_KEYS["bottleneck"])
     assert set(rust_struct_fields(rs, "AccessConfig")) == SIM_CONFIG_KEYS["access"]
     assert set(rust_struct_fields(rs, "FlowConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow"]
     assert set(rust_struct_fields(rs, "ProbeConfig")) == SIM_CONFIG_KEYS["probe"]
-    assert set(rust_struct_fields(SIM_SRC / "flow_groups.rs", "FlowGroupConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow_group"]
+    assert set(rust_struct_fields(SIM_SRC / "config" / "flow_groups.rs", "FlowGroupConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow_group"]
 
 
 def test_sim_config_grouped_has_the_keys_of_flow_groups_rs(full):
