@@ -2,7 +2,7 @@
 //! the queue discipline's statistics, how late packets left, the queue samples and the
 //! thread's CPU use; with a Wi-Fi hop also the medium's statistics (`wifi`). The kernel backend
 //! reads it (python/ccbench/kernel/). Every type here derives `Serialize`; the tests check the
-//! JSON against the hand-written `json!` report these types replaced.
+//! JSON against the same report written out key by key with `json!`.
 use crate::config::DirConfig;
 use crate::path::Counters;
 use crate::port_losses::PortLosses;
@@ -265,7 +265,7 @@ mod tests {
     use crate::config::LinkConfig;
     use serde_json::json;
 
-    /// The report as main.rs wrote it by hand before the report types derived `Serialize`:
+    /// The report written out key by key with `json!`:
     /// the reference the derived JSON must equal, key for key and value for value.
     fn dir_json_by_hand(r: &DirReport) -> serde_json::Value {
         let c = &r.counters;
@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(run.to_json_line(), by_hand.to_string());
     }
 
-    /// The `wifi` object as wifi_loop.rs wrote it by hand before it derived `Serialize`.
+    /// The `wifi` object written out key by key with `json!`: the reference `WifiJson` must equal.
     fn medium_json_by_hand(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> serde_json::Value {
         let st = path.stats();
         let dirs: Vec<serde_json::Value> = Dir::BOTH

@@ -154,7 +154,7 @@ pub struct BottleneckConfig {
     pub buffer: BufferConfig,
     #[serde(default = "default_aqm")]
     pub aqm: String,
-    /// Parameters of the discipline (queue/aqm.rs); missing ones take the Linux defaults.
+    /// Parameters of the discipline (`ccbench_queue::aqm`); missing ones take the Linux defaults.
     #[serde(default)]
     pub aqm_params: AqmParams,
     /// Rust-only cross-check of the served-queue arm: run drop-tail as a FIFO qdisc served at
