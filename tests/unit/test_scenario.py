@@ -161,7 +161,7 @@ OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
 
 
 def test_fixture_matches_the_rust_source():
-    rs = SIM_SRC / "config.rs"
+    rs = SIM_SRC / "config" / "mod.rs"
     assert set(rust_struct_fields(rs, "SimConfig")) - RUST_ONLY_KEYS == SIM_CONFIG_KEYS[""]
     assert (
         set(rust_struct_fields(rs, "BottleneckConfig")) - RUST_ONLY_BOTTLENECK_KEYS - OPTIONAL_BOTTLENECK_KEYS
@@ -171,7 +171,7 @@ def test_fixture_matches_the_rust_source():
     assert set(rust_struct_fields(rs, "FlowConfig")) - OPTIONAL_FLOW_KEYS == SIM_CONFIG_KEYS["flow"]
     assert set(rust_struct_fields(rs, "ProbeConfig")) == SIM_CONFIG_KEYS["probe"]
     assert (
-        set(rust_struct_fields(SIM_SRC / "flow_groups.rs", "FlowGroupConfig")) - OPTIONAL_FLOW_KEYS
+        set(rust_struct_fields(SIM_SRC / "config" / "flow_groups.rs", "FlowGroupConfig")) - OPTIONAL_FLOW_KEYS
         == SIM_CONFIG_KEYS["flow_group"]
     )
 

@@ -1,17 +1,15 @@
-//! Configuration: the normalised scenario JSON of `crates/sim/src/config.rs` (the whole
+//! Configuration: the normalised scenario JSON of `crates/sim/src/config/mod.rs` (the whole
 //! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck` and `access.delay_ns` are
 //! read), or just its `bottleneck` object. Both backends therefore read one format, and the
-//! bottleneck's `aqm` / `aqm_params` are validated and resolved by the simulator's own code
-//! (`queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
+//! bottleneck's `aqm` / `aqm_params` are validated and resolved by the same code as the
+//! simulator's (`ccbench_queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
 use ccbench_queue::Trace;
 use serde_json::Value;
 use std::sync::Arc;
-// The scenario's bottleneck types are the simulator's (crates/sim/src/config.rs): one
-// definition, one validation, for both backends.
-pub use ccbench_sim::config::{
-    BottleneckConfig as Bottleneck, BufferConfig, Impair, JitterDist, LossConfig,
-};
-pub use ccbench_sim::queue::aqm::AqmParams;
+// The scenario's bottleneck types are the simulator's (crates/sim/src/config/), its buffer and
+// queue-discipline parameters ccbench-queue's: one definition, one validation, for both backends.
+pub use ccbench_queue::{AqmParams, BufferConfig};
+pub use ccbench_sim::config::{BottleneckConfig as Bottleneck, Impair, JitterDist, LossConfig};
 pub use ccbench_wifi::WifiConfig;
 
 /// Everything the emulator needs.
@@ -91,23 +89,28 @@ impl LinkConfig {
             (v.clone(), 1, 100_000_000, 0)
         };
         let (bn, wifi) = take_wifi(bn)?;
-        let mut bottleneck: Bottleneck =
-            serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
+        let mut bottleneck: Bottleneck = serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
         bottleneck.wifi = wifi;
         let measured_tcp_ports = match obj.get("measured_tcp_ports") {
             None | Some(Value::Null) => Vec::new(),
             Some(v) => serde_json::from_value(v.clone())
                 .map_err(|e| format!("measured_tcp_ports: a list of TCP ports is expected: {e}"))?,
         };
-        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access_delay_ns: access_delay, measured_tcp_ports };
+        let cfg = LinkConfig {
+            bottleneck,
+            seed,
+            sample_interval_ns: sample,
+            access_delay_ns: access_delay,
+            measured_tcp_ports,
+        };
         cfg.validate()?;
         Ok(cfg)
     }
 
-    /// Every discipline of the simulator's `queue::aqm` runs here (the AQM arm of path.rs, or
+    /// Every discipline of `ccbench_queue::aqm` runs here (the AQM arm of path.rs, or
     /// in front of each Wi-Fi station's driver queue).
     pub fn validate(&self) -> Result<(), String> {
-        self.bottleneck.validate_with_queues()
+        self.bottleneck.validate()
     }
 
     /// `bottleneck.wifi`: the hop is one 802.11n medium shared by both directions (wifi.rs)
@@ -120,7 +123,7 @@ impl LinkConfig {
     pub fn directions(&self) -> [DirConfig; 2] {
         let b = &self.bottleneck;
         let one_way = b.rtt_ns / 2 + 2 * self.access_delay_ns;
-        // validated with the config (validate_with_queues): [data, ack]
+        // validated with the config (BottleneckConfig::validate): [data, ack]
         let traces = b.trace.as_ref().map(|t| t.traces().expect("bottleneck.trace is validated"));
         let trace = |i: usize| traces.as_ref().map(|t| t[i].clone());
         let mk = |name: &'static str, impaired: bool, label_seed: u64, trace: Option<Arc<Trace>>| DirConfig {
@@ -184,15 +187,20 @@ mod tests {
         )
         .unwrap();
         for d in c.directions() {
-            assert_eq!((d.aqm.as_str(), d.aqm_params.target_ns, d.aqm_params.ecn), ("codel", Some(2_000_000), Some(true)));
+            assert_eq!(
+                (d.aqm.as_str(), d.aqm_params.target_ns, d.aqm_params.ecn),
+                ("codel", Some(2_000_000), Some(true))
+            );
         }
         for aqm in ["fq_codel", "pie", "red", "fq"] {
             let j = format!(r#"{{"rate_bps":1,"rtt_ns":2,"buffer":{{"packets":10}},"aqm":"{aqm}"}}"#);
             assert!(LinkConfig::from_json(&j).is_ok(), "{aqm}");
         }
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"sfq"}"#).is_err());
-        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel","aqm_params":{"quantum":300}}"#)
-            .unwrap_err();
+        let e = LinkConfig::from_json(
+            r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"aqm":"codel","aqm_params":{"quantum":300}}"#,
+        )
+        .unwrap_err();
         assert!(e.contains("quantum"), "{e}");
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"bogus":1}"#).is_err());
     }
@@ -205,9 +213,11 @@ mod tests {
         assert!(c.wifi().is_none());
         let c = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":3}}"#).unwrap();
         assert_eq!(c.wifi(), Some(&WifiConfig { mcs: 3, ..WifiConfig::default() }));
-        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":40}}"#).unwrap_err();
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"mcs":40}}"#)
+            .unwrap_err();
         assert!(e.contains("wifi.mcs"), "{e}");
-        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"bogus":1}}"#).unwrap_err();
+        let e = LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"wifi":{"bogus":1}}"#)
+            .unwrap_err();
         assert!(e.contains("bottleneck.wifi") && e.contains("bogus"), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 //! late, a spin is not); and because a real-time thread that never sleeps starves everything
 //! else on its CPU until the kernel throttles it for tens of ms, it rests `rest_ns` after
 //! `max_busy_ns` without a sleep, at a time it chooses.
-use crate::now_ns;
+use crate::realtime::now_ns;
 
 pub struct Idler {
     spin_ns: u64,

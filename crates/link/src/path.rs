@@ -10,7 +10,7 @@
 //!   when it arrives, so the packet goes straight into the delay line keyed by its delivery
 //!   time (`Verdict::Deliver`).
 //! * **every other discipline** (CoDel, FQ-CoDel, PIE, RED, fq; the scenario's `aqm` and
-//!   `aqm_params`, built by the simulator's `queue::aqm::build`): a [`ServedQueue`] that
+//!   `aqm_params`, built by `ccbench_queue::aqm::build`): a [`ServedQueue`] that
 //!   holds the packet (`Verdict::Queued`) and decides at dequeue; loss, jitter and delay are
 //!   drawn when a packet leaves it. What happens to held packets is reported as [`Outcome`]s
 //!   (`take_outcomes`), which the forwarding loop settles: deliver (rewriting the ECN field to
@@ -22,16 +22,15 @@
 //!
 //! Both transmitters carry the rate division's remainder (`Rounding::CarryRemainder`) so that
 //! the rate is exact on average against the real clock.
-use crate::config::{BufferConfig, DirConfig};
-use crate::served::{Arrival, Left, ServedQueue};
-pub use crate::stats::Counters;
+use crate::config::DirConfig;
 use crate::measured::UnimpairedSlots;
 use crate::propagation::Propagation;
-use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
+use crate::served::{Arrival, Left, ServedQueue};
+pub use crate::stats::Counters;
+use ccbench_queue::{aqm, Limit, QueueStats, Rounding, ScheduledDropTail, Server, TraceServer};
 // The loss and jitter models (propagation.rs), the RNG and the disciplines' construction are the
 // simulator's own: both backends draw a packet's fate and delay, and build the queue, from the
 // same code.
-use ccbench_sim::queue::aqm;
 use ccbench_sim::rng::stream_seed;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -78,10 +77,7 @@ pub struct PathModel {
 
 impl PathModel {
     pub fn new(c: &DirConfig) -> Self {
-        let limit = match c.buffer {
-            BufferConfig::Bytes(b) => Limit::Bytes(b),
-            BufferConfig::Packets(p) => Limit::Packets(p),
-        };
+        let limit = Limit::from(c.buffer);
         // PIE's and RED's random streams are named after the direction, like loss and jitter.
         let seed = stream_seed(c.seed, &format!("{}/aqm", c.stream()));
         // A trace link always takes the served arm (drop-tail as a FIFO discipline).
@@ -92,10 +88,9 @@ impl PathModel {
         };
         let queue = match (qdisc, &c.trace) {
             // origin 0 until the forwarding loop calls `start_trace_at`
-            (Some(q), Some(t)) => Queue::Served(Box::new(ServedQueue::with_server(
-                q,
-                Server::Trace(TraceServer::new(t.clone(), 0)),
-            ))),
+            (Some(q), Some(t)) => {
+                Queue::Served(Box::new(ServedQueue::with_server(q, Server::Trace(TraceServer::new(t.clone(), 0)))))
+            }
             (Some(q), None) => Queue::Served(Box::new(ServedQueue::new(q, c.rate_bps))),
             (None, _) => Queue::Fast(ScheduledDropTail::new(c.rate_bps, limit, Rounding::CarryRemainder)),
         };
@@ -294,9 +289,9 @@ impl DelayLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::*;
     use crate::config::{JitterDist, LossConfig};
     use ccbench_sim::rng::Rng;
-    use crate::config::*;
     use std::sync::Arc;
 
     fn dir(loss: LossConfig, jitter: u64, dist: JitterDist, buffer: BufferConfig) -> DirConfig {
@@ -383,7 +378,10 @@ mod tests {
             let drops = want.iter().filter(|v| **v == Verdict::Dropped).count() as u64;
             assert!(drops > 100, "the buffer must bite for the test to mean something: {drops}");
             let (f, a) = (fast.queue_stats(), aqm.queue_stats());
-            assert_eq!((f.drops(), f.max_backlog_bytes, f.max_backlog_packets), (a.drops(), a.max_backlog_bytes, a.max_backlog_packets));
+            assert_eq!(
+                (f.drops(), f.max_backlog_bytes, f.max_backlog_packets),
+                (a.drops(), a.max_backlog_bytes, a.max_backlog_packets)
+            );
             assert_eq!(fast.bytes_served(), aqm.bytes_served());
             assert_eq!(fast.counters.lost, aqm.counters.lost);
         }
@@ -551,7 +549,7 @@ mod tests {
             let mut kept = 0;
             for n in 0..400u32 {
                 let t = T0 + n as u64 * 20 * MS; // the link is idle at every arrival
-                // every third packet of `with_setup` is a setup packet: never lost, no jitter
+                                                 // every third packet of `with_setup` is a setup packet: never lost, no jitter
                 if n % 3 == 0 {
                     assert_eq!(fate(&mut with_setup, t, n, false), Verdict::Deliver(t + MS + 25 * MS));
                     continue;
@@ -593,7 +591,12 @@ mod tests {
 
     #[test]
     fn bernoulli_rate() {
-        let mut m = PathModel::new(&dir(LossConfig::Bernoulli { p: 0.05 }, 0, JitterDist::Uniform, BufferConfig::Packets(1000)));
+        let mut m = PathModel::new(&dir(
+            LossConfig::Bernoulli { p: 0.05 },
+            0,
+            JitterDist::Uniform,
+            BufferConfig::Packets(1000),
+        ));
         let n = 200_000u64;
         for i in 0..n {
             m.arrive(i * 10_000_000, 100);
@@ -605,7 +608,12 @@ mod tests {
     #[test]
     fn gilbert_stationary_loss() {
         // p=0.01, r=0.2, h=0, k=1: P(bad) = p/(p+r) = 0.0476
-        let mut m = PathModel::new(&dir(LossConfig::Gilbert { p: 0.01, r: 0.2, h: 0.0, k: 1.0 }, 0, JitterDist::Uniform, BufferConfig::Packets(1000)));
+        let mut m = PathModel::new(&dir(
+            LossConfig::Gilbert { p: 0.01, r: 0.2, h: 0.0, k: 1.0 },
+            0,
+            JitterDist::Uniform,
+            BufferConfig::Packets(1000),
+        ));
         let n = 400_000u64;
         for i in 0..n {
             m.arrive(i * 10_000_000, 100);
@@ -651,4 +659,3 @@ mod tests {
         }
     }
 }
-

@@ -1,5 +1,5 @@
 //! The AQM arm of the emulator's bottleneck: a ccbench-queue discipline served at dequeue time
-//! by a fixed-rate transmitter (the plan in ccbench-queue's top-level doc, "Emulator").
+//! by a fixed-rate transmitter (ccbench-queue's top-level doc, "Emulator").
 //!
 //! The discipline holds descriptors whose `id` is the TUN buffer slot of the packet; the bytes
 //! stay in the forwarding thread's slab. The queue runs on a *virtual* clock: the transmitter

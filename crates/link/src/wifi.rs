@@ -17,13 +17,13 @@
 //! The medium's clock counts from `origin` (the emulator's start): `mcs_trace` steps are
 //! times since then.
 use crate::config::{DirConfig, WifiConfig};
-use crate::path::{Outcome, Verdict};
 use crate::measured::UnimpairedSlots;
+use crate::path::{Outcome, Verdict};
 use crate::propagation::Propagation;
 use crate::served::Arrival;
 use crate::stats::Counters;
+use ccbench_queue::aqm;
 use ccbench_queue::{Pkt, QueueStats};
-use ccbench_sim::queue::aqm;
 use ccbench_sim::rng::stream_seed;
 use ccbench_wifi::{Delivery, Dir, DropReason, Medium, MediumStats};
 use std::collections::VecDeque;
@@ -297,7 +297,9 @@ mod tests {
         for &(slot, d, len, at) in &offered {
             let (od, o) = fates[&slot];
             assert_eq!((od, o.len), (d, len), "slot {slot}");
-            let Verdict::Deliver(when) = o.verdict else { panic!("slot {slot}: {:?} with no loss or errors", o.verdict) };
+            let Verdict::Deliver(when) = o.verdict else {
+                panic!("slot {slot}: {:?} with no loss or errors", o.verdict)
+            };
             let wired = if d == Dir::Fwd { 10 * MS } else { 30 * MS };
             // it crossed the air (at least one PPDU) and then the wire
             assert!(when > at + wired, "slot {slot} delivered {} ns after arrival", when - at);
@@ -336,7 +338,11 @@ mod tests {
         let mut m = Medium::new(&wifi, [station(), station()], stream_seed(3, "bottleneck/wifi"));
         let (mut want, mut dels, mut drops) = (HashMap::new(), Vec::new(), Vec::new());
         let mut fates = HashMap::new();
-        let advance = |m: &mut Medium, now: u64, want: &mut HashMap<u32, Option<u64>>, dels: &mut Vec<Delivery>, drops: &mut Vec<_>| {
+        let advance = |m: &mut Medium,
+                       now: u64,
+                       want: &mut HashMap<u32, Option<u64>>,
+                       dels: &mut Vec<Delivery>,
+                       drops: &mut Vec<_>| {
             while let Some(t) = m.next_event() {
                 if t > now {
                     break;
@@ -436,7 +442,10 @@ mod tests {
         assert_eq!(fates.len() as u64 + p.queue_stats(Dir::Fwd).drops_overlimit, 20_000);
         let marked = fates.values().filter(|(_, o)| o.ce).count() as u64;
         assert!(marked > 0, "CoDel never marked a standing queue");
-        assert!(fates.values().all(|(_, o)| matches!(o.verdict, Verdict::Deliver(_))), "ECT packets are marked, not dropped");
+        assert!(
+            fates.values().all(|(_, o)| matches!(o.verdict, Verdict::Deliver(_))),
+            "ECT packets are marked, not dropped"
+        );
         assert_eq!((p.counters[0].ce_marked, p.queue_stats(Dir::Fwd).marks), (marked, marked));
     }
 
@@ -444,7 +453,10 @@ mod tests {
     fn the_medium_clock_starts_at_the_origin() {
         // mcs_trace steps count from the emulator's start: MCS 15 until 1 s, then MCS 0.
         let wifi = WifiConfig { mcs_trace: Some(vec![(1_000 * MS, 0)]), ..WifiConfig::default() };
-        let dirs = [dir("data", 0, BufferConfig::Packets(10), "droptail"), dir("ack", 0, BufferConfig::Packets(10), "droptail")];
+        let dirs = [
+            dir("data", 0, BufferConfig::Packets(10), "droptail"),
+            dir("ack", 0, BufferConfig::Packets(10), "droptail"),
+        ];
         let p = WifiPath::new(&wifi, &dirs, ORIGIN);
         let rate = |mcs| ccbench_wifi::phy_rate_bps(&WifiConfig { mcs, ..WifiConfig::default() });
         assert_eq!(p.phy_rate_bps(ORIGIN + 999 * MS), rate(15));

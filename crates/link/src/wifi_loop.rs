@@ -9,24 +9,27 @@
 //! event, either delay line's next due time and the next sample, spinning the last `spin_us`
 //! as the wire's threads do, and resting after `max_busy_us` without sleep.
 use crate::config::{DirConfig, WifiConfig};
-use crate::path::{DelayLine, Outcome, Verdict};
 use crate::measured::Measured;
+use crate::path::{DelayLine, Outcome, Verdict};
+use crate::port_losses::{count_loss, PortLosses};
+use crate::realtime::{enter_realtime, now_ns, thread_cpu, Timing, BATCH};
+use crate::report::{DirReport, WifiJson};
 use crate::served::Arrival;
+use crate::settle::settle;
+use crate::slab::{Slab, SLOT};
 use crate::stats::Lateness;
+use crate::stop::{stop, stopped};
 use crate::wifi::WifiPath;
-use crate::{count_loss, ecn, flowkey, now_ns, set_rt, slot_bytes, thread_cpu, DirReport, Timing, BATCH, SLOT, STOP};
+use crate::{ecn, flowkey, idle};
 use ccbench_wifi::{Dir, MediumStats};
-use serde_json::json;
-use std::collections::HashMap;
 use std::os::fd::RawFd;
-use std::sync::atomic::Ordering;
 
 /// Per direction: what the thread measures besides the path's own counters.
 struct DirIo {
     line: DelayLine,
     late: Lateness,
     samples: Vec<(u64, u64, u64)>,
-    per_port: HashMap<u16, (u64, u64)>,
+    per_port: PortLosses,
     read_errors: u64,
     oversize: u64,
 }
@@ -37,59 +40,18 @@ impl DirIo {
             line: DelayLine::new(),
             late: Lateness::new(),
             samples: Vec::new(),
-            per_port: HashMap::new(),
+            per_port: PortLosses::new(),
             read_errors: 0,
             oversize: 0,
         }
     }
 }
 
-/// Packet buffers shared by both directions: a slab that only grows, plus a free list.
-struct Slab {
-    bytes: Vec<u8>,
-    free: Vec<u32>,
-    nslots: u32,
-}
-
-impl Slab {
-    fn new() -> Self {
-        let mut s = Slab { bytes: Vec::new(), free: Vec::new(), nslots: 0 };
-        s.grow();
-        s
-    }
-    fn grow(&mut self) {
-        let add = self.nslots.max(1024);
-        self.bytes.resize((self.nslots + add) as usize * SLOT, 0);
-        self.free.extend((self.nslots..self.nslots + add).rev());
-        self.nslots += add;
-    }
-    /// A free slot (not yet taken off the free list).
-    fn peek_free(&mut self) -> u32 {
-        if self.free.is_empty() {
-            self.grow();
-        }
-        *self.free.last().unwrap()
-    }
-}
-
-/// Settle the medium's outcomes: into the direction's delay line (CE rewritten if marked), or
-/// count the drop/loss per port and free the slot.
-fn settle(outcomes: &[(Dir, Outcome)], slab: &mut Slab, io: &mut [DirIo; 2]) {
+/// Settle the medium's outcomes, each in its direction (settle.rs).
+fn settle_all(outcomes: &[(Dir, Outcome)], slab: &mut Slab, io: &mut [DirIo; 2]) {
     for (dir, o) in outcomes {
-        let d = *dir as usize;
-        let pkt = slot_bytes(&mut slab.bytes, o.slot, o.len);
-        match o.verdict {
-            Verdict::Deliver(t) => {
-                if o.ce {
-                    ecn::set_ce(pkt);
-                }
-                io[d].line.push(t, o.slot, o.len);
-            }
-            v => {
-                count_loss(&mut io[d].per_port, pkt, v);
-                slab.free.push(o.slot);
-            }
-        }
+        let io = &mut io[*dir as usize];
+        settle(o, slab, &mut io.line, &mut io.per_port);
     }
 }
 
@@ -101,10 +63,9 @@ pub fn forward_wifi(
     fds: [RawFd; 2],
     t0: u64,
     tm: Timing,
-) -> ([DirReport; 2], serde_json::Value) {
-    let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline, .. } = tm;
-    let rt = set_rt(rt_prio);
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
+) -> ([DirReport; 2], WifiJson) {
+    let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline } = tm;
+    let rt = enter_realtime(rt_prio);
     let mut path = WifiPath::new(&wifi, &cfgs, t0);
     let mut measured = [Measured::new(&cfgs[0].measured_tcp_ports), Measured::new(&cfgs[1].measured_tcp_ports)];
     let mut io = [DirIo::new(), DirIo::new()];
@@ -114,17 +75,17 @@ pub fn forward_wifi(
     let mut medium_samples: Vec<(u64, MediumStats)> = Vec::new();
     let sample_ns = cfgs[0].sample_interval_ns;
     let mut next_sample = if sample_ns > 0 { t0 } else { u64::MAX };
-    let mut idler = crate::idle::Idler::new(spin_ns, max_busy_ns, rest_ns);
+    let mut idler = idle::Idler::new(spin_ns, max_busy_ns, rest_ns);
     let mut pfds = [
         libc::pollfd { fd: fds[0], events: libc::POLLIN, revents: 0 },
         libc::pollfd { fd: fds[1], events: libc::POLLIN, revents: 0 },
     ];
 
-    while !STOP.load(Ordering::Relaxed) {
+    while !stopped() {
         // 0. The medium up to now: what the far stations released, what was dropped.
         path.serve(now_ns());
         path.take_outcomes(&mut outcomes);
-        settle(&outcomes, &mut slab, &mut io);
+        settle_all(&outcomes, &mut slab, &mut io);
         // 1. Deliver everything due, in both directions (data to the receiver, ACKs back).
         for d in 0..2 {
             let fd_out = fds[1 - d];
@@ -132,8 +93,8 @@ pub fn forward_wifi(
                 let now = now_ns();
                 let Some((due, slot, len)) = io[d].line.pop_due(now) else { break };
                 io[d].late.add(now - due);
-                let off = slot as usize * SLOT;
-                let r = unsafe { libc::write(fd_out, slab.bytes[off..].as_ptr() as *const libc::c_void, len as usize) };
+                let pkt = slab.packet(slot, len);
+                let r = unsafe { libc::write(fd_out, pkt.as_ptr() as *const libc::c_void, len as usize) };
                 let c = &mut path.counters[d];
                 if r < 0 {
                     c.write_errors += 1;
@@ -141,7 +102,7 @@ pub fn forward_wifi(
                     c.packets_out += 1;
                     c.bytes_out += len as u64;
                 }
-                slab.free.push(slot);
+                slab.release(slot);
             }
         }
         // 2. Take in what has arrived at either station (bounded batches).
@@ -150,8 +111,8 @@ pub fn forward_wifi(
             let mut n = 0;
             while n < BATCH {
                 let slot = slab.peek_free();
-                let off = slot as usize * SLOT;
-                let r = unsafe { libc::read(fds[d], slab.bytes[off..].as_mut_ptr() as *mut libc::c_void, SLOT) };
+                let buf = slab.slot_mut(slot);
+                let r = unsafe { libc::read(fds[d], buf.as_mut_ptr() as *mut libc::c_void, SLOT) };
                 if r < 0 {
                     let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
                     if e != libc::EAGAIN && e != libc::EINTR {
@@ -169,20 +130,18 @@ pub fn forward_wifi(
                     continue;
                 }
                 let now = now_ns();
-                let pkt = &slab.bytes[off..off + len as usize];
+                let pkt = slab.packet(slot, len);
                 let impaired = measured[d].impairs(pkt);
                 let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired };
                 match path.offer(now, dir, a) {
-                    Verdict::Queued => {
-                        slab.free.pop();
-                    }
+                    Verdict::Queued => slab.take(),
                     v => count_loss(&mut io[d].per_port, pkt, v),
                 }
             }
             got += n;
         }
         path.take_outcomes(&mut outcomes);
-        settle(&outcomes, &mut slab, &mut io);
+        settle_all(&outcomes, &mut slab, &mut io);
         let now = now_ns();
         // 3. Occupancy samples of both stations.
         while now >= next_sample {
@@ -195,7 +154,7 @@ pub fn forward_wifi(
         }
         if let Some(d) = deadline {
             if now >= d {
-                STOP.store(true, Ordering::SeqCst);
+                stop();
                 break;
             }
         }
@@ -210,7 +169,7 @@ pub fn forward_wifi(
         idler.pause(now, got > 0, wake, &mut pfds);
     }
     let (u, s) = thread_cpu();
-    let wifi_json = medium_json(&path, now_ns(), &medium_samples);
+    let wifi_json = WifiJson::new(&path, now_ns(), &medium_samples);
     let [c0, c1] = cfgs;
     let [io0, io1] = io;
     let report = |cfg: DirConfig, dir: Dir, io: DirIo, cpu: (f64, f64), spin: u64, rests: u64| DirReport {
@@ -237,51 +196,4 @@ pub fn forward_wifi(
     let r0 = report(c0, Dir::Fwd, io0, (u, s), idler.spin_total, idler.forced_rests);
     let r1 = report(c1, Dir::Rev, io1, (0.0, 0.0), 0, 0);
     ([r0, r1], wifi_json)
-}
-
-/// The medium's statistics for the report (`wifi` object): per direction (data = the sender-side
-/// station, ack = the receiver-side one) transmit opportunities, MPDUs sent / retried / dropped
-/// after the retry limit / delivered, airtime, the A-MPDU size histogram and its mean, median
-/// and 90th percentile; collisions; the PHY rate at the end. `samples`: the cumulative counters
-/// at each sample instant (`t_ns` since the start), per direction and for collisions.
-pub fn medium_json(path: &WifiPath, now: u64, samples: &[(u64, MediumStats)]) -> serde_json::Value {
-    let st = path.stats();
-    let dirs: Vec<serde_json::Value> = Dir::BOTH
-        .iter()
-        .zip(["data", "ack"])
-        .map(|(&dir, name)| {
-            let s = &st.dir[dir as usize];
-            json!({
-                "name": name,
-                "txops": s.txops,
-                "mpdus_sent": s.mpdus_sent,
-                "mpdus_retried": s.mpdus_retried,
-                "mpdus_dropped": s.mpdus_dropped,
-                "mpdus_delivered": s.mpdus_delivered,
-                "bytes_delivered": s.bytes_delivered,
-                "airtime_ns": s.airtime_ns,
-                "ampdu_hist": s.ampdu_hist.to_vec(),
-                "ampdu_mean": s.mean_ampdu(),
-                "ampdu_p50": s.ampdu_quantile(0.5),
-                "ampdu_p90": s.ampdu_quantile(0.9),
-                "retry_dropped": path.retry_dropped[dir as usize],
-                "samples": {
-                    "txops": samples.iter().map(|(_, m)| m.dir[dir as usize].txops).collect::<Vec<_>>(),
-                    "airtime_ns": samples.iter().map(|(_, m)| m.dir[dir as usize].airtime_ns).collect::<Vec<_>>(),
-                    "mpdus_retried": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_retried).collect::<Vec<_>>(),
-                    "mpdus_dropped": samples.iter().map(|(_, m)| m.dir[dir as usize].mpdus_dropped).collect::<Vec<_>>(),
-                    "ampdu_hist": samples.iter().map(|(_, m)| m.dir[dir as usize].ampdu_hist.to_vec()).collect::<Vec<_>>(),
-                },
-            })
-        })
-        .collect();
-    json!({
-        "phy_rate_bps": path.phy_rate_bps(now),
-        "collisions": st.collisions,
-        "directions": dirs,
-        "samples": {
-            "t_ns": samples.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "collisions": samples.iter().map(|(_, m)| m.collisions).collect::<Vec<_>>(),
-        },
-    })
 }

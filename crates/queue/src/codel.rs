@@ -53,12 +53,7 @@ impl CodelSource for Fifo<'_> {
 
 impl Codel {
     pub fn new(cfg: CodelConfig) -> Self {
-        Codel {
-            cfg,
-            fifo: PktFifo::default(),
-            vars: CodelVars::default(),
-            dropped: Vec::new(),
-        }
+        Codel { cfg, fifo: PktFifo::default(), vars: CodelVars::default(), dropped: Vec::new() }
     }
     pub fn vars(&self) -> &CodelVars {
         &self.vars

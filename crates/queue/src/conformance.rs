@@ -9,7 +9,13 @@ fn all() -> Vec<(&'static str, Box<dyn Qdisc>)> {
     vec![
         ("droptail", Box::new(DropTail::new(Limit::Packets(50)))),
         ("codel", Box::new(Codel::new(CodelConfig { limit_packets: 60, ..Default::default() }))),
-        ("codel-ecn", Box::new(Codel::new(CodelConfig { params: CodelParams { ecn: true, ..Default::default() }, limit_packets: 60 }))),
+        (
+            "codel-ecn",
+            Box::new(Codel::new(CodelConfig {
+                params: CodelParams { ecn: true, ..Default::default() },
+                limit_packets: 60,
+            })),
+        ),
         ("fq_codel", Box::new(FqCodel::new(FqCodelConfig { limit_packets: 80, ..Default::default() }))),
         ("pie", Box::new(Pie::new(PieConfig { limit_packets: 70, ..Default::default() }, 0))),
         ("red", Box::new(Red::new(RedConfig::for_buffer(90_000, 12_000_000)))),
@@ -33,8 +39,8 @@ fn every_packet_leaves_exactly_once_and_backlog_adds_up() {
             // arrival, 1 ms apart): the backlog wanders like a random walk into the limits.
             t += x % 1_800_000;
             let len = [1500u32, 64, 1500, 900][(x >> 20) as usize % 4];
-            let mut p = Pkt::new(id, len, flow_hash(x % 6)).ect(x % 3 == 0);
-            if name == "fq" && x % 5 == 0 {
+            let mut p = Pkt::new(id, len, flow_hash(x % 6)).ect(x.is_multiple_of(3));
+            if name == "fq" && x.is_multiple_of(5) {
                 p.send_at_ns = t + 3_000_000;
             }
             match q.enqueue(t, p) {

@@ -1,6 +1,6 @@
 //! Drop-tail FIFO (Linux pfifo / bfifo), in two forms:
 //!
-//! * [`ScheduledDropTail`] — the fast path both backends use today: a drop-tail FIFO in front of
+//! * [`ScheduledDropTail`] — the fast path both backends use: a drop-tail FIFO in front of
 //!   a fixed-rate [`Transmitter`]. FIFO order and a fixed rate make a packet's transmission start
 //!   and end known the moment it arrives (start = max(arrival, end of the previous packet)), so
 //!   the queue keeps only the (start, bytes) of waiting packets, for its occupancy, and needs no

@@ -58,7 +58,9 @@ impl Default for FqConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// On no list; `age` = when it went idle.
-    Detached { age: Nanos },
+    Detached {
+        age: Nanos,
+    },
     New,
     Old,
     Throttled,

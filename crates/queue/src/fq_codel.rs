@@ -311,7 +311,11 @@ mod tests {
         let (mut a, mut b) = (0u64, 0u64);
         while a + b < 400_000 {
             let p = q.dequeue(0).unwrap();
-            if p.id < 10_000 { a += p.len as u64 } else { b += p.len as u64 }
+            if p.id < 10_000 {
+                a += p.len as u64
+            } else {
+                b += p.len as u64
+            }
             assert!(a.abs_diff(b) <= 2 * 1514, "a {a} b {b}");
         }
         assert!(a.abs_diff(b) <= 1514 + 1500, "a {a} b {b}");

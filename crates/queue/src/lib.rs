@@ -16,47 +16,33 @@
 //! | RED (Floyd & Jacobson 1993, gentle) | [`Red`] | enqueue |
 //! | fq (Linux's fair-queueing pacer) | [`Fq`] | dequeue (per-flow pacing) |
 //!
-//! # How a dequeue-driven discipline plugs into the two backends
+//! The scenario's side of the queue is here too: [`BufferConfig`] (`bottleneck.buffer`) and
+//! module [`aqm`], which validates `bottleneck.aqm` / `bottleneck.aqm_params`, builds the
+//! discipline ([`aqm::build`]) and gives back every parameter as run ([`aqm::resolved`]), so
+//! both backends configure a discipline from one piece of code.
 //!
-//! (The design both backends now follow: crates/sim/src/link/served.rs and
-//! crates/link/src/served.rs.) Drop-tail uses [`ScheduledDropTail`]: the packet's departure is
-//! known on arrival, so the packet goes straight into the delay line. Every other discipline holds packets and
-//! decides which one leaves (or is dropped) when the transmitter asks for the next packet, so
-//! the link needs a *transmit-done* step. In both backends the change is local to the link:
+//! # How the two backends serve a discipline
 //!
-//! * **Simulator** (`crates/sim/src/link`, `sim.rs::offer`): `Link` gets a queue enum
-//!   `Fast(ScheduledDropTail) | Aqm { qdisc: Box<dyn Qdisc>, tx: Transmitter, held: Vec<Option<sim::Pkt>> }`.
-//!   The drop-tail arm stays exactly as today (departure on arrival, no event). In the AQM arm:
-//!   1. Enqueue at the packet's real arrival time. `Simulation::offer` is called with
-//!      `at = now + access delay`, in the future; the fast path can book a future arrival,
-//!      a dequeue-driven queue cannot, so an AQM link gets an `Ev::LinkEnqueue { link, pkt }`
-//!      at `at` and enqueues then.
-//!   2. Enqueue: store the simulator packet in `held` (slot = `Pkt::id`, a free list reuses
-//!      slots), `qdisc.enqueue(now, Pkt { len: bytes, flow: flow_hash(flow id), ect: flow's
-//!      ecn, .. })`; a `Dropped` verdict counts as today's `Fate::QueueDrop`. If the
-//!      transmitter is idle (`!tx.is_busy(now)`), dequeue at once (step 3).
-//!   3. Dequeue: `qdisc.dequeue(now)`; the packet starts transmission, `tx.send(now, len)` gives
-//!      its end; from there loss, jitter and delay as today (same RNG streams; a `DropTail`
-//!      qdisc through this arm should reproduce today's results up to the order of
-//!      simultaneous events — a good cross-check of the new arm), and
-//!      an `Ev::LinkTxDone(link)` at the end of transmission dequeues the next. `None` with
-//!      packets held (fq throttling) schedules `LinkTxDone` at `next_wakeup()` instead. After
-//!      each enqueue/dequeue, drain `take_dropped`: free the slots and count the drops per
-//!      flow (`flows[f].dropped`) as queue drops. `Pkt::ce` is copied onto the simulator
-//!      packet (the receiver echoes ECE — issue 12 part 2).
-//!   4. Deliveries keep the FIFO pipe (`is_fifo`): a single transmitter sends in order.
-//!   `queued_bytes` reads `qdisc.backlog_bytes()`; `bytes_sent` counts `tx` sends. Only AQM
-//!   links pay for the events. A sojourn series per link is `now - Pkt::enq_ns` at dequeue.
-//!   PIE and RED take a `seed`: derive it like the link's loss/jitter streams (run seed +
-//!   link name) so runs stay reproducible.
-//! * **Emulator** (`crates/link/src/path.rs`): `PathModel` gets the same enum. In the AQM arm
-//!   `arrive` enqueues (the TUN buffer slot is the `Pkt::id`) and returns `Verdict::Queued`
-//!   instead of a delivery time; the main loop, which already sleeps until the delay line's
-//!   next due time, also wakes at the transmitter's `busy_until` (or the qdisc's
-//!   `next_wakeup`), dequeues, applies loss/jitter to that packet and pushes it into the
-//!   `DelayLine`. Slots from `take_dropped` are freed. A CE mark rewrites the IP header's ECN
-//!   bits and updates the header checksum (RFC 1624 incremental update) before writing the
-//!   packet out. The flow hash comes from the 5-tuple of the IP/TCP header.
+//! Drop-tail uses [`ScheduledDropTail`]: the packet's departure is known on arrival, so the
+//! packet goes straight into the delay line and no dequeue event is needed. Every other
+//! discipline holds packets and decides which one leaves (or is dropped) when the transmitter
+//! asks for the next packet, so the link has a *transmit-done* step:
+//!
+//! * **Simulator** (`crates/sim/src/link/served.rs`, driven by `world.rs`): a served link
+//!   enqueues at the packet's real arrival time (an `Ev::LinkEnqueue` event), keeps the
+//!   simulator's packet in a slot named by the descriptor's `id`, and dequeues when the
+//!   transmitter is free (an arrival that finds it idle, an `Ev::LinkTxDone` at the end of each
+//!   transmission, or the discipline's `next_wakeup`). Drops collected with `take_dropped` count
+//!   as queue drops of their flow; a CE mark is copied onto the simulator's packet. PIE's and
+//!   RED's seeds are derived like the link's other random streams (run seed + link name).
+//! * **Emulator** (`crates/link/src/served.rs`, `path.rs`): the descriptor's `id` is the TUN
+//!   buffer slot; the queue runs on a virtual clock and every dequeue due is replayed in order
+//!   before each arrival and at each poll (`serve_until`). A CE mark rewrites the IP header's
+//!   ECN bits with an incremental checksum update (RFC 1624); the flow hash comes from the
+//!   5-tuple.
+//!
+//! Served through the same arm, the [`DropTail`] qdisc gives the departure times of the fast
+//! path, which makes it a cross-check of the served arm.
 //!
 //! PIE's probability update runs on a `tupdate` timer in Linux; here it runs lazily at the
 //! next enqueue/dequeue for every period that has elapsed, which is exact because the
@@ -70,6 +56,8 @@
 //! opportunities it cannot start a packet although it is idle, so both backends dequeue at
 //! `Server::ready_at` (the simulator arms its transmit-done event there, ccbench-link's
 //! `serve_until` replays dequeues at that time).
+pub mod aqm;
+mod buffer;
 pub mod codel;
 pub mod codel_core;
 mod conformance;
@@ -84,18 +72,16 @@ pub mod stats;
 pub mod trace;
 pub mod transmitter;
 
+pub use aqm::AqmParams;
+pub use buffer::BufferConfig;
 pub use codel::{Codel, CodelConfig};
 pub use codel_core::CodelParams;
 pub use droptail::{DropTail, Limit, ScheduledDropTail};
 pub use fq::{Fq, FqConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pie::{Pie, PieConfig};
-
-
-
 pub use pkt::{flow_hash, Pkt, Verdict};
 pub use red::{Red, RedConfig};
-
 pub use stats::{Backlog, QueueStats};
 pub use trace::{parse_mahimahi, Trace, TraceConfig, TraceServer};
 pub use transmitter::{Rounding, Server, Transmitter};

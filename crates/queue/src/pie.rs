@@ -430,7 +430,12 @@ mod tests {
             h.prefill(T0, 300);
             h.run(T0, 1000, None);
             let first = h.drops.first().expect("drops under a 300 ms queue").0;
-            assert_eq!(first < T0 + 150 * MS, expect_before, "burst {burst}: first drop at T0+{} ms", (first - T0) / MS);
+            assert_eq!(
+                first < T0 + 150 * MS,
+                expect_before,
+                "burst {burst}: first drop at T0+{} ms",
+                (first - T0) / MS
+            );
         }
     }
 

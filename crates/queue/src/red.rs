@@ -106,14 +106,7 @@ enum Action {
 impl Red {
     pub fn new(cfg: RedConfig) -> Self {
         assert!(cfg.max_th > cfg.min_th && cfg.wq > 0.0 && cfg.wq <= 1.0, "RED: min_th < max_th, 0 < W ≤ 1");
-        Red {
-            fifo: PktFifo::default(),
-            avg: 0.0,
-            count: -1,
-            idle_since: Some(0),
-            rng: Rng::new(cfg.seed),
-            cfg,
-        }
+        Red { fifo: PktFifo::default(), avg: 0.0, count: -1, idle_since: Some(0), rng: Rng::new(cfg.seed), cfg }
     }
 
     /// Average queue, bytes.

@@ -1,5 +1,11 @@
-//! A small seeded generator (xorshift64*) for the randomised disciplines (PIE, RED), so a run
-//! stays reproducible without a dependency.
+//! A small seeded generator (xorshift64*) for the randomised disciplines (PIE, RED) and the
+//! Wi-Fi medium (ccbench-wifi: backoff, frame errors, rate control), so a run stays
+//! reproducible.
+//!
+//! The simulator has its own generator (`ccbench_sim::rng`, xoshiro256++ with named streams)
+//! for loss, jitter and the congestion-control algorithms. The two are kept apart on purpose:
+//! their streams differ, so serving either side's draws from the other generator would change
+//! every result already recorded.
 
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -93,7 +93,10 @@ pub fn parse_mahimahi(text: &str) -> Result<Vec<u64>, TraceError> {
 fn check_schedule(ms: &[u64]) -> Result<(), String> {
     match ms.last() {
         None => Err("no timestamps: a trace needs at least one delivery opportunity".into()),
-        Some(0) => Err("the last timestamp is 0 ms: a trace must last more than 0 ms (its last timestamp is its period)".into()),
+        Some(0) => {
+            Err("the last timestamp is 0 ms: a trace must last more than 0 ms (its last timestamp is its period)"
+                .into())
+        }
         Some(&last) if last > MAX_TIMESTAMP_MS => Err(format!("{last} ms is above the largest timestamp accepted")),
         Some(_) if ms.windows(2).any(|w| w[1] < w[0]) => Err("timestamps must never decrease".into()),
         Some(_) => Ok(()),

@@ -79,7 +79,7 @@ fn all() -> Vec<SimConfig> {
     c.bottleneck.impair = Impair::Both;
     c.bottleneck.loss = LossConfig::Bernoulli { p: 0.02 };
     c.bottleneck.buffer = BufferConfig::Packets(30);
-    c.access = AccessConfig { rate_bps: Some(1_000_000_000), delay_ns: 1 * MS };
+    c.access = AccessConfig { rate_bps: Some(1_000_000_000), delay_ns: MS };
     v.push(c);
     let mut c = scen("reno_heavy_loss_rto", 10, 10_000_000, 100 * MS, 0.3, flows("reno", 2));
     c.bottleneck.loss = LossConfig::Gilbert { p: 0.05, r: 0.2, h: 0.1, k: 0.99 };
@@ -91,10 +91,14 @@ fn all() -> Vec<SimConfig> {
     c.bottleneck.aqm = "fq_codel".into();
     c.probe.ping_interval_ns = 100 * MS;
     v.push(c);
-    let mut c = scen("wifi_cubic_vegas", 5, 130_000_000, 20 * MS, 1.0, vec![
-        FlowConfig::bulk(0, "cubic", 32 << 20),
-        FlowConfig::bulk(1, "vegas", 32 << 20),
-    ]);
+    let mut c = scen(
+        "wifi_cubic_vegas",
+        5,
+        130_000_000,
+        20 * MS,
+        1.0,
+        vec![FlowConfig::bulk(0, "cubic", 32 << 20), FlowConfig::bulk(1, "vegas", 32 << 20)],
+    );
     c.bottleneck.wifi = Some(ccbench_wifi::WifiConfig::default());
     c.probe.ping_interval_ns = 100 * MS;
     v.push(c);

@@ -11,9 +11,21 @@ fn base(rate_bps: u64, rtt_ns: u64, secs: u64, cc: &str, n: u32) -> SimConfig {
 /// (name, description, scenario)
 pub fn all() -> Vec<(&'static str, &'static str, SimConfig)> {
     vec![
-        ("a_1flow_10M_100ms_60s", "1 CUBIC flow, 10 Mbit/s, 100 ms RTT, 60 s", base(10_000_000, 100_000_000, 60, "cubic", 1)),
-        ("b_10cubic_1G_1ms_10s", "10 CUBIC flows, 1 Gbit/s, 1 ms RTT, 1 BDP, 10 s", base(1_000_000_000, 1_000_000, 10, "cubic", 10)),
-        ("c_10bbr_1G_1ms_10s", "10 BBR flows (paced), 1 Gbit/s, 1 ms RTT, 1 BDP, 10 s", base(1_000_000_000, 1_000_000, 10, "bbr", 10)),
+        (
+            "a_1flow_10M_100ms_60s",
+            "1 CUBIC flow, 10 Mbit/s, 100 ms RTT, 60 s",
+            base(10_000_000, 100_000_000, 60, "cubic", 1),
+        ),
+        (
+            "b_10cubic_1G_1ms_10s",
+            "10 CUBIC flows, 1 Gbit/s, 1 ms RTT, 1 BDP, 10 s",
+            base(1_000_000_000, 1_000_000, 10, "cubic", 10),
+        ),
+        (
+            "c_10bbr_1G_1ms_10s",
+            "10 BBR flows (paced), 1 Gbit/s, 1 ms RTT, 1 BDP, 10 s",
+            base(1_000_000_000, 1_000_000, 10, "bbr", 10),
+        ),
     ]
 }
 

@@ -223,12 +223,13 @@ mod tests {
         let mut flows: Vec<FlowConfig> = (0..3).map(|id| FlowConfig::bulk(id, "cubic", 1 << 20)).collect();
         flows[2].cc = "bbr".into();
         flows[2].start_ns = 900_000_000; // starts late: some null RTTs in the series
-        let mut c = SimConfig::new("cols", 1_000_000_000, BottleneckConfig::droptail(20_000_000, 20_000_000, 1.0), flows);
+        let mut c =
+            SimConfig::new("cols", 1_000_000_000, BottleneckConfig::droptail(20_000_000, 20_000_000, 1.0), flows);
         c.bottleneck.loss = LossConfig::Bernoulli { p: 0.01 };
         crate::run(&c).unwrap()
     }
 
-    fn slice<'a>(blob: &'a [u8], at: [usize; 2]) -> &'a [u8] {
+    fn slice(blob: &[u8], at: [usize; 2]) -> &[u8] {
         assert_eq!(at[0] % 8, 0, "buffers are 8-byte aligned");
         &blob[at[0]..at[0] + at[1]]
     }
@@ -236,7 +237,7 @@ mod tests {
     /// Decode a column back to the JSON the report serialises to.
     fn decode(blob: &[u8], c: &ColumnLayout, rows: usize) -> Vec<Value> {
         let data = slice(blob, c.data);
-        let valid = |i: usize| c.validity.map_or(true, |v| slice(blob, v)[i / 8] >> (i % 8) & 1 == 1);
+        let valid = |i: usize| c.validity.is_none_or(|v| slice(blob, v)[i / 8] >> (i % 8) & 1 == 1);
         (0..rows)
             .map(|i| {
                 if !valid(i) {

@@ -8,18 +8,16 @@ pub mod cc;
 pub mod columns;
 pub mod config;
 pub mod event;
-pub mod flow_groups;
 pub mod link;
 pub mod metrics;
-pub mod queue;
 pub mod report;
 pub mod rng;
-pub mod sim;
 pub mod tcp;
 #[cfg(test)]
 mod test_support;
 pub mod time;
 pub mod topology;
+pub mod world;
 
 pub use config::SimConfig;
 pub use report::SimReport;
@@ -29,11 +27,11 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, String> {
     run_with(cfg, &mut || false)
 }
 
-/// Run a scenario, polling `abort` every `sim::POLL_EVENTS` events: when it returns true the
-/// run stops with `Err(sim::ABORTED)` (the Python bindings use it for Ctrl-C and SIGTERM).
+/// Run a scenario, polling `abort` every `world::POLL_EVENTS` events: when it returns true the
+/// run stops with `Err(world::ABORTED)` (the Python bindings use it for Ctrl-C and SIGTERM).
 pub fn run_with(cfg: &SimConfig, abort: &mut dyn FnMut() -> bool) -> Result<SimReport, String> {
     cfg.validate()?;
-    sim::World::new(cfg).run(abort)
+    world::World::new(cfg).run(abort)
 }
 
 /// JSON in, JSON out (the contract used by the Python bindings).
@@ -43,8 +41,8 @@ pub fn run_json(scenario_json: &str) -> Result<String, String> {
 
 /// `run_json` with an abort hook (see `run_with`).
 pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Result<String, String> {
-    let cfg: SimConfig = serde_json::from_str(scenario_json)
-        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let cfg: SimConfig =
+        serde_json::from_str(scenario_json).map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     let report = run_with(&cfg, abort)?;
     serde_json::to_string(&report).map_err(|e| e.to_string())
 }
@@ -53,8 +51,8 @@ pub fn run_json_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Re
 /// (`columns`), for runs with many flows where JSON text would cost more than the simulation.
 /// `abort` as in `run_with`.
 pub fn run_columns_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) -> Result<columns::Columns, String> {
-    let cfg: SimConfig = serde_json::from_str(scenario_json)
-        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let cfg: SimConfig =
+        serde_json::from_str(scenario_json).map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     let report = run_with(&cfg, abort)?;
     columns::to_columns(&report)
 }
@@ -62,8 +60,8 @@ pub fn run_columns_with(scenario_json: &str, abort: &mut dyn FnMut() -> bool) ->
 /// The scenario JSON parsed (flow groups expanded, see `config`) and serialised again; the
 /// config is not validated or run.
 pub fn config_json(scenario_json: &str) -> Result<String, String> {
-    let cfg: SimConfig = serde_json::from_str(scenario_json)
-        .map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
+    let cfg: SimConfig =
+        serde_json::from_str(scenario_json).map_err(|e| format!("invalid simulator scenario JSON: {e}"))?;
     serde_json::to_string(&cfg).map_err(|e| e.to_string())
 }
 

@@ -54,7 +54,7 @@ impl Histogram {
         if self.counts.is_empty() {
             self.first = b;
         } else if b < self.first {
-            self.counts.splice(0..0, std::iter::repeat(0).take(self.first - b));
+            self.counts.splice(0..0, std::iter::repeat_n(0, self.first - b));
             self.first = b;
         }
         let i = b - self.first;

@@ -205,11 +205,7 @@ impl<C: CongestionControl> Path<C> {
         self.sk.delivered_mstamp_ns = self.now;
         self.sk.snd_una = self.out.keys().next().copied().unwrap_or(self.sk.snd_nxt);
         let rtt_us = ((self.now - info.sent_ns) / 1000) as i64;
-        self.sk.srtt_us = if self.sk.srtt_us == 0 {
-            rtt_us as u64
-        } else {
-            (self.sk.srtt_us * 7 + rtt_us as u64) / 8
-        };
+        self.sk.srtt_us = if self.sk.srtt_us == 0 { rtt_us as u64 } else { (self.sk.srtt_us * 7 + rtt_us as u64) / 8 };
         self.sk.min_rtt_us = self.sk.min_rtt_us.min(rtt_us as u32);
         if self.sk.app_limited != 0 && self.sk.delivered > self.sk.app_limited {
             self.sk.app_limited = 0;
@@ -237,10 +233,7 @@ impl<C: CongestionControl> Path<C> {
             is_ack_delayed: delayed,
         };
         self.sk.in_flight = self.in_flight();
-        self.cc.pkts_acked(
-            &mut self.sk,
-            &AckSample { pkts_acked: acked, rtt_us, in_flight: prior_in_flight },
-        );
+        self.cc.pkts_acked(&mut self.sk, &AckSample { pkts_acked: acked, rtt_us, in_flight: prior_in_flight });
         if self.cc.has_cong_control() {
             self.cc.cong_control(&mut self.sk, &rs);
         } else {
@@ -269,11 +262,7 @@ impl<C: CongestionControl> Path<C> {
             if let Some((ps, pa)) = self.pending {
                 // The delayed-ACK timer of a lone packet, if nothing pairs it sooner.
                 let next_ack = self.acks.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
-                let t_send = if self.in_flight() < self.sk.cwnd {
-                    self.now.max(self.next_send_ns)
-                } else {
-                    u64::MAX
-                };
+                let t_send = if self.in_flight() < self.sk.cwnd { self.now.max(self.next_send_ns) } else { u64::MAX };
                 let t_timer = pa + DELACK_NS;
                 if t_timer < next_ack && t_timer < t_send {
                     self.pending = None;
@@ -282,11 +271,7 @@ impl<C: CongestionControl> Path<C> {
                 }
             }
             let next_ack = self.acks.peek().map(|r| r.0 .0).unwrap_or(u64::MAX);
-            let t_send = if self.in_flight() < self.sk.cwnd {
-                self.now.max(self.next_send_ns)
-            } else {
-                u64::MAX
-            };
+            let t_send = if self.in_flight() < self.sk.cwnd { self.now.max(self.next_send_ns) } else { u64::MAX };
             let t = next_ack.min(t_send);
             if t > t_end_ns {
                 self.now = t_end_ns;

@@ -18,10 +18,10 @@ use crate::link::jitter::Jitter;
 use crate::link::loss::LossModel;
 use crate::link::wifi::WifiHop;
 use crate::link::{ImpairKinds, Link, LinkSpec};
-use crate::queue::aqm;
 use crate::rng::stream_seed;
 use crate::tcp::Pkt;
 use crate::time::Nanos;
+use ccbench_queue::aqm;
 
 pub const BN_FWD: u32 = 0;
 pub const BN_REV: u32 = 1;

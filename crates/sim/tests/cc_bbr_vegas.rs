@@ -1,4 +1,4 @@
-//! Scenario-level tests of BBR and Vegas (issue 3), run through `ccbench_sim::run` with
+//! Scenario-level tests of BBR and Vegas, run through `ccbench_sim::run` with
 //! `SimConfig` values built here. Each test prints the figures it measured (run with
 //! `--nocapture`); docs/algorithms.md records them.
 use ccbench_sim::config::{BottleneckConfig, FlowConfig, LossConfig};
@@ -61,10 +61,7 @@ fn a_bbr_low_rtt_cubic_fills_deep_buffer() {
     let r = run(&cfg(50_000_000, 50, 10.0, 0.0, &["cubic"], 30));
     let f = &r.flows[0];
     let rtt = f.rtt_mean_ms.unwrap();
-    println!(
-        "(a) CUBIC: utilisation {:.3}, mean RTT {:.1} ms",
-        r.run.link_utilisation, rtt
-    );
+    println!("(a) CUBIC: utilisation {:.3}, mean RTT {:.1} ms", r.run.link_utilisation, rtt);
     assert!(rtt >= 3.0 * base_ms, "CUBIC mean RTT {rtt} ms should fill the buffer");
 }
 
@@ -75,7 +72,12 @@ fn b_loss_tolerance() {
     let good = |cc: &str, p: f64| {
         let r = run(&cfg(50_000_000, 50, 1.0, p, &[cc], 30));
         let g = r.flows[0].goodput_bps;
-        println!("(b) {cc} at {:.0} % loss: goodput {:.2} Mbit/s = {:.1} % of link", p * 100.0, g / 1e6, 100.0 * g / link);
+        println!(
+            "(b) {cc} at {:.0} % loss: goodput {:.2} Mbit/s = {:.1} % of link",
+            p * 100.0,
+            g / 1e6,
+            100.0 * g / link
+        );
         g
     };
     let b1 = good("bbr", 0.01);
@@ -142,13 +144,13 @@ fn assert_probe_rtt_every_10s(eps: &[(f64, f64)]) {
 
 // (c) PROBE_RTT: cwnd 4 about every 10 s for about 200 ms.
 //
-// On the jitter-free path this fails with the current sender: there is no SYN handshake, so
-// BBR's min RTT (Linux: initialised from tcp_min_rtt, which holds the handshake's small-packet
-// RTT that data packets can never match) comes from data packets, and PROBE_BW's cruise
-// phases (0.99 × bw) empty the queue each gain cycle, so a data packet re-measures the minimum
-// to the microsecond (50.248 ms) every ~420 ms and the 10 s filter never expires. With 100 µs
-// of jitter (below) or at 10 Mbit/s (where the 3 × TSO-goal budget keeps a small standing
-// queue) PROBE_RTT comes every ~10.4 s. Evidence for the lead in the issue 3 report.
+// On the jitter-free path this rests on the handshake's RTT sample: BBR's min RTT starts from
+// tcp_min_rtt, which holds the handshake's small-packet RTT that data packets can never match.
+// Taken from data packets alone, the minimum would be re-measured to the microsecond
+// (50.248 ms) every ~420 ms, since PROBE_BW's cruise phases (0.99 × bw) empty the queue each
+// gain cycle, and the 10 s filter would never expire. With 100 µs of jitter (below) or at
+// 10 Mbit/s (where the 3 × TSO-goal budget keeps a small standing queue) PROBE_RTT comes every
+// ~10.4 s either way.
 #[test]
 fn c_probe_rtt_every_10s() {
     assert_probe_rtt_every_10s(&probe_rtt_run(0));
@@ -164,15 +166,12 @@ fn c_probe_rtt_every_10s_with_100us_jitter() {
 #[test]
 fn d_probe_bw_gain_cycle() {
     let r = run(&cfg(50_000_000, 50, 1.0, 0.0, &["bbr"], 12));
-    let idx: Vec<usize> = rows(&r, 0, 2.0)
-        .into_iter()
-        .filter(|&i| r.series.cc_state[i] == "PROBE_BW")
-        .collect();
+    let idx: Vec<usize> = rows(&r, 0, 2.0).into_iter().filter(|&i| r.series.cc_state[i] == "PROBE_BW").collect();
     assert!(idx.len() > 500);
     let mut levels = [0usize; 3]; // 1.25, 0.75, 1.0
-    // Cycle periods are measured between 1.25 phases of one PROBE_BW stretch: after PROBE_RTT
-    // BBR re-enters PROBE_BW at a random phase (bbr_reset_probe_bw_mode), so a period across
-    // it says nothing about the 8-round cycle.
+                                  // Cycle periods are measured between 1.25 phases of one PROBE_BW stretch: after PROBE_RTT
+                                  // BBR re-enters PROBE_BW at a random phase (bbr_reset_probe_bw_mode), so a period across
+                                  // it says nothing about the 8-round cycle.
     let mut periods: Vec<f64> = Vec::new();
     let mut last_high: Option<f64> = None;
     let mut high_starts = Vec::new();

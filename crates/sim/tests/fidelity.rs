@@ -31,10 +31,8 @@ fn paced_reno_and_cubic_fill_the_path() {
         let r = run(&c).unwrap();
         // After slow start (t > 5 s), congestion avoidance must move cwnd: Reno adds a packet
         // per RTT (100 per 5 s here), CUBIC more; a stuck cwnd is the bug.
-        let late: Vec<u32> = (0..r.series.t_s.len())
-            .filter(|&i| r.series.t_s[i] > 5.0)
-            .map(|i| r.series.cwnd_pkts[i])
-            .collect();
+        let late: Vec<u32> =
+            (0..r.series.t_s.len()).filter(|&i| r.series.t_s[i] > 5.0).map(|i| r.series.cwnd_pkts[i]).collect();
         let (lo, hi) = (*late.iter().min().unwrap() as f64, *late.iter().max().unwrap() as f64);
         eprintln!("{cc} paced: cwnd {lo}..{hi} after 5 s");
         assert!(hi >= BDP_PKTS_50M_50MS, "{cc} paced: cwnd peaked at {hi}, below the BDP");
@@ -115,8 +113,8 @@ fn receiver_acks_every_segment_while_its_window_opens() {
 /// window stays near what the sender really delivered. Counting the burst let the simulator's
 /// window run 3× ahead of the kernel's in BBR's STARTUP at 5 % loss (snd_wnd at 0.4 s: 330
 /// segments against 118), BBR overfilled the queue, and retransmissions sent into it were lost
-/// again: 254 TCPLostRetransmit per 15 s run against the kernel's 165 (round 6; 219 in round
-/// 5) on the validate grid's cell (BBR, 50 Mbit/s, 50 ms, 1 BDP, 5 % loss, seeds 1-5).
+/// again: 254 TCPLostRetransmit per 15 s run against the kernel's 165 on the validate grid's
+/// cell (BBR, 50 Mbit/s, 50 ms, 1 BDP, 5 % loss, seeds 1-5).
 #[test]
 fn bbr_lost_retransmissions_at_5pct_loss_match_the_kernel() {
     let mut lost = 0.0;
@@ -138,8 +136,7 @@ fn bbr_lost_retransmissions_at_5pct_loss_match_the_kernel() {
 /// (20 s): those that connected behind the first ones' queue started with BBR min_rtt 7.9-13 ms,
 /// the first ones with 1.05-1.6 ms; the simulator started at the kernel run's start times gives
 /// the same split (8.6-12.0 and 1.0-1.5 ms). With the handshake on an empty path every flow had
-/// 1.00 ms. (The "min_rtt 4.44 ms" quoted in sitting 10 was the stack's tcpi_min_rtt, which the
-/// kernel backend reported until sitting 11.)
+/// 1.00 ms. (These are BBR's own min_rtt, not the stack's tcpi_min_rtt, a different filter.)
 #[test]
 fn a_flow_joining_a_standing_queue_takes_it_for_path_delay() {
     let b = BottleneckConfig::droptail(50_000_000, 20_000_000, 2.0);

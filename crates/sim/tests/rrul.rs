@@ -1,4 +1,4 @@
-//! Latency under load, RRUL-style (issue 12 part 3): flows whose data crosses the bottleneck in
+//! Latency under load, RRUL-style: flows whose data crosses the bottleneck in
 //! the reverse direction, on the same symmetric dumbbell (both bottleneck directions have the
 //! scenario's rate, buffer and queue discipline).
 //!

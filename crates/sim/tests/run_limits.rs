@@ -1,16 +1,11 @@
-//! The per-run events cap and the abort hook (issue 11): both end a run early with an error,
+//! The per-run events cap and the abort hook: both end a run early with an error,
 //! and neither changes a run that stays below them.
 use ccbench_sim::config::*;
-use ccbench_sim::sim::{ABORTED, POLL_EVENTS};
+use ccbench_sim::world::{ABORTED, POLL_EVENTS};
 
 fn cfg(secs: u64) -> SimConfig {
     let b = BottleneckConfig::droptail(100_000_000, 20_000_000, 1.0);
-    let mut c = SimConfig::new(
-        "limits",
-        secs * 1_000_000_000,
-        b,
-        vec![FlowConfig::bulk(0, "cubic", 32 << 20)],
-    );
+    let mut c = SimConfig::new("limits", secs * 1_000_000_000, b, vec![FlowConfig::bulk(0, "cubic", 32 << 20)]);
     c.seed = 3;
     c
 }
@@ -23,18 +18,12 @@ fn events_cap_ends_the_run_with_an_error_naming_the_cap() {
     let mut capped = cfg(5);
     capped.max_events = events / 2;
     let err = ccbench_sim::run(&capped).unwrap_err();
-    assert!(
-        err.contains(&format!("run exceeded {} events", events / 2)),
-        "{err}"
-    );
+    assert!(err.contains(&format!("run exceeded {} events", events / 2)), "{err}");
     // a cap of exactly the events the run needs is not exceeded, and changes nothing
     let mut exact = cfg(5);
     exact.max_events = events;
     let same = ccbench_sim::run(&exact).unwrap();
-    assert_eq!(
-        serde_json::to_string(&same).unwrap(),
-        serde_json::to_string(&full).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&same).unwrap(), serde_json::to_string(&full).unwrap());
 }
 
 #[test]
@@ -55,15 +44,9 @@ fn abort_hook_is_polled_and_stops_the_run() {
         false
     })
     .unwrap();
-    assert_eq!(
-        n,
-        rep.run.events / POLL_EVENTS - u64::from(rep.run.events % POLL_EVENTS == 0)
-    );
+    assert_eq!(n, rep.run.events / POLL_EVENTS - u64::from(rep.run.events.is_multiple_of(POLL_EVENTS)));
     let plain = ccbench_sim::run(&c).unwrap();
-    assert_eq!(
-        serde_json::to_string(&rep).unwrap(),
-        serde_json::to_string(&plain).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&rep).unwrap(), serde_json::to_string(&plain).unwrap());
 }
 
 #[test]

@@ -95,7 +95,12 @@ fn reno_matches_mathis_under_random_loss() {
         let mathis = MSS_BITS / 0.050 * (1.5 / p).sqrt();
         let ratio = got / mathis;
         eprintln!("reno p={p}: {:.2} Mbit/s, Mathis {:.2}, ratio {ratio:.2}", got / 1e6, mathis / 1e6);
-        assert!((0.65..=1.35).contains(&ratio), "p={p}: {:.2} Mbit/s vs Mathis {:.2} ({ratio:.2})", got / 1e6, mathis / 1e6);
+        assert!(
+            (0.65..=1.35).contains(&ratio),
+            "p={p}: {:.2} Mbit/s vs Mathis {:.2} ({ratio:.2})",
+            got / 1e6,
+            mathis / 1e6
+        );
     }
 }
 
@@ -129,7 +134,11 @@ fn cubic_matches_its_response_function() {
         let (expect, which) = cubic_response_bps(p, rtt_ms as f64 / 1e3);
         assert_eq!(which, region, "p={p} rtt={rtt_ms}");
         let ratio = got / expect;
-        eprintln!("cubic p={p} rtt={rtt_ms}ms ({which}): {:.2} Mbit/s vs {:.2}, ratio {ratio:.2}", got / 1e6, expect / 1e6);
+        eprintln!(
+            "cubic p={p} rtt={rtt_ms}ms ({which}): {:.2} Mbit/s vs {:.2}, ratio {ratio:.2}",
+            got / 1e6,
+            expect / 1e6
+        );
         assert!(
             (0.65..=1.35).contains(&ratio),
             "p={p} rtt={rtt_ms}ms ({which}): {:.2} Mbit/s vs {:.2} ({ratio:.2})",
@@ -180,7 +189,8 @@ fn packet_conservation_in_random_scenarios() {
         cfg.bottleneck.impair = [Impair::Data, Impair::Ack, Impair::Both][rng.below(3) as usize];
         if rng.chance(0.5) {
             cfg.bottleneck.jitter_ns = rng.below(rtt * 1_000_000 / 2 + 1);
-            cfg.bottleneck.jitter_dist = [JitterDist::Uniform, JitterDist::Normal, JitterDist::Pareto][rng.below(3) as usize];
+            cfg.bottleneck.jitter_dist =
+                [JitterDist::Uniform, JitterDist::Normal, JitterDist::Pareto][rng.below(3) as usize];
             cfg.bottleneck.reorder = rng.chance(0.5);
         }
         if rng.chance(0.3) {

@@ -1,15 +1,15 @@
-//! Trace-driven bottleneck links end to end (issue 13, "a trace-driven link delivers exactly the
-//! trace's capacity to a saturating flow (within 1 %)").
+//! Trace-driven bottleneck links end to end: a trace-driven link delivers exactly the trace's
+//! capacity to a saturating flow (within 1 %).
 //!
 //! Capacity is counted in wire (IP) bytes: every forward data packet is 1500 bytes and takes one
 //! 1500-byte delivery opportunity, so the packets the forward bottleneck sends are compared with
 //! the opportunities the trace has; goodput is lower by the headers (1448/1500) and by
 //! retransmissions, which use opportunities too.
+use ccbench_queue::AqmParams;
+use ccbench_queue::{parse_mahimahi, Trace, TraceConfig};
 use ccbench_sim::config::*;
-use ccbench_sim::queue::aqm::AqmParams;
 use ccbench_sim::run;
 use ccbench_sim::SimReport;
-use ccbench_queue::{parse_mahimahi, Trace, TraceConfig};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000 * MS;
@@ -84,10 +84,16 @@ fn the_reverse_trace_carries_the_acks_and_pings() {
 #[test]
 fn a_trace_link_runs_every_discipline_and_conserves_packets() {
     for aqm in ["droptail", "codel", "fq_codel", "pie"] {
-        let mut c = trace_scenario(shipped("lte-fluctuating"), None, 40 * MS, 10, vec![
-            FlowConfig::bulk(0, "cubic", 64 << 20),
-            FlowConfig { group: 1, ..FlowConfig::bulk(1, "bbr", 64 << 20) },
-        ]);
+        let mut c = trace_scenario(
+            shipped("lte-fluctuating"),
+            None,
+            40 * MS,
+            10,
+            vec![
+                FlowConfig::bulk(0, "cubic", 64 << 20),
+                FlowConfig { group: 1, ..FlowConfig::bulk(1, "bbr", 64 << 20) },
+            ],
+        );
         c.bottleneck.aqm = aqm.into();
         c.bottleneck.aqm_params = AqmParams::default();
         let r = run(&c).unwrap();

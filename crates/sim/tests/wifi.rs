@@ -1,5 +1,4 @@
-//! TCP over the Wi-Fi hop (issue 13 §1): the tests the issue requires of the simulator with
-//! `bottleneck.wifi`, on the default 802.11n link (MCS 15, 20 MHz, 130 Mbit/s PHY). Each test
+//! TCP over the Wi-Fi hop: the simulator with `bottleneck.wifi`, on the default 802.11n link (MCS 15, 20 MHz, 130 Mbit/s PHY). Each test
 //! prints what it measured (`--nocapture`).
 use ccbench_queue::{DropTail, Limit, Qdisc};
 use ccbench_sim::config::{BottleneckConfig, BufferConfig, FlowConfig};

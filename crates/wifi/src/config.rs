@@ -152,7 +152,10 @@ impl WifiConfig {
             ));
         }
         if self.max_ampdu_bytes < 1600 {
-            return Err(format!("wifi.max_ampdu_bytes = {}: must hold one full-size MPDU (>= 1600)", self.max_ampdu_bytes));
+            return Err(format!(
+                "wifi.max_ampdu_bytes = {}: must hold one full-size MPDU (>= 1600)",
+                self.max_ampdu_bytes
+            ));
         }
         if self.max_ampdu_ns == 0 {
             return Err("wifi.max_ampdu_ns: must be > 0".into());
@@ -201,8 +204,7 @@ mod tests {
         let d: WifiConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(d, WifiConfig::default());
         assert!(d.validate().is_ok());
-        let c: WifiConfig =
-            serde_json::from_str(r#"{"rate_control": "minstrel", "snr_db": 20.5, "mcs": 7}"#).unwrap();
+        let c: WifiConfig = serde_json::from_str(r#"{"rate_control": "minstrel", "snr_db": 20.5, "mcs": 7}"#).unwrap();
         assert_eq!(c.rate_control, RateControl::Minstrel);
         let t: WifiConfig = serde_json::from_str(r#"{"mcs_trace": [[0, 15], [1000000000, 3]]}"#).unwrap();
         assert_eq!(t.fixed_mcs_at(999_999_999), 15);

@@ -261,7 +261,9 @@ impl Medium {
             let mode = self.rate[d].pick(&self.cfg, t);
             let cfg = &self.cfg;
             let fits = |n: usize, bytes: u64| {
-                n <= cfg.max_ampdu_frames as usize && bytes <= cfg.max_ampdu_bytes as u64 && mode.ppdu_ns(bytes) <= cfg.max_ampdu_ns
+                n <= cfg.max_ampdu_frames as usize
+                    && bytes <= cfg.max_ampdu_bytes as u64
+                    && mode.ppdu_ns(bytes) <= cfg.max_ampdu_ns
             };
             let mpdus = self.st[d].build(cfg.aggregation, fits);
             let psdu: u64 = if cfg.aggregation {

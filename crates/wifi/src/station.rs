@@ -155,7 +155,8 @@ impl Station {
     /// qdisc + driver queue + awaiting retry + on the air.
     pub fn backlog(&self) -> Backlog {
         let mut b = self.qdisc.backlog();
-        let below = self.fresh.iter().chain(self.retry.values().map(|m| &m.pkt)).chain(self.inflight.iter().map(|m| &m.pkt));
+        let below =
+            self.fresh.iter().chain(self.retry.values().map(|m| &m.pkt)).chain(self.inflight.iter().map(|m| &m.pkt));
         for p in below {
             b.bytes += p.len as u64;
             b.packets += 1;

@@ -50,7 +50,8 @@ pub struct MediumStats {
 impl DirStats {
     /// Mean A-MPDU size in MPDUs (0 with no transmission).
     pub fn mean_ampdu(&self) -> f64 {
-        let (n, sum) = self.ampdu_hist.iter().enumerate().fold((0u64, 0u64), |(n, s), (k, &c)| (n + c, s + k as u64 * c));
+        let (n, sum) =
+            self.ampdu_hist.iter().enumerate().fold((0u64, 0u64), |(n, s), (k, &c)| (n + c, s + k as u64 * c));
         if n == 0 {
             0.0
         } else {

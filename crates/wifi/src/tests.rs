@@ -85,13 +85,20 @@ fn efficiency_matches_the_analytic_value() {
                 let l_air = if aggregation { 1544.0 } else { 1538.0 }; // (4 + 26 + 8 + 1500 + 4) padded; no delimiter
                 let expect = n as f64 * 1500.0 * 8.0 / (overhead_us * 1e-6 + n as f64 * l_air * 8.0 / rate);
                 let err = (got - expect).abs() / expect;
-                eprintln!("mcs {mcs} {width_mhz} MHz sgi {short_gi} N {n} agg {aggregation}: {:+.2} %", (got - expect) / expect * 100.0);
+                eprintln!(
+                    "mcs {mcs} {width_mhz} MHz sgi {short_gi} N {n} agg {aggregation}: {:+.2} %",
+                    (got - expect) / expect * 100.0
+                );
                 assert!(
                     err < 0.03,
                     "mcs {mcs} {width_mhz} MHz sgi {short_gi} N {n} agg {aggregation}: got {got:.0} bit/s, analytic {expect:.0} ({:.1} %)",
                     err * 100.0
                 );
-                assert_eq!(r.m.stats().dir[0].ampdu_hist[n as usize], r.m.stats().dir[0].txops, "every aggregate has N MPDUs");
+                assert_eq!(
+                    r.m.stats().dir[0].ampdu_hist[n as usize],
+                    r.m.stats().dir[0].txops,
+                    "every aggregate has N MPDUs"
+                );
                 assert_eq!(r.m.stats().collisions, 0);
             }
         }
@@ -243,7 +250,12 @@ fn in_order_release() {
 /// Same seed, same everything; another seed, another backoff sequence.
 #[test]
 fn deterministic() {
-    let cfg = WifiConfig { mpdu_error: 0.1, snr_db: Some(28.0), rate_control: RateControl::Minstrel, ..WifiConfig::default() };
+    let cfg = WifiConfig {
+        mpdu_error: 0.1,
+        snr_db: Some(28.0),
+        rate_control: RateControl::Minstrel,
+        ..WifiConfig::default()
+    };
     let go = |seed| {
         let mut r = Run::new(&cfg, seed, 3_000, 1_000);
         r.run(2 * SEC);

@@ -108,19 +108,15 @@ impl Cubic {
             let mut t = now.saturating_sub(self.epoch_start);
             t += self.delay_min_us * HZ / 1_000_000;
             t = (t << BICTCP_HZ) / HZ;
-            let offs = if t < self.k { self.k - t } else { t - self.k };
-            let delta = ((CUBE_RTT_SCALE as u128 * offs as u128 * offs as u128 * offs as u128)
-                >> (10 + 3 * BICTCP_HZ)) as u64;
+            let offs = t.abs_diff(self.k);
+            let delta =
+                ((CUBE_RTT_SCALE as u128 * offs as u128 * offs as u128 * offs as u128) >> (10 + 3 * BICTCP_HZ)) as u64;
             let target = if t < self.k {
                 (self.origin_point as u64).saturating_sub(delta)
             } else {
                 self.origin_point as u64 + delta
             };
-            self.cnt = if target > cwnd as u64 {
-                (cwnd as u64 / (target - cwnd as u64)) as u32
-            } else {
-                100 * cwnd
-            };
+            self.cnt = if target > cwnd as u64 { (cwnd as u64 / (target - cwnd as u64)) as u32 } else { 100 * cwnd };
             // Slow growth right after start-up (no loss yet).
             if self.last_max_cwnd == 0 && self.cnt > 20 {
                 self.cnt = 20;

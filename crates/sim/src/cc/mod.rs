@@ -294,7 +294,7 @@ pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
 pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
     let rng = Rng::new(seed);
     match name {
-        "reno" => Some(Box::new(reno::Reno::default())),
+        "reno" => Some(Box::new(reno::Reno)),
         "cubic" => Some(Box::new(cubic::Cubic::new())),
         "bbr" => Some(Box::new(bbr::Bbr::new(rng))),
         "vegas" => Some(Box::new(vegas::Vegas::new())),

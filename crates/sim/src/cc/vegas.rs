@@ -21,7 +21,7 @@
 //! Difference from the kernel: `diff` is computed in 64-bit, where Linux's u32 product
 //! cwnd × (rtt − baseRTT) would wrap above ~4.3e9 (e.g. cwnd 10 000 with 430 ms queueing).
 use super::reno::Reno;
-use super::{CaEvent, CaState, CcSock, CongestionControl, AckSample};
+use super::{AckSample, CaEvent, CaState, CcSock, CongestionControl};
 
 pub const ALPHA: u32 = 2;
 pub const BETA: u32 = 4;
@@ -321,7 +321,10 @@ mod tests {
         p.run_until(80_000_000_000);
         let at = |s: u64| p.rows.iter().find(|r| r.t_ns >= s * 1_000_000_000).unwrap().clone();
         let (r2, r30, r75) = (at(2), at(30), at(75));
-        println!("queue/cwnd at 2 s {}/{}, 30 s {}/{}, 75 s {}/{}", r2.queue_pkts, r2.cwnd, r30.queue_pkts, r30.cwnd, r75.queue_pkts, r75.cwnd);
+        println!(
+            "queue/cwnd at 2 s {}/{}, 30 s {}/{}, 75 s {}/{}",
+            r2.queue_pkts, r2.cwnd, r30.queue_pkts, r30.cwnd, r75.queue_pkts, r75.cwnd
+        );
         assert!(r2.cwnd > 2 * 208 && r2.queue_pkts > 208, "overshoot: cwnd {}", r2.cwnd);
         // One packet per round: from 2 s to 30 s about 28 s / ~90 ms rounds.
         let fell = r2.cwnd - r30.cwnd;

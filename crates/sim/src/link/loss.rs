@@ -6,9 +6,17 @@ use crate::rng::Rng;
 #[derive(Debug, Clone)]
 pub enum LossModel {
     None,
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Gilbert–Elliott: `bad` is the current state.
-    Gilbert { p: f64, r: f64, h: f64, k: f64, bad: bool },
+    Gilbert {
+        p: f64,
+        r: f64,
+        h: f64,
+        k: f64,
+        bad: bool,
+    },
 }
 
 impl LossModel {

@@ -1,6 +1,6 @@
 //! A unidirectional link: an optional rate-limited queue, then a delay line (propagation delay
 //! plus optional jitter) and a random loss model. Jitter and loss sit after the queue, like a
-//! netem delay line after a bottleneck (DESIGN.md: "jitter is part of the propagation delay,
+//! netem delay line after a bottleneck (docs/scenario.md: jitter is "part of the propagation delay,
 //! after the bottleneck queue").
 //!
 //! The queue is drop-tail with departures computed on arrival (ccbench-queue's
@@ -16,11 +16,9 @@ pub mod sojourn;
 pub mod wifi;
 
 use crate::config::BufferConfig;
-use crate::queue::droptail::droptail;
-use crate::queue::ScheduledDropTail;
 use crate::rng::Rng;
 use crate::time::Nanos;
-use ccbench_queue::{Server, Trace, TraceServer};
+use ccbench_queue::{Rounding, ScheduledDropTail, Server, Trace, TraceServer};
 use jitter::Jitter;
 use loss::LossModel;
 use served::ServedQueue;
@@ -114,16 +112,22 @@ pub struct LinkSpec {
     pub trace: Option<Arc<Trace>>,
 }
 
+/// A drop-tail bottleneck of `rate_bps` on the departure-on-arrival fast path. Serialisation
+/// times are rounded up per packet, as `time::tx_time` does everywhere else in the simulator.
+fn fast_droptail(rate_bps: u64, buffer: BufferConfig) -> ScheduledDropTail {
+    ScheduledDropTail::new(rate_bps, buffer.into(), Rounding::CeilPerPacket)
+}
+
 impl Link {
     pub fn new(spec: LinkSpec, seed: u64) -> Self {
         let queue = match (spec.rate_bps, spec.qdisc) {
             (_, q) if spec.trace.is_some() => {
-                let q = q.unwrap_or_else(|| crate::queue::aqm::droptail_served(spec.buffer));
+                let q = q.unwrap_or_else(|| ccbench_queue::aqm::droptail_served(spec.buffer));
                 let server = Server::Trace(TraceServer::new(spec.trace.clone().expect("trace"), 0));
                 Queue::Served(Box::new(ServedQueue::with_server(q, server)))
             }
             (Some(r), Some(q)) => Queue::Served(Box::new(ServedQueue::new(q, r))),
-            (Some(r), None) => Queue::Fast(droptail(r, spec.buffer)),
+            (Some(r), None) => Queue::Fast(fast_droptail(r, spec.buffer)),
             (None, _) => Queue::None,
         };
         Link {
@@ -280,6 +284,20 @@ impl Link {
 mod tests {
     use super::*;
     use crate::config::JitterDist;
+    use crate::time::tx_time;
+
+    #[test]
+    fn fast_droptail_serialisation_matches_the_simulators_tx_time() {
+        // 1 Gbit/s, odd packet sizes: each departure must be exactly the previous one plus
+        // time::tx_time (the simulator's own rounding), or results would change.
+        let mut q = fast_droptail(999_999_937, BufferConfig::Packets(100));
+        let mut end = 0;
+        for len in [1500u32, 52, 777, 1500, 1] {
+            let got = q.offer(0, len).expect("room for 5");
+            end += tx_time(len, 999_999_937);
+            assert_eq!(got, end, "len {len}");
+        }
+    }
 
     fn link(reorder: bool) -> Link {
         Link::new(

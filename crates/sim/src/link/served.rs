@@ -1,17 +1,17 @@
 //! A link queue served at dequeue time: the arm of [`Link`](super::Link) for every discipline
 //! that decides when the transmitter asks for the next packet (CoDel, FQ-CoDel, PIE, RED, fq;
-//! drop-tail too, as a cross-check of this arm). See ccbench-queue's top-level doc for the plan
-//! this follows.
+//! drop-tail too, as a cross-check of this arm). ccbench-queue's top-level doc describes how
+//! both backends serve a discipline.
 //!
 //! The discipline holds small descriptors (`ccbench_queue::Pkt`); the simulator's packets wait
-//! here in `held`, in the slot named by the descriptor's `id`. The event loop (sim.rs) enqueues
+//! here in `held`, in the slot named by the descriptor's `id`. The event loop (world.rs) enqueues
 //! at the packet's real arrival time and dequeues whenever the transmitter is free: at an
 //! arrival that finds it idle, at the end of each transmission, or at the discipline's
 //! `next_wakeup` (fq pacing). The transmitter is a fixed rate or a Mahimahi trace
 //! (`ccbench_queue::Server`); a trace link between two delivery opportunities is idle but
 //! cannot start a packet, so its next dequeue is armed at the next opportunity.
-use crate::tcp::{Pkt, PktKind};
 use super::slots::Slots;
+use crate::tcp::{Pkt, PktKind};
 use crate::time::Nanos;
 use ccbench_queue::{flow_hash, Qdisc, Rounding, Server, Transmitter, Verdict};
 

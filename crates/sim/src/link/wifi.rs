@@ -5,7 +5,7 @@
 //!
 //! As in `served.rs`, the medium holds small descriptors (`ccbench_queue::Pkt`) whose `id` is
 //! a slot here; the slot keeps the simulator's packet and when it reached the station. The
-//! event loop (sim.rs) hands packets over at their arrival, runs the medium at the times
+//! event loop (world.rs) hands packets over at their arrival, runs the medium at the times
 //! `Medium::next_event` asks for, and routes what the far side releases.
 use super::slots::Slots;
 use crate::tcp::Pkt;

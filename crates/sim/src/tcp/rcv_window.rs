@@ -74,11 +74,11 @@ pub struct RcvWindow {
 impl RcvWindow {
     /// A connection whose window may grow to `cap_bytes`.
     pub fn new(cap_bytes: u64) -> Self {
-        let initial = (RMEM_DEFAULT * DEFAULT_RATIO >> RATIO_SHIFT) / MSS_B * MSS_B;
+        let initial = ((RMEM_DEFAULT * DEFAULT_RATIO) >> RATIO_SHIFT) / MSS_B * MSS_B;
         let initial = initial.min(cap_bytes);
         RcvWindow {
             cap: cap_bytes,
-            clamp: (RMEM_DEFAULT * MEASURED_RATIO >> RATIO_SHIFT).min(cap_bytes),
+            clamp: ((RMEM_DEFAULT * MEASURED_RATIO) >> RATIO_SHIFT).min(cap_bytes),
             ssthresh: initial,
             rcv_wnd: initial,
             // tcp_init_buffer_space: min(rcv_wnd, TCP_INIT_CWND segments).

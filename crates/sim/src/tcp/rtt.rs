@@ -24,15 +24,7 @@ pub struct RttEstimator {
 
 impl Default for RttEstimator {
     fn default() -> Self {
-        RttEstimator {
-            srtt8: 0,
-            mdev4: 0,
-            mdev_max: 0,
-            rttvar: 0,
-            rtt_seq: 0,
-            min_rtt_us: u32::MAX,
-            latest_us: 0,
-        }
+        RttEstimator { srtt8: 0, mdev4: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, min_rtt_us: u32::MAX, latest_us: 0 }
     }
 }
 
@@ -90,11 +82,7 @@ impl RttEstimator {
 
     /// Current RTO (before backoff), ns.
     pub fn rto_ns(&self) -> Nanos {
-        let us = if self.srtt8 == 0 {
-            RTO_INIT_US
-        } else {
-            ((self.srtt8 >> 3) + self.rttvar).min(RTO_MAX_US)
-        };
+        let us = if self.srtt8 == 0 { RTO_INIT_US } else { ((self.srtt8 >> 3) + self.rttvar).min(RTO_MAX_US) };
         us * NS_PER_US
     }
 }

@@ -97,8 +97,7 @@ impl Sender {
         let blocks = ack.sacks();
         // tcp_dsack_seen: FLAG_DSACK_TLP, a one-segment D-SACK ending at tlp_high_seq (the
         // probe and the original both arrived).
-        let dsack_tlp = ack.dsack
-            && blocks.first().is_some_and(|&(s, e)| e - s <= 1 && self.tlp_high_seq == Some(e));
+        let dsack_tlp = ack.dsack && blocks.first().is_some_and(|&(s, e)| e - s <= 1 && self.tlp_high_seq == Some(e));
         let sack_start = self.check_dsack(ack, blocks);
         self.sacktag(now, cum, prior_fack, blocks, sack_start, &mut st, &mut rate);
         self.sack_reordering_check(&st);

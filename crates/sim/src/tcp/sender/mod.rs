@@ -60,15 +60,15 @@ use crate::metrics::{Histogram, TimeAverage};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
+#[cfg(test)]
+mod ecn_tests;
 mod input;
 mod output;
 mod rate;
 mod recovery;
-mod timer;
-#[cfg(test)]
-mod ecn_tests;
 #[cfg(test)]
 mod tests;
+mod timer;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -381,6 +381,6 @@ impl Sender {
     }
 
     pub fn pacing_bps(&self) -> Option<f64> {
-        (self.sk.pacing_enabled || self.force_pacing).then(|| self.sk.pacing_rate as f64 * 8.0)
+        (self.sk.pacing_enabled || self.force_pacing).then_some(self.sk.pacing_rate as f64 * 8.0)
     }
 }

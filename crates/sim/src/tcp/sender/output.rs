@@ -5,7 +5,7 @@
 //! Two functions here live elsewhere in Linux but belong to the transmit path of this model:
 //! `check_app_limited` (`tcp_rate_check_app_limited`, tcp_rate.c) and `update_pacing_rate`
 //! (`tcp_update_pacing_rate`, tcp_input.c).
-use super::{Sender, Seg, TimerKind, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL};
+use super::{Seg, Sender, TimerKind, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL};
 use crate::cc::{CaEvent, CaState};
 use crate::tcp::{ts_tick, Pkt, MSS};
 use crate::time::{Nanos, NS_PER_MS, NS_PER_SEC};
@@ -284,12 +284,8 @@ impl Sender {
     /// `tcp_rate_skb_sent` + pacing + bookkeeping common to new data and retransmissions.
     /// `new_data`: first transmission (ECT and a queued CWR go on it, `tcp_ecn_send`).
     fn on_xmit(&mut self, now: Nanos, seq: u64, new_data: bool) {
-        let (ft, dm, d, al) = (
-            self.first_tx_mstamp,
-            self.sk.delivered_mstamp_ns,
-            self.sk.delivered,
-            self.sk.app_limited != 0,
-        );
+        let (ft, dm, d, al) =
+            (self.first_tx_mstamp, self.sk.delivered_mstamp_ns, self.sk.delivered, self.sk.app_limited != 0);
         {
             let s = self.seg_mut(seq);
             s.xmit = now;
@@ -413,4 +409,3 @@ impl Sender {
         self.sk.pacing_rate = rate.min(self.sk.max_pacing_rate);
     }
 }
-

@@ -90,6 +90,10 @@ pub(super) struct RateAcc {
 
 impl RateAcc {
     pub(super) fn new() -> Self {
-        RateAcc { rs: RateSample { rtt_us: -1, prior_delivered: 0, ..Default::default() }, have_prior: false, last_end: 0 }
+        RateAcc {
+            rs: RateSample { rtt_us: -1, prior_delivered: 0, ..Default::default() },
+            have_prior: false,
+            last_end: 0,
+        }
     }
 }

@@ -13,7 +13,10 @@
 //! (`tcp_enter_recovery` checks `tcp_in_cwnd_reduction`). An algorithm with its own
 //! `cong_control` (BBR) keeps its cwnd: only the state changes (`tcp_end_cwnd_reduction`
 //! returns early for it, and BBR v1 acts on Recovery and Loss only).
-use super::{Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH, REO_TIMEOUT_MIN_US};
+use super::{
+    Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH,
+    REO_TIMEOUT_MIN_US,
+};
 use crate::cc::{CaEvent, CaState};
 use crate::tcp::{ts_tick, Pkt};
 use crate::time::{Nanos, NS_PER_JIFFY, NS_PER_US};

@@ -341,7 +341,8 @@ fn a_paced_sender_retransmits_a_lost_skb_in_one_pacing_slot() {
 /// fires and, with no new data allowed, retransmits the last segment (9). Returns the sender,
 /// the probe's time and the TSval of the original flight.
 fn tlp_retransmitted_probe() -> (Sender, Nanos, u64) {
-    let mut s = Sender::new(SenderParams { rwnd_segs: INIT_CWND as u64, ..test_params() }, cc::make("reno", 1).unwrap());
+    let mut s =
+        Sender::new(SenderParams { rwnd_segs: INIT_CWND as u64, ..test_params() }, cc::make("reno", 1).unwrap());
     assert_eq!(s.start(0).len(), INIT_CWND as usize);
     let (deadline, kind) = s.timer.expect("a timer is armed");
     assert_eq!(kind, TimerKind::LossProbe);
@@ -428,7 +429,8 @@ fn rack_marking_a_tlp_retransmission_lost_is_not_a_lost_retransmit() {
     // The first new segment is SACKed 60 ms later; the probe, sent 30 ms before it, has not
     // been acknowledged within RACK.rtt (60 ms) + reo_wnd (min_rtt / 4): RACK marks 9 lost.
     let t2 = t1 + 60 * NS_PER_MS;
-    let out: Vec<u64> = s.on_ack(t2, &ack(t2, last, &[(last + 1, last + 2)], ts_tick(t1))).iter().map(|p| p.seq).collect();
+    let out: Vec<u64> =
+        s.on_ack(t2, &ack(t2, last, &[(last + 1, last + 2)], ts_tick(t1))).iter().map(|p| p.seq).collect();
     assert_ne!(s.seg(last).flags & F_LOST, 0, "RACK marked the probed segment lost");
     assert_eq!(s.lost_out, 1);
     assert_eq!(s.mib.lost_retransmit, 0, "the probe was not a retransmission of a lost segment");

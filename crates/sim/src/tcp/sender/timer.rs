@@ -118,12 +118,10 @@ impl Sender {
     fn on_reorder_timeout(&mut self, now: Nanos) {
         let prior_inflight = self.in_flight();
         let _ = self.rack_detect_loss(now);
-        if prior_inflight != self.in_flight() {
-            if self.sk.ca_state != CaState::Recovery {
-                self.enter_recovery(false);
-                if !self.cc.has_cong_control() {
-                    self.cwnd_reduction(1, 0, false);
-                }
+        if prior_inflight != self.in_flight() && self.sk.ca_state != CaState::Recovery {
+            self.enter_recovery(false);
+            if !self.cc.has_cong_control() {
+                self.cwnd_reduction(1, 0, false);
             }
         }
         self.rearm_rto(now);

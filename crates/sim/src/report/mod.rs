@@ -5,6 +5,8 @@
 use crate::tcp::mib::CounterRow;
 use serde::Serialize;
 
+mod assemble;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct SimReport {
     pub flows: Vec<FlowSummary>,
@@ -69,9 +71,9 @@ pub struct RunSummary {
     pub sojourn_p95_ms: Option<f64>,
     pub sojourn_p99_ms: Option<f64>,
     /// The bottleneck's queue discipline and every parameter it ran with (defaults filled in;
-    /// queue/aqm.rs). Drop-tail has none: its limit is the buffer.
+    /// `ccbench_queue::aqm::resolved`). Drop-tail has none: its limit is the buffer.
     pub aqm: String,
-    pub aqm_params: crate::queue::aqm::AqmParams,
+    pub aqm_params: ccbench_queue::AqmParams,
     pub duration_s: f64,
     /// Simulator work done, for benchmarks.
     pub events: u64,

@@ -1,4 +1,5 @@
-//! The event loop: hosts, links and timers of one run, and the report at the end.
+//! The event loop: hosts, links and timers of one run (the report at the end is assembled in
+//! report/assemble.rs).
 use crate::cc;
 use crate::config::SimConfig;
 use crate::event::EventQueue;
@@ -6,9 +7,7 @@ use crate::link::served::Next;
 use crate::link::wifi::{Lost, Released};
 use crate::link::Fate;
 use crate::metrics::Histogram;
-use crate::queue::aqm;
-use crate::tcp::mib::{CounterRow, Mib};
-use crate::report::{FlowSummary, LinkCounters, LinkSeries, RunSummary, Series, SimReport, WifiSummary};
+use crate::report::{LinkSeries, Series, SimReport};
 use crate::rng::stream_seed;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderParams};
@@ -31,9 +30,15 @@ enum Ev {
     /// The head packet of a FIFO link's delivery pipe arrives at the far end.
     PipeHead(u32),
     /// A packet leaving a non-FIFO (reordering) link arrives at the far end.
-    Arrive { link: u32, pkt: Pkt },
+    Arrive {
+        link: u32,
+        pkt: Pkt,
+    },
     /// A packet reaches a link whose queue is served at dequeue time (link/served.rs).
-    LinkEnqueue { link: u32, pkt: Pkt },
+    LinkEnqueue {
+        link: u32,
+        pkt: Pkt,
+    },
     /// A served link's transmitter finished a packet (or a paced flow may send): dequeue.
     LinkTxDone(u32),
     /// The Wi-Fi hop asked to be run now (`Medium::next_event`).
@@ -65,18 +70,18 @@ fn take_due(slot: &mut Option<Nanos>, now: Nanos) -> bool {
     }
 }
 
-struct FlowState {
-    sender: Sender,
-    receiver: Receiver,
-    start: Nanos,
+pub(crate) struct FlowState {
+    pub(crate) sender: Sender,
+    pub(crate) receiver: Receiver,
+    pub(crate) start: Nanos,
     started: bool,
     timer_at: Option<Nanos>,
     pace_at: Option<Nanos>,
     delack_at: Option<Nanos>,
-    dropped: u64,
+    pub(crate) dropped: u64,
     last_sample_bytes: u64,
     /// The flow's data crosses the reverse bottleneck link (sender on the right host).
-    reverse: bool,
+    pub(crate) reverse: bool,
 }
 
 /// The packet is of the `ack` kind of the scenario's `impair` (a pure ACK or a ping reply);
@@ -121,24 +126,26 @@ fn interval_percentiles_ms(rtts_us: &mut Vec<u64>) -> (Option<f64>, Option<f64>)
     out
 }
 
+/// One run's hosts, links, flows and pending events. The fields the report reads at the end
+/// (report/assemble.rs) are crate-visible.
 pub struct World<'a> {
-    cfg: &'a SimConfig,
+    pub(crate) cfg: &'a SimConfig,
     q: EventQueue<Ev>,
-    net: Dumbbell,
+    pub(crate) net: Dumbbell,
     pipes: Vec<VecDeque<(Nanos, Pkt)>>,
-    flows: Vec<FlowState>,
+    pub(crate) flows: Vec<FlowState>,
     now: Nanos,
-    end: Nanos,
+    pub(crate) end: Nanos,
     buf: Vec<Pkt>,
     /// Scratch for the drops of served queues.
     dropped_buf: Vec<Pkt>,
-    ping_hist: Histogram,
+    pub(crate) ping_hist: Histogram,
     /// RTT (µs) of the latest ping reply since the last sample.
     ping_last_us: Option<u64>,
     /// RTTs (µs) of every ping reply since the last sample (for the interval's percentiles).
     ping_interval_us: Vec<u64>,
-    series: Series,
-    link_series: LinkSeries,
+    pub(crate) series: Series,
+    pub(crate) link_series: LinkSeries,
     /// Scratch for what the Wi-Fi hop released and lost.
     wifi_released: Vec<Released>,
     wifi_lost: Vec<Lost>,
@@ -172,8 +179,8 @@ impl<'a> World<'a> {
             .iter()
             .map(|f| {
                 let total_segs = f.size_bytes.map(|b| b.div_ceil(MSS as u64).max(1));
-                let algo = cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id)))
-                    .expect("validated algorithm");
+                let algo =
+                    cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id))).expect("validated algorithm");
                 let mut receiver =
                     Receiver::new(f.id, total_segs, f.timestamps).with_ecn(f.ecn).with_rwnd(f.rwnd_bytes);
                 receiver.set_rtt(handshake_rtt_ns(cfg));
@@ -267,7 +274,7 @@ impl<'a> World<'a> {
             self.handle(ev);
         }
         self.now = self.end;
-        Ok(self.report())
+        Ok(self.into_report())
     }
 
     fn handle(&mut self, ev: Ev) {
@@ -374,7 +381,11 @@ impl<'a> World<'a> {
                     self.sync_flow(fi);
                 }
                 PktKind::Ack => {
-                    debug_assert_eq!(dest == Dest::LeftHost, !self.flows[pkt.flow as usize].reverse, "ACK at the wrong host");
+                    debug_assert_eq!(
+                        dest == Dest::LeftHost,
+                        !self.flows[pkt.flow as usize].reverse,
+                        "ACK at the wrong host"
+                    );
                     self.drive_sender(pkt.flow as usize, SenderCall::Ack(&pkt));
                 }
                 PktKind::PingReq => {
@@ -699,11 +710,7 @@ impl<'a> World<'a> {
             s.pacing_bps.push(f.sender.pacing_bps());
             s.inflight_pkts.push(f.sender.in_flight());
             let label = f.sender.cc.state_label();
-            s.cc_state.push(if label.is_empty() {
-                format!("{:?}", f.sender.sk.ca_state)
-            } else {
-                label.to_string()
-            });
+            s.cc_state.push(if label.is_empty() { format!("{:?}", f.sender.sk.ca_state) } else { label.to_string() });
             s.bw_est_bps.push(f.sender.cc.bw_estimate_bps());
             s.min_rtt_ms.push(f.sender.cc.min_rtt_estimate_us().map(|u| u as f64 / 1000.0));
             s.delivery_rate_bps.push(f.sender.delivery_rate_bps());
@@ -714,9 +721,15 @@ impl<'a> World<'a> {
         }
     }
 
-    fn report(mut self) -> SimReport {
-        let end = self.end;
-        // Packets still inside the network, per flow and per link, found by looking.
+    /// Events handled so far.
+    pub(crate) fn events_processed(&self) -> u64 {
+        self.q.processed()
+    }
+
+    /// Packets still inside the network at the end, per flow (data only) and per link (all),
+    /// found by looking at the delivery pipes, the pending events, the Wi-Fi hop and the
+    /// served queues.
+    pub(crate) fn packets_in_network(&self) -> (Vec<u64>, Vec<u64>) {
         let mut in_net = vec![0u64; self.flows.len()];
         let mut held = vec![0u64; self.net.links.len()];
         for (l, pipe) in self.pipes.iter().enumerate() {
@@ -755,117 +768,6 @@ impl<'a> World<'a> {
                 }
             }
         }
-
-        let mut flows = Vec::with_capacity(self.flows.len());
-        let mut total_goodput = 0.0;
-        for (i, f) in self.flows.iter().enumerate() {
-            let fc = &self.cfg.flows[i];
-            let start = f.start.min(end);
-            let done_at = f.receiver.completed_at;
-            let stop = done_at.unwrap_or(end);
-            let mut bytes = f.receiver.bytes_delivered();
-            if let Some(size) = fc.size_bytes {
-                bytes = bytes.min(size);
-            }
-            let dur = secs(stop.saturating_sub(start));
-            let goodput = if dur > 0.0 { bytes as f64 * 8.0 / dur } else { 0.0 };
-            total_goodput += if end > start { bytes as f64 * 8.0 / secs(end - start) } else { 0.0 };
-            let h = &f.sender.rtt_hist;
-            let to_ms = |v: f64| v / 1000.0;
-            flows.push(FlowSummary {
-                flow_id: fc.id,
-                group: fc.group,
-                cc: fc.cc.clone(),
-                goodput_bps: goodput,
-                bytes_acked: f.sender.bytes_acked().min(fc.size_bytes.unwrap_or(u64::MAX)),
-                retransmits: f.sender.retransmits,
-                loss_events: f.sender.loss_events,
-                rtt_min_ms: h.min().map(|v| to_ms(v as f64)),
-                rtt_mean_ms: h.mean().map(to_ms),
-                rtt_p50_ms: h.quantile(0.50).map(to_ms),
-                rtt_p95_ms: h.quantile(0.95).map(to_ms),
-                rtt_p99_ms: h.quantile(0.99).map(to_ms),
-                cwnd_mean: f.sender.cwnd_avg.mean_until(stop),
-                start_s: secs(start),
-                end_s: secs(stop),
-                fct_s: done_at.map(|t| secs(t - f.start)),
-                completed: done_at.is_some(),
-                data_sent: f.sender.data_sent,
-                data_received: f.receiver.data_received,
-                data_dropped: f.dropped,
-                data_in_network: in_net[i],
-            });
-        }
-
-        let bn = &mut self.net.links[BN_FWD as usize];
-        let util = match &self.net.wifi {
-            // Wi-Fi: IP bytes the far station released / (PHY rate × duration).
-            Some(hop) => {
-                let capacity_bytes = self.cfg.bottleneck.rate_bps as f64 * secs(end) / 8.0;
-                (hop.stats().dir[Dir::Fwd as usize].bytes_delivered as f64 / capacity_bytes).clamp(0.0, 1.0)
-            }
-            None => {
-                // rate × duration, or a trace link's opportunities up to the end × 1500 B
-                let capacity_bytes = bn.capacity_bytes(end).unwrap_or(secs(end) / 8.0);
-                // Bytes whose transmission was scheduled but had not happened by the end.
-                let pending_bytes = bn.bytes_pending(end) as f64;
-                ((bn.bytes_sent() as f64 - pending_bytes) / capacity_bytes).clamp(0.0, 1.0)
-            }
-        };
-        let drops = self.net.links.iter().map(|l| l.dropped_queue).sum::<u64>();
-        // Random losses of the loss model; the Wi-Fi hop's retry-limit drops are counted as
-        // losses of their link (conservation) but reported apart (wifi_retry_drops).
-        let retry_drops = self.net.wifi.as_ref().map_or(0, |h| h.retry_drops.iter().sum::<u64>());
-        let losses = self.net.links.iter().map(|l| l.dropped_loss).sum::<u64>() - retry_drops;
-        let wifi_ce = |l: usize| self.net.wifi.as_ref().filter(|_| l <= BN_REV as usize).map_or(0, |h| h.ce_marked[l]);
-        let link_ce = |l: usize, link: &crate::link::Link| link.served_ref().map_or(0, |q| q.ce_marked) + wifi_ce(l);
-        let ce_marked = self.net.links.iter().enumerate().map(|(i, l)| link_ce(i, l)).sum::<u64>();
-        let ping = &self.ping_hist;
-        let sojourn = self.net.links[BN_FWD as usize].sojourn.as_ref();
-        let b = &self.cfg.bottleneck;
-        let run = RunSummary {
-            sojourn_p50_ms: sojourn.and_then(|m| m.quantile_ms(0.50)),
-            sojourn_p95_ms: sojourn.and_then(|m| m.quantile_ms(0.95)),
-            sojourn_p99_ms: sojourn.and_then(|m| m.quantile_ms(0.99)),
-            aqm: b.aqm.clone(),
-            aqm_params: aqm::resolved(&b.aqm, &b.aqm_params, b.buffer, b.rate_bps),
-            link_utilisation: util,
-            drops,
-            ce_marked,
-            random_losses: losses,
-            aggregate_goodput_bps: total_goodput,
-            probe_rtt_p50_ms: ping.quantile(0.50).map(|v| v / 1000.0),
-            probe_rtt_p95_ms: ping.quantile(0.95).map(|v| v / 1000.0),
-            probe_rtt_p99_ms: ping.quantile(0.99).map(|v| v / 1000.0),
-            duration_s: secs(end),
-            events: self.q.processed(),
-            data_packets: self.flows.iter().map(|f| f.sender.data_sent).sum(),
-            wifi: self.net.wifi.as_ref().map(|h| WifiSummary::from_stats(h.stats(), end)),
-        };
-        let links = self
-            .net
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LinkCounters {
-                name: l.name.clone(),
-                arrived: l.arrived,
-                departed: l.departed,
-                dropped_queue: l.dropped_queue,
-                dropped_loss: l.dropped_loss,
-                held: held[i],
-                ce_marked: link_ce(i, l),
-            })
-            .collect();
-        // Per host, as the kernel backend's per-namespace counters: "sender" is the left host
-        // (forward flows' senders, reverse flows' receivers), "receiver" the right one.
-        let (mut snd, mut rcv) = (Mib::default(), Mib::default());
-        for f in &self.flows {
-            let (s, r) = if f.reverse { (&mut rcv, &mut snd) } else { (&mut snd, &mut rcv) };
-            s.add(&f.sender.mib_counters());
-            r.add(&f.receiver.mib);
-        }
-        let counters = vec![CounterRow { side: "sender", mib: snd }, CounterRow { side: "receiver", mib: rcv }];
-        SimReport { flows, run, series: self.series, link_series: self.link_series, links, counters }
+        (in_net, held)
     }
 }

@@ -9,8 +9,13 @@
 //! Python side would have sent (100 000 connections are one small JSON object, not 100 000).
 //! Either way the `SimConfig` in memory holds the expanded `flows`; serialising it gives the
 //! `flows` form.
-use crate::flow_groups::{self, FlowGroupConfig};
+// The bottleneck's buffer and queue-discipline parameters are ccbench-queue's (one definition
+// for the simulator and ccbench-link).
+pub use ccbench_queue::{AqmParams, BufferConfig};
+use flow_groups::FlowGroupConfig;
 use serde::{Deserialize, Serialize};
+
+pub mod flow_groups;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "SimConfigWire")]
@@ -18,7 +23,7 @@ pub struct SimConfig {
     pub name: String,
     pub duration_ns: u64,
     pub seed: u64,
-    /// Interval of the time series (DESIGN.md `series` table). 0 disables sampling.
+    /// Interval of the time series (the `series` table of docs/results.md). 0 disables sampling.
     pub sample_interval_ns: u64,
     pub bottleneck: BottleneckConfig,
     pub access: AccessConfig,
@@ -115,20 +120,18 @@ pub enum Impair {
 pub enum LossConfig {
     None,
     /// Independent loss with probability `p` (0..1) per packet.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Gilbert–Elliott two-state model. `p`: P(good→bad), `r`: P(bad→good) per packet;
     /// `h`: P(delivery | bad), `k`: P(delivery | good). Simple Gilbert is h = 0, k = 1.
     /// (netem's `loss gemodel p r 1-h 1-k` uses the same four numbers.)
-    Gilbert { p: f64, r: f64, h: f64, k: f64 },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", deny_unknown_fields)]
-pub enum BufferConfig {
-    /// Drop-tail limit in bytes of IP packets queued (BDP-sized buffers arrive as bytes).
-    Bytes(u64),
-    /// Drop-tail limit in packets (like a pfifo `limit`).
-    Packets(u64),
+    Gilbert {
+        p: f64,
+        r: f64,
+        h: f64,
+        k: f64,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -151,9 +154,9 @@ pub struct BottleneckConfig {
     pub buffer: BufferConfig,
     #[serde(default = "default_aqm")]
     pub aqm: String,
-    /// Parameters of the discipline (queue/aqm.rs); missing ones take the Linux defaults.
+    /// Parameters of the discipline (`ccbench_queue::aqm`); missing ones take the Linux defaults.
     #[serde(default)]
-    pub aqm_params: crate::queue::aqm::AqmParams,
+    pub aqm_params: AqmParams,
     /// Rust-only cross-check of the served-queue arm: run drop-tail as a FIFO qdisc served at
     /// dequeue time instead of the departure-on-arrival fast path (same results expected).
     #[serde(skip)]
@@ -242,7 +245,6 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeConfig {
@@ -308,22 +310,13 @@ impl BottleneckConfig {
         }
     }
 
-    /// Ranges serde cannot check, for a backend whose queue is drop-tail only: the
-    /// ccbench-link emulator, which refuses every other discipline until it serves them.
+    /// Ranges serde cannot check, with every queue discipline of `ccbench_queue::aqm` (both
+    /// backends serve them all).
     pub fn validate(&self) -> Result<(), String> {
-        self.validate_with_queues()?;
-        if self.aqm != "droptail" {
-            return Err(format!("bottleneck.aqm: '{}' is not implemented (droptail)", self.aqm));
-        }
-        Ok(())
-    }
-
-    /// Ranges serde cannot check, with every queue discipline of `queue::aqm` (the simulator).
-    pub fn validate_with_queues(&self) -> Result<(), String> {
         if self.rate_bps == 0 {
             return Err("bottleneck.rate_bps must be > 0".into());
         }
-        crate::queue::aqm::validate(&self.aqm, &self.aqm_params, self.buffer)?;
+        ccbench_queue::aqm::validate(&self.aqm, &self.aqm_params, self.buffer)?;
         if let Some(t) = &self.trace {
             t.traces()?;
         }
@@ -380,7 +373,7 @@ impl SimConfig {
         if self.duration_ns == 0 {
             return Err("duration_ns must be > 0".into());
         }
-        self.bottleneck.validate_with_queues()?;
+        self.bottleneck.validate()?;
         if self.flows.is_empty() {
             return Err("flows: at least one flow is needed".into());
         }

@@ -1,16 +1,16 @@
 //! The scenario's queue discipline (`bottleneck.aqm` + `bottleneck.aqm_params`) turned into a
-//! ccbench-queue [`Qdisc`]. Drop-tail is not built here: it keeps the departure-on-arrival
-//! fast path (`super::droptail`).
+//! [`Qdisc`]. Drop-tail is not built here: each backend keeps it on the departure-on-arrival
+//! fast path ([`crate::ScheduledDropTail`]) unless it asks for [`droptail_served`].
 //!
 //! Every parameter is optional; a missing one takes the Linux default of the discipline
 //! (sch_codel.c, sch_fq_codel.c, sch_pie.c, sch_fq.c: the defaults live in ccbench-queue), and
 //! RED's thresholds are derived from the scenario buffer (`RedConfig::for_buffer`). The Python
 //! side sends every parameter resolved; [`resolved`] gives the same table back for the report,
 //! so the results show exactly what ran.
-use crate::config::BufferConfig;
-use ccbench_queue::{
-    red::ewma_weight, Codel, CodelConfig, CodelParams, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig, Qdisc, Red,
-    RedConfig,
+use crate::red::ewma_weight;
+use crate::{
+    BufferConfig, Codel, CodelConfig, CodelParams, DropTail, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig,
+    Qdisc, Red, RedConfig,
 };
 use serde::{Deserialize, Serialize};
 
@@ -101,10 +101,22 @@ pub struct AqmParams {
 pub fn params_of(aqm: &str) -> &'static [&'static str] {
     match aqm {
         "codel" => &["target_ns", "interval_ns", "limit_packets", "ecn"],
-        "fq_codel" => &["target_ns", "interval_ns", "limit_packets", "ecn", "flows", "quantum", "memory_limit", "drop_batch"],
+        "fq_codel" => {
+            &["target_ns", "interval_ns", "limit_packets", "ecn", "flows", "quantum", "memory_limit", "drop_batch"]
+        }
         "pie" => &["target_ns", "tupdate_ns", "limit_packets", "ecn", "alpha", "beta", "bytemode"],
-        "red" => &["limit_bytes", "min_bytes", "max_bytes", "probability", "avpkt", "burst", "gentle", "ecn", "harddrop"],
-        "fq" => &["limit_packets", "flow_limit", "quantum", "initial_quantum", "maxrate_bps", "horizon_ns", "ce_threshold_ns"],
+        "red" => {
+            &["limit_bytes", "min_bytes", "max_bytes", "probability", "avpkt", "burst", "gentle", "ecn", "harddrop"]
+        }
+        "fq" => &[
+            "limit_packets",
+            "flow_limit",
+            "quantum",
+            "initial_quantum",
+            "maxrate_bps",
+            "horizon_ns",
+            "ce_threshold_ns",
+        ],
         _ => &[],
     }
 }
@@ -273,7 +285,7 @@ pub fn build(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64, seed
 /// Drop-tail as a FIFO qdisc served at dequeue time (pfifo / bfifo on the scenario buffer),
 /// for cross-checking the served arm against the fast path.
 pub fn droptail_served(buffer: BufferConfig) -> Box<dyn Qdisc> {
-    Box::new(ccbench_queue::DropTail::new(super::droptail::limit_of(buffer)))
+    Box::new(DropTail::new(buffer.into()))
 }
 
 /// Every parameter of `aqm` with the value the run uses (given or default), for the report.
@@ -357,16 +369,31 @@ mod tests {
     #[test]
     fn defaults_are_linuxs() {
         let c = resolved("codel", &AqmParams::default(), BUF, 10_000_000);
-        assert_eq!((c.target_ns, c.interval_ns, c.limit_packets, c.ecn), (Some(5_000_000), Some(100_000_000), Some(1000), Some(false)));
+        assert_eq!(
+            (c.target_ns, c.interval_ns, c.limit_packets, c.ecn),
+            (Some(5_000_000), Some(100_000_000), Some(1000), Some(false))
+        );
         let f = resolved("fq_codel", &AqmParams::default(), BUF, 10_000_000);
-        assert_eq!((f.flows, f.quantum, f.limit_packets, f.memory_limit, f.ecn), (Some(1024), Some(1514), Some(10240), Some(32 << 20), Some(true)));
+        assert_eq!(
+            (f.flows, f.quantum, f.limit_packets, f.memory_limit, f.ecn),
+            (Some(1024), Some(1514), Some(10240), Some(32 << 20), Some(true))
+        );
         let p = resolved("pie", &AqmParams::default(), BUF, 10_000_000);
-        assert_eq!((p.target_ns, p.tupdate_ns, p.limit_packets, p.alpha, p.beta), (Some(15_000_000), Some(15_000_000), Some(1000), Some(2), Some(20)));
+        assert_eq!(
+            (p.target_ns, p.tupdate_ns, p.limit_packets, p.alpha, p.beta),
+            (Some(15_000_000), Some(15_000_000), Some(1000), Some(2), Some(20))
+        );
         let q = resolved("fq", &AqmParams::default(), BUF, 10_000_000);
-        assert_eq!((q.limit_packets, q.flow_limit, q.quantum, q.initial_quantum), (Some(10_000), Some(100), Some(3028), Some(15_140)));
+        assert_eq!(
+            (q.limit_packets, q.flow_limit, q.quantum, q.initial_quantum),
+            (Some(10_000), Some(100), Some(3028), Some(15_140))
+        );
         // RED from the buffer: min = limit/10, max = 3 min (RedConfig::for_buffer).
         let r = resolved("red", &AqmParams::default(), BUF, 10_000_000);
-        assert_eq!((r.limit_bytes, r.min_bytes, r.max_bytes, r.probability), (Some(150_000), Some(15_000), Some(45_000), Some(0.1)));
+        assert_eq!(
+            (r.limit_bytes, r.min_bytes, r.max_bytes, r.probability),
+            (Some(150_000), Some(15_000), Some(45_000), Some(0.1))
+        );
         assert_eq!(resolved("droptail", &AqmParams::default(), BUF, 1), AqmParams::default());
     }
 

@@ -8,8 +8,8 @@
 //!   is the scenario's start jitter: a deterministic draw from `[0, start_jitter_ns)` keyed by
 //!   the seed and the flow id (`start_offset_ns`, the same BLAKE2b draw as Python's
 //!   `_start_offset_ns`).
+use super::{Direction, FlowConfig};
 use crate::blake2b::blake2b;
-use crate::config::{Direction, FlowConfig};
 use serde::{Deserialize, Serialize};
 
 /// One `[[flows]]` table: `count` connections sharing their parameters.
@@ -100,7 +100,18 @@ mod tests {
     use crate::config::SimConfig;
 
     fn group(count: u32, cc: &str, start_ns: u64, stagger_ns: u64) -> FlowGroupConfig {
-        FlowGroupConfig { count, cc: cc.into(), start_ns, stagger_ns, rwnd_bytes: 1 << 20, size_bytes: None, pacing: false, timestamps: true, ecn: false, direction: Direction::Forward }
+        FlowGroupConfig {
+            count,
+            cc: cc.into(),
+            start_ns,
+            stagger_ns,
+            rwnd_bytes: 1 << 20,
+            size_bytes: None,
+            pacing: false,
+            timestamps: true,
+            ecn: false,
+            direction: Direction::Forward,
+        }
     }
 
     #[test]
@@ -129,7 +140,10 @@ mod tests {
         distinct.dedup();
         assert!(distinct.len() > 190, "{} distinct offsets", distinct.len());
         let other_seed = expand(&[group(200, "cubic", 1_000, 0)], 2, span).unwrap();
-        assert_ne!(flows.iter().map(|f| f.start_ns).collect::<Vec<_>>(), other_seed.iter().map(|f| f.start_ns).collect::<Vec<_>>());
+        assert_ne!(
+            flows.iter().map(|f| f.start_ns).collect::<Vec<_>>(),
+            other_seed.iter().map(|f| f.start_ns).collect::<Vec<_>>()
+        );
         // python: int.from_bytes(hashlib.blake2b(b"start_jitter/1/0", digest_size=8).digest(), "little") % 10**7
         assert_eq!(offsets[0], 0xecef837e5d9544b2 % span);
     }
@@ -169,9 +183,12 @@ mod tests {
         assert!(both.contains("not both"), "{both}");
         let none = serde_json::from_str::<SimConfig>(&json("")).unwrap_err().to_string();
         assert!(none.contains("flow_groups"), "{none}");
-        let jitter = serde_json::from_str::<SimConfig>(&json(&format!("{flows},\"start_jitter_ns\":5"))).unwrap_err().to_string();
+        let jitter = serde_json::from_str::<SimConfig>(&json(&format!("{flows},\"start_jitter_ns\":5")))
+            .unwrap_err()
+            .to_string();
         assert!(jitter.contains("start_jitter_ns"), "{jitter}");
-        let unknown = serde_json::from_str::<SimConfig>(&json(&format!("{groups},\"bogus\":1"))).unwrap_err().to_string();
+        let unknown =
+            serde_json::from_str::<SimConfig>(&json(&format!("{groups},\"bogus\":1"))).unwrap_err().to_string();
         assert!(unknown.contains("bogus"), "{unknown}");
     }
 }
