@@ -78,7 +78,7 @@ def expanded_config(sim_config: dict) -> dict:
 
 
 def fake_report(sim_config: dict) -> dict:
-    """A report shaped like crates/sim/src/report.rs `SimReport`, for the flows of a config
+    """A report shaped like crates/sim/src/report/mod.rs `SimReport`, for the flows of a config
     (per-connection ``flows`` or ``flow_groups``)."""
     sim_config = expanded_config(sim_config)
     flows = []

@@ -1,6 +1,6 @@
 """Queue disciplines from the scenario to the results: ``bottleneck.aqm`` and
 ``[bottleneck.aqm_params]`` parsed and checked with one-line errors, the defaults resolved the
-same way in Python (ccbench/scenario/aqm.py) and in the simulator (crates/sim/src/queue/aqm.rs),
+same way in Python (ccbench/scenario/aqm.py) and in the simulator (crates/queue/src/aqm.rs),
 the discipline and its parameters and the sojourn times in the results, the kernel backend's
 check taking every AQM, and the bufferbloat contrast end to end. The simulator-level behaviour tests
 are in crates/sim/tests/aqm.rs."""
@@ -132,7 +132,7 @@ def test_overrides_sweep_the_discipline_and_its_parameters():
 @pytest.mark.parametrize("name", aqm.NAMES)
 @pytest.mark.parametrize("buffer", ["1bdp", "300pkt"])
 def test_python_and_simulator_resolve_the_same_defaults(name, buffer):
-    """Send no parameters: the simulator fills its own defaults (queue/aqm.rs from
+    """Send no parameters: the simulator fills its own defaults (crates/queue/src/aqm.rs from
     ccbench-queue's Linux constants) and reports them; they must be Python's."""
     from ccbench import _sim
 

@@ -124,7 +124,7 @@ def test_schema_types():
 
 
 def test_every_report_field_has_a_column():
-    """What crates/sim/src/report.rs sends is stored (no silently dropped measurement)."""
+    """What crates/sim/src/report/mod.rs sends is stored (no silently dropped measurement)."""
     rs = SIM_SRC / "report" / "mod.rs"
     assert set(rust_struct_fields(rs, "FlowSummary")) <= set(FLOWS_SCHEMA.names)
     # `wifi` is flattened into the run (serde flatten): its fields are the columns

@@ -8,7 +8,7 @@ from ccbench.scenario.model import DEFAULT_RWND_BYTES, Scenario, load_scenario
 from ccbench.scenario.parse import parse_override_value, parse_overrides
 from conftest import SIM_SRC, minimal_dict, rust_struct_fields
 
-# The keys of crates/sim/src/config.rs `SimConfig`, written out as the fixture the contract
+# The keys of crates/sim/src/config/mod.rs `SimConfig`, written out as the fixture the contract
 # test checks against (and cross-checked against the Rust source below).
 SIM_CONFIG_KEYS = {
     "": {"name", "duration_ns", "seed", "sample_interval_ns", "bottleneck", "access", "flows", "probe"},
@@ -27,7 +27,7 @@ SIM_CONFIG_KEYS = {
     "access": {"rate_bps", "delay_ns"},
     "flow": {"id", "group", "cc", "start_ns", "rwnd_bytes", "size_bytes", "pacing", "timestamps"},
     "probe": {"ping_interval_ns"},
-    # sim_config_grouped: the connections as flow_groups (crates/sim/src/flow_groups.rs)
+    # sim_config_grouped: the connections as flow_groups (crates/sim/src/config/flow_groups.rs)
     "grouped": {
         "name",
         "duration_ns",

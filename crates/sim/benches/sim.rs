@@ -1,5 +1,5 @@
 //! Criterion benchmark of whole simulator runs. Throughput is reported in simulated data
-//! packets; run `make bench` for the summary table in benchmarks/results.md.
+//! packets; run `make bench` for the summary table in benchmarks/simulator/RESULTS.md.
 use ccbench_sim::bench_scenarios;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 

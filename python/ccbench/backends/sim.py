@@ -1,8 +1,8 @@
 """The embedded simulator backend (crates/sim through the PyO3 module ``ccbench._sim``).
 
 JSON in (``Scenario.sim_config_grouped()``: the ``[[flows]]`` groups, which the simulator
-expands into connections, crates/sim/src/config.rs and flow_groups.rs); out comes the report of
-crates/sim/src/report.rs as columns (crates/sim/src/columns.rs: a JSON header and Arrow
+expands into connections, crates/sim/src/config/mod.rs and flow_groups.rs); out comes the report of
+crates/sim/src/report/mod.rs as columns (crates/sim/src/columns.rs: a JSON header and Arrow
 buffers), converted to the shared result schema by ``build_result`` without a Python object
 per value.
 """

@@ -190,7 +190,7 @@ def _flows_table(desc: Mapping[str, Any], flow_rows: Any, specs: Mapping[str, pa
 def _columnar_table(
     run_id: str, data: Any, schema: pa.Schema, fill: Optional[Mapping[str, pa.Array]] = None
 ) -> pa.Table:
-    """A series-like table from a columnar mapping (crates/sim/src/report.rs `Series`,
+    """A series-like table from a columnar mapping (crates/sim/src/report/mod.rs `Series`,
     `LinkSeries`), a list of row mappings, a pyarrow Table or None. ``fill``: column ->
     values by flow id (see :func:`_flow_specs`) for columns the data lacks."""
     if data is None:
@@ -412,7 +412,7 @@ def build_result(
     """Assemble a RunResult from a backend's measurements.
 
     ``flow_rows``: one mapping per flow with FLOWS_SCHEMA measurement keys (``flow_id``,
-    ``group``, ``cc``, ``goodput_bps``, …; crates/sim/src/report.rs `FlowSummary`), or the same
+    ``group``, ``cc``, ``goodput_bps``, …; crates/sim/src/report/mod.rs `FlowSummary`), or the same
     as columns (a mapping of column lists / arrays, or a pyarrow Table). Missing keys
     become null; ``group``/``cc``/``direction``/``size_bytes``/``rwnd_bytes`` are filled from the scenario when
     absent. Keys outside the schema are ignored.

@@ -156,7 +156,7 @@ LINK_SERIES_SCHEMA = pa.schema(
 
 #: TCP MIB counters, named as ``nstat`` names them (Tcp* from /proc/net/snmp, TcpExt* from
 #: /proc/net/netstat). The one list: the kernel backend reads these, the simulator's report
-#: (crates/sim/src/report.rs) uses the same keys, docs/results.md says what each counts.
+#: (crates/sim/src/report/mod.rs) uses the same keys, docs/results.md says what each counts.
 COUNTER_NAMES = (
     "TcpRetransSegs",
     "TcpOutSegs",

@@ -3,7 +3,7 @@
 Each discipline takes the parameters of its ``tc`` qdisc (tc-codel, tc-fq_codel, tc-pie,
 tc-red, tc-fq), with the RFC / Linux defaults; docs/scenario.md lists them. This module parses
 them (units as everywhere in a scenario), says which key is wrong and what is accepted, and
-resolves the defaults into the simulator's form (crates/sim/src/queue/aqm.rs ``AqmParams``:
+resolves the defaults into the simulator's form (crates/queue/src/aqm.rs ``AqmParams``:
 SI integers, ``*_ns`` times, bytes, packets, bit/s), which is also what the results record in
 the ``aqm_params`` column.
 """

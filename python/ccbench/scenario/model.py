@@ -965,7 +965,7 @@ class Scenario(_Model):
     @property
     def aqm_wire(self) -> dict:
         """Every parameter of the bottleneck's queue discipline, defaults filled in, in the
-        simulator's form (crates/sim/src/queue/aqm.rs ``AqmParams``); {} for drop-tail."""
+        simulator's form (crates/queue/src/aqm.rs ``AqmParams``); {} for drop-tail."""
         b = self.bottleneck
         buf = self.buffer_bytes if self.buffer_bytes is not None else self.buffer_packets * MTU
         return _aqm.resolved_wire(b.aqm, b.aqm_params, buf)
@@ -1012,7 +1012,7 @@ class Scenario(_Model):
     # ---- outputs --------------------------------------------------------------------------
 
     def sim_config(self) -> dict:
-        """The JSON object crates/sim/src/config.rs (`SimConfig`) deserialises, with one
+        """The JSON object crates/sim/src/config/mod.rs (`SimConfig`) deserialises, with one
         ``flows`` entry per connection (the form the kernel backend's link emulator and the
         tests read; the simulator backend sends :meth:`sim_config_grouped`)."""
         return {
@@ -1040,7 +1040,7 @@ class Scenario(_Model):
         """:meth:`sim_config` with the connections as ``flow_groups`` (one entry per
         ``[[flows]]`` table, with its count, start and stagger) and ``start_jitter_ns``: the
         simulator expands them into the very ``flows`` of :meth:`sim_config`
-        (crates/sim/src/flow_groups.rs), so 100 000 connections cost one small JSON object
+        (crates/sim/src/config/flow_groups.rs), so 100 000 connections cost one small JSON object
         instead of 100 000 (0.6 s of Python)."""
         return {
             **self._sim_config_common(),

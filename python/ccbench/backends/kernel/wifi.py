@@ -1,11 +1,11 @@
 """The runs table's ``wifi_*`` columns (docs/results.md) from ccbench-link's report of a Wi-Fi
-bottleneck (its ``wifi`` object, crates/link/src/wifi_loop.rs).
+bottleneck (its ``wifi`` object, crates/link/src/report.rs ``WifiJson``).
 
 The emulator runs longer than the scenario (it starts before the flows are launched and stops
 after they end), so the columns are taken over the run's window [0, duration] from the
 medium's cumulative counters sampled at the sample interval (the last sample at or before each
 end), as ``runs.link_utilisation`` is. The definitions are the simulator's
-(crates/sim/src/report.rs ``WifiSummary``): A-MPDU size mean / median / 90th percentile per
+(crates/sim/src/report/mod.rs ``WifiSummary``): A-MPDU size mean / median / 90th percentile per
 station (``fwd`` = the sender-side station, ``rev`` = the receiver-side one; null when it never
 transmitted), transmit opportunities, airtime share (the station's PPDUs and their block-acks
 over the window's length), collisions, MPDU retries and retry-limit drops of both stations.
