@@ -9,7 +9,7 @@
 The package: docs/internal-api.md draws its modules and the direction of their imports.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from .api import load, run, sweep  # noqa: E402
 from .scenario.errors import ScenarioError
