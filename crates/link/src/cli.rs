@@ -1,4 +1,4 @@
-//! The command line. The kernel backend (python/ccbench/kernel/topology.py) builds it; the
+//! The command line. The kernel backend (python/ccbench/backends/kernel/topology.py) builds it; the
 //! flags are the ones it passes plus those for running the emulator by hand.
 use clap::Parser;
 

@@ -1,7 +1,7 @@
 //! The JSON report printed on stdout at the end of a run: per direction the path's counters,
 //! the queue discipline's statistics, how late packets left, the queue samples and the
 //! thread's CPU use; with a Wi-Fi hop also the medium's statistics (`wifi`). The kernel backend
-//! reads it (python/ccbench/kernel/). Every type here derives `Serialize`; the tests check the
+//! reads it (python/ccbench/backends/kernel/). Every type here derives `Serialize`; the tests check the
 //! JSON against the same report written out key by key with `json!`.
 use crate::config::DirConfig;
 use crate::path::Counters;

@@ -2,7 +2,7 @@
 //! `hashlib.blake2b(data, digest_size=n)` computes, from the RustCrypto `blake2` crate. The
 //! simulator needs it for one thing: the start-jitter offsets of expanded flow groups
 //! (`config::flow_groups::start_offset_ns`) must be the very numbers
-//! python/ccbench/scenario.py `_start_offset_ns` draws, so that a scenario gives the same flows
+//! python/ccbench/scenario/model.py `_start_offset_ns` draws, so that a scenario gives the same flows
 //! whichever side expands it. The tests below pin that against hashlib's digests.
 use blake2::digest::{Update, VariableOutput};
 use blake2::Blake2bVar;

@@ -15,7 +15,7 @@ const MS: u64 = 1_000_000;
 const S: u64 = 1_000 * MS;
 
 fn shipped(name: &str) -> Vec<u64> {
-    let path = format!("{}/../../python/ccbench/traces/{name}.trace", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../python/ccbench/scenario/traces/{name}.trace", env!("CARGO_MANIFEST_DIR"));
     parse_mahimahi(&std::fs::read_to_string(&path).expect("shipped trace")).expect("valid trace")
 }
 

@@ -1,6 +1,6 @@
 //! Flow groups: the scenario's `[[flows]]` tables as the Python side sends them (a `count` of
 //! connections with one start, stagger and set of parameters), expanded into one `FlowConfig`
-//! per connection exactly as python/ccbench/scenario.py `Scenario._flow_starts` numbers and
+//! per connection exactly as python/ccbench/scenario/model.py `Scenario._flow_starts` numbers and
 //! starts them:
 //!
 //! * ids run 0..n group by group, `count` connections each, in the groups' order;
