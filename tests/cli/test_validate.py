@@ -13,6 +13,7 @@ import pytest
 
 from ccbench import validate as v
 from ccbench.study.spec import StudyError
+from ccbench.validate import run as validate_run
 
 
 def _grid_file(tmp_path: Path, body: str, name: str = "grid.toml") -> Path:
@@ -332,8 +333,9 @@ def test_run_validate_reads_a_stored_kernel_store_when_the_kernel_cannot_run(tmp
     study = v.load_grid(_grid_file(tmp_path, SMALL))
     out = tmp_path / "v"
     _write_synthetic(out, study)
+    # run_validate asks validate/run.py's backend_unavailable (the name it imported from plan.py)
     monkeypatch.setattr(
-        v,
+        validate_run,
         "backend_unavailable",
         lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None,
     )
