@@ -40,7 +40,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The ns-3 backend's SDK: the ns3 wheel pinned by the `ns3` extra, without its Python-binding
 # dependencies (cppyy compiles for minutes; the backend uses the C++ SDK only). Part of `install`,
-# so `make test` runs tests/test_ns3.py.
+# so `make test` runs tests/ns3_backend/test_ns3.py.
 $(VENV)/.ns3: $(VENV)/.installed
 	$(PIP) install -q --no-deps "$$($(PY) -c "import tomllib; \
 	  print(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['ns3'][0])")"

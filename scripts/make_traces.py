@@ -10,7 +10,7 @@ downloaded data): a capacity profile in bit/s per millisecond, turned into deliv
 opportunities by granting that many bits each millisecond and emitting one opportunity per
 1500 bytes (12 000 bits) of accumulated grant. Everything is integer arithmetic on a
 splitmix64 generator with a fixed seed per trace, so the output is byte-identical on every
-machine and Python version (tests/test_trace.py checks it). The files hold only timestamps, one
+machine and Python version (tests/sim/test_trace.py checks it). The files hold only timestamps, one
 per line, so Mahimahi's mm-link reads them too.
 
 The models, and what they are meant to resemble:

@@ -1,6 +1,6 @@
 //! Feed a captured packet arrival sequence into the simulator's receiver and print its
 //! counters: the same data segments, at the same times and with the same TSvals, as a Linux
-//! receiver got them (tests/test_kernel_paws_replay.py captures them on the kernel backend's
+//! receiver got them (tests/kernel/test_kernel_paws_replay.py captures them on the kernel backend's
 //! receiving TUN). What the receiver then does — PAWS discards, out-of-order queueing, its own
 //! ACK decisions and timers — is the simulator's.
 //!

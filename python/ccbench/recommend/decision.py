@@ -1,6 +1,6 @@
 """The sequential stopping rule: after each batch of repeats, is the leader separated from the
 runner-up, equivalent to it, or neither yet? A pure function of per-repeat scores, tested on
-synthetic samples (tests/test_recommend.py)."""
+synthetic samples (tests/unit/test_recommend_decision.py)."""
 
 from __future__ import annotations
 

@@ -287,7 +287,7 @@ fn tso_autosize_follows_the_pacing_rate() {
 /// slot instead made BBR far smoother than Linux: beside CUBIC on a 200-packet FIFO at
 /// 200 Mbit/s (1 ms) its skbs of 20-30 segments meet the full queue together, and on the kernel
 /// BBR retransmits 15-25 times as much as CUBIC where one-per-slot pacing gave 1.4 times
-/// (tests/test_kernel_bbr_state.py).
+/// (tests/kernel/test_kernel_bbr_state.py).
 #[test]
 fn a_paced_sender_sends_one_tso_skb_per_pacing_slot() {
     let mut s = sender("reno", true);
