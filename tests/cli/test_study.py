@@ -259,3 +259,12 @@ def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path
         run_study("dumbbell-loss", out, backend="kernel", quick=True, progress=False)
     assert "part 'alone' cannot run on the kernel backend" in str(ei.value)
     assert not out.exists()
+
+
+def test_every_analysis_a_study_file_may_name_has_a_section_and_no_more():
+    """study/spec.py checks study files against ANALYSIS_NAMES without importing the analyses;
+    study/analyses.py's ANALYSES must implement exactly those names."""
+    from ccbench.study import ANALYSES, ANALYSIS_NAMES
+
+    assert len(set(ANALYSIS_NAMES)) == len(ANALYSIS_NAMES)
+    assert set(ANALYSES) == set(ANALYSIS_NAMES)

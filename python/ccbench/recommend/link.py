@@ -546,6 +546,17 @@ def _jitter_notes(link: Link, from_ping: bool) -> list[str]:
     return [text]
 
 
+def _checked(link: Link, rwnd: int, from_ping: bool) -> list[str]:
+    """Refuse a link outside the input space or a run too short for it; the notes its figures
+    call for (how jitter is modelled, a receive window that caps the flows)."""
+    check_limits(link)
+    _check_duration(link)
+    notes = _jitter_notes(link, from_ping)
+    if (w := _window_note(link, rwnd)) is not None:
+        notes.append(w)
+    return notes
+
+
 def link_from_options(
     *,
     rate: Optional[str],
@@ -615,12 +626,7 @@ def link_from_options(
         reorder=True if reo is None else reo,
         origin=origin,
     )
-    check_limits(link)
-    _check_duration(link)
-    notes += _jitter_notes(link, ping is not None)
-    if (w := _window_note(link, DEFAULT_RWND_BYTES)) is not None:
-        notes.append(w)
-    return link, notes
+    return link, notes + _checked(link, DEFAULT_RWND_BYTES, from_ping=ping is not None)
 
 
 def link_from_scenario(
@@ -725,12 +731,7 @@ def link_from_scenario(
         aqm_params=dict(sc.aqm_wire) if b.aqm != "droptail" else {},
         extra=extra,
     )
-    check_limits(link)
-    _check_duration(link)
-    notes += _jitter_notes(link, False)
-    if (w := _window_note(link, sc.flows[0].rwnd_bytes)) is not None:
-        notes.append(w)
-    return link, notes
+    return link, notes + _checked(link, sc.flows[0].rwnd_bytes, from_ping=False)
 
 
 def with_duration(link: Link, seconds: float) -> Link:

@@ -3,6 +3,7 @@ candidate, the neighbourhood, fairness and delay remarks, and the --json documen
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -272,24 +273,7 @@ class Recommendation:
         d = self.decision
 
         def dec(x: Decision) -> dict:
-            return {
-                k: getattr(x, k)
-                for k in (
-                    "outcome",
-                    "leader",
-                    "runner_up",
-                    "n",
-                    "diff",
-                    "lo",
-                    "hi",
-                    "rel_diff",
-                    "p_value",
-                    "alpha_look",
-                    "margin",
-                    "ranking",
-                    "tied",
-                )
-            }
+            return dataclasses.asdict(x)  # every field, in order: the schema's _DECISION
 
         rec = d.leader if d.outcome in ("winner", "single") else None
         return {

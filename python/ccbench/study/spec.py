@@ -37,26 +37,6 @@ ANALYSIS_NAMES = (
     "throughput_time",
     "recommendation_map",
 )
-#: The report sections a study file may list under ``analyses`` (study/analyses.py's ANALYSES
-#: implements each one).
-ANALYSIS_NAMES = (
-    "goodput",
-    "ratio",
-    "variability",
-    "recommendation",
-    "goodput_figure",
-    "throughput",
-    "delay",
-    "fairness",
-    "rtt_time",
-    "cwnd_time",
-    "latency",
-    "goodput_delay",
-    "wifi",
-    "oscillation",
-    "throughput_time",
-    "recommendation_map",
-)
 
 
 class StudyError(ScenarioError):
