@@ -184,6 +184,46 @@ def kernel_missing(ping: bool = False) -> str | None:
     return None
 
 
+#: A kernel run whose behaviour a test compares with the simulator's (or with Linux's documented
+#: behaviour) counts only if the host left the VM alone and ccbench-link kept the scenario's
+#: timing. On a VM whose hypervisor takes CPU time away (runs.host_steal_pct) packets leave the
+#: emulator milliseconds late, and a stalled sender lets the bottleneck queue drain, so the
+#: kernel's TCP sees delays the scenario does not have (backends/kernel/hostcpu.py). Faithful:
+#: under 0.5 % of the CPU stolen and 99 % of packets released within 200 µs of their due time
+#: (runs.emulator_late_p99_us, the emulator's design bound).
+QUIET_HOST_STEAL_PCT = 0.5
+FAITHFUL_LATE_P99_US = 200.0
+
+
+def kernel_run_where(run, faithful, tries: int = 3):
+    """Call ``run()`` (a kernel RunResult) until ``faithful(runs_row)`` holds and return that
+    result. If no run of ``tries`` was faithful the test is skipped, naming the emulator's
+    lateness and the host's CPU steal of each: what the test checks cannot be judged on a run
+    the host disturbed, and its failure would then be about the machine, not ccbench."""
+    seen = []
+    for _ in range(tries):
+        res = run()
+        assert res.ok, res.error
+        row = res.runs.iloc[0]
+        if faithful(row):
+            print(
+                f"kernel run: emulator p99 lateness {row.emulator_late_p99_us:.0f} µs, "
+                f"{row.host_steal_pct:.2f} % stolen"
+            )
+            return res
+        seen.append(f"p99 {row.emulator_late_p99_us:.0f} µs with {row.host_steal_pct:.1f} % stolen")
+    pytest.skip(f"the host disturbed each of {tries} kernel runs (emulator lateness: {'; '.join(seen)})")
+
+
+def faithful_kernel_run(run, tries: int = 3):
+    """The first of up to ``tries`` runs on a quiet host in which the emulator kept the timing."""
+    return kernel_run_where(
+        run,
+        lambda row: row.host_steal_pct < QUIET_HOST_STEAL_PCT and row.emulator_late_p99_us <= FAITHFUL_LATE_P99_US,
+        tries,
+    )
+
+
 def tracing_missing() -> str | None:
     """Why the kernel tests that trace kernel events cannot run here (None: they can): those of
     kernel_missing, and tracefs."""

@@ -21,7 +21,7 @@ import pytest
 from ccbench.backends.kernel import env
 from ccbench.scenario.errors import ScenarioError
 from ccbench.scenario.model import Scenario
-from conftest import ROOT, kernel_missing
+from conftest import ROOT, kernel_missing, kernel_run_where
 
 pytestmark = pytest.mark.kernel
 
@@ -294,32 +294,47 @@ def test_single_cubic_flow_reaches_90pct_of_rate(cubic_run):
     assert res.runs.backend[0] == "kernel" and res.runs.kernel_version[0] == env.kernel_version()
 
 
-def _lateness_ok(keep: dict) -> bool:
-    ok = True
+def _print_lateness(keep: dict) -> None:
     for d in keep["link"]["directions"]:
         lat = d["lateness_us"]
         print(
             f"{d['name']}: {lat['count']} packets, lateness p50 {lat['p50']} p99 {lat['p99']} max {lat['max']:.0f} µs"
         )
         assert lat["count"] > 1000
-        ok = ok and lat["p99"] <= 200
-    return ok
+
+
+#: Below this share of stolen CPU time the host's stalls touch too few packets to move the p99.
+QUIETER_HOST_STEAL_PCT = 0.3
 
 
 @needs_kernel
-def test_p99_lateness_at_50mbit(cubic_run):
-    """The emulator releases 99 % of packets within 200 µs of their due time. This VM stalls a
-    thread now and then for up to ~2 ms (shared/notes/kernel-emulation-facts.md), which can spoil
-    one 10 s run (p99 0.8-1 ms seen in 2 of 4 full CI runs, never when run alone): the bound must
-    hold in the fixture's run or in one more identical run."""
-    sc, _, keep = cubic_run
-    if _lateness_ok(keep):
-        return
+def test_emulator_lateness_at_50mbit(cubic_run):
+    """ccbench-link sleeps until ~300 µs before a packet's due time and spins the rest, so the
+    median packet leaves within tens of µs of it even when the host steals CPU (measured p50
+    3-18 µs at 0.2-10 % steal; a thread that only sleeps wakes 50-100 µs late here); and on a
+    host that leaves the CPU to the VM, 99 % leave within 200 µs. The p99 is judged only on runs
+    in which the hypervisor took under 0.3 % of the CPU: at 0.5-1 % steal this VM gave 136-461 µs,
+    at 2.5-10 % 1.5-4.3 ms (backends/kernel/hostcpu.py). The run's emulator_late_p99_us column
+    is the worse direction's p99 of the link's report."""
+    sc, first, keep = cubic_run
     from ccbench.backends import kernel
 
-    again: dict = {}
-    kernel.run(sc, keep=again)
-    assert _lateness_ok(again), "p99 lateness over 200 µs in two runs in a row"
+    _print_lateness(keep)
+    for d in keep["link"]["directions"]:
+        assert d["lateness_us"]["p50"] <= 50, d["name"]
+    assert first.runs["emulator_late_p99_us"].iloc[0] == max(
+        d["lateness_us"]["p99"] for d in keep["link"]["directions"]
+    )
+
+    fixture_run = [first]  # used first, then fresh runs
+
+    def run():
+        return fixture_run.pop() if fixture_run else kernel.run(sc)
+
+    res = kernel_run_where(run, lambda row: row.host_steal_pct < QUIETER_HOST_STEAL_PCT)
+    row = res.runs.iloc[0]
+    print(f"p99 lateness {row.emulator_late_p99_us} µs, host steal {row.host_steal_pct:.2f} %")
+    assert row.emulator_late_p99_us <= 200
 
 
 @needs_kernel

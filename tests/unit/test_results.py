@@ -614,3 +614,24 @@ def test_group_and_cc_fill_by_flow_id_valid_and_invalid_ids(flow_type):
     bad = build_result(sc, "sim", None, pa.table({"flow_id": pa.array(bad_ids, flow_type), "t_s": t}), {}, None)
     se = bad.series_table.to_pydict()
     assert se["cc"] == ["reno", None, None, "cubic", None] and se["group"] == [1, None, None, 0, None]
+
+
+@pytest.mark.parametrize(("late_us", "warned"), [(None, False), (120.0, False), (200.0, False), (1500.0, True)])
+def test_the_run_line_warns_when_the_emulator_released_packets_late(late_us, warned):
+    """A kernel run whose emulator p99 lateness is over 200 µs gets a warning naming it and the
+    host's CPU steal; a simulator run (null columns) and a faithful kernel run do not."""
+    from ccbench.cli import errors as cli_errors
+    from ccbench.cli import run as cli
+
+    sc = Scenario.from_dict(minimal_dict(), source="test")
+    flows = pa.table({"flow_id": pa.array([0], pa.uint32()), "goodput_bps": [1e6]})
+    extra = {"emulator_late_p99_us": late_us, "host_steal_pct": None if late_us is None else 4.25}
+    r = build_result(sc, "kernel", flows, pa.table({"flow_id": pa.array([], pa.uint32())}), extra, 1.0)
+    assert r.runs_table.column("emulator_late_p99_us")[0].as_py() == late_us
+    with cli_errors.console.capture() as cap:
+        cli.print_result(r, sc)
+    text = cap.get()
+    assert (
+        "warning: the emulator released 1 % of packets over 1.5 ms late; the host took 4.2 % of the CPU" in text
+    ) == warned
+    assert ("warning" in text) == warned

@@ -63,6 +63,9 @@ def _f(v, spec: str, scale: float = 1.0) -> str:
     return format(v / scale if scale != 1.0 else v, spec)
 
 
+#: A kernel run whose emulator p99 lateness is above this (µs) is flagged as disturbed.
+EMULATOR_LATE_WARN_US = 200.0
+
 #: Flows listed by print_result; a run with more prints these and a summary of the rest
 #: (all rows: --json, or --out and ccbench query).
 MAX_FLOW_ROWS = 32
@@ -136,6 +139,16 @@ def print_result(result, scenario=None, out=None) -> None:
     if run.get("wall_time_s") is not None:
         parts.append(f"wall {run['wall_time_s']:.2f} s")
     console.print(", ".join(parts), highlight=False, soft_wrap=True)
+    late, steal = run.get("emulator_late_p99_us"), run.get("host_steal_pct")
+    if late is not None and late > EMULATOR_LATE_WARN_US:
+        stolen = f"; the host took {steal:.1f} % of the CPU" if steal is not None else ""
+        console.print(
+            f"warning: the emulator released 1 % of packets over {late / 1000:.1f} ms late{stolen}: "
+            "delays the scenario does not have (docs/kernel-backend.md, timing fidelity)",
+            style="yellow",
+            highlight=False,
+            soft_wrap=True,
+        )
     if out is not None:
         console.print(
             f"stored in {out} (ccbench.load({str(out)!r}), ccbench query {out}, ccbench report {out})",

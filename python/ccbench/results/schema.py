@@ -114,6 +114,9 @@ RUNS_SCHEMA = pa.schema(
         pa.field("events", pa.int64()),  # simulator only
         pa.field("data_packets", pa.int64()),  # simulator only
         pa.field("kernel_version", pa.string()),  # kernel backend only
+        # kernel backend only: how faithfully the run kept the scenario's timing (docs/results.md)
+        pa.field("emulator_late_p99_us", pa.float64()),
+        pa.field("host_steal_pct", pa.float64()),
         pa.field("wall_time_s", pa.float64()),
     ]
 )
@@ -221,6 +224,8 @@ RUN_EXTRA_KEYS = {
     "events",
     "data_packets",
     "kernel_version",
+    "emulator_late_p99_us",
+    "host_steal_pct",
 }
 
 

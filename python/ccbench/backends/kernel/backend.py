@@ -22,6 +22,7 @@ from ...scenario.errors import ScenarioError
 from ...scenario.model import DEFAULT_RWND_BYTES, Scenario
 from . import env
 from .diag import CA_STATES, bbr_mode
+from .hostcpu import read_cpu_times, steal_pct
 from .wifi import run_columns as wifi_run_columns
 
 __all__ = ["NAME", "run", "check", "algorithms", "available_algorithms", "LINK_AQMS"]
@@ -244,6 +245,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     ecn = all(g.ecn for g in scenario.flows)  # likewise
     reverse = {f.id for f in flows if f.direction == "reverse"}
     mib: dict[str, dict] = {}
+    host_steal: Optional[float] = None
     with (
         signals_raise(),
         Topology(
@@ -292,6 +294,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             rsampler.start()
             launcher = tr.FlowLauncher(topo, fps, t0)
             mib["before"] = _read_mibs(topo)  # no connection yet: just before the first launch
+            cpu_before = read_cpu_times()
             launcher.start()
             while time.monotonic() < t0 - 0.01:
                 time.sleep(0.005)
@@ -306,6 +309,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             sampler.stop.set()
             sampler.join(timeout=5)
             mib["after"] = sampler.on_stop_result if sampler.on_stop_result is not None else _read_mibs(topo)
+            host_steal = steal_pct(cpu_before, read_cpu_times())
             launcher.stop.set()
             launcher.join(timeout=5)
             launcher.collect(deadline=end + 5.0)
@@ -349,7 +353,16 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
         t0,
         wall0,
         counters=_counter_rows(mib.get("before"), mib.get("after")),
+        host_steal=host_steal,
     )
+
+
+def _late_p99_us(dirs: list[dict]) -> Optional[float]:
+    """The worse direction's 99th percentile of how late ccbench-link released a packet
+    against its due time (µs): how faithfully the emulator kept the scenario's timing."""
+    p99 = [(d.get("lateness_us") or {}).get("p99") for d in dirs]
+    known = [float(v) for v in p99 if v is not None]
+    return max(known) if known else None
 
 
 def _read_mibs(topo) -> Optional[dict[str, dict[str, int]]]:
@@ -409,7 +422,9 @@ def link_series_rows(ticks: list[float], queue_at, replies: list[tuple[Optional[
     return rows
 
 
-def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, counters=None) -> RunResult:
+def _assemble(
+    scenario, fps, sampler, rsampler, report, replies, t0, wall0, counters=None, host_steal=None
+) -> RunResult:
     from .traffic import SENDER_FIELDS as F
 
     dur = scenario.duration_s
@@ -572,6 +587,8 @@ def _assemble(scenario, fps, sampler, rsampler, report, replies, t0, wall0, coun
         "probe_rtt_p95_ms": _pct(rtts, 95),
         "probe_rtt_p99_ms": _pct(rtts, 99),
         "kernel_version": env.kernel_version(),
+        "emulator_late_p99_us": _late_p99_us(dirs) if report else None,
+        "host_steal_pct": host_steal,
         # the Wi-Fi hop's columns over the run's window (a wire: none, they stay null)
         **wifi_run_columns(report.get("wifi"), link_t0, t0, dur),
     }
