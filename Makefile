@@ -12,7 +12,8 @@ export PATH := $(abspath $(VENV))/bin:$(HOME)/.cargo/bin:$(PATH)
 all: build
 
 # Debian packages: iperf3 drives real kernel TCP in the kernel backend; iproute2 builds namespaces;
-# chromium (+ its driver) renders the HTML report in the report test.
+# chromium (+ its driver) renders the HTML report in the report test; clang, bpftool and
+# libbpf-dev build the BPF ports of congestion controls the kernel lacks (backends/kernel/bpf).
 system-deps:
 	@need=""; \
 	command -v iperf3 >/dev/null || need="$$need iperf3"; \
@@ -21,6 +22,9 @@ system-deps:
 	command -v ethtool >/dev/null || need="$$need ethtool"; \
 	command -v chromium >/dev/null || need="$$need chromium"; \
 	command -v chromedriver >/dev/null || need="$$need chromium-driver"; \
+	command -v clang >/dev/null || need="$$need clang"; \
+	command -v bpftool >/dev/null || need="$$need bpftool"; \
+	[ -e /usr/include/bpf/bpf_helpers.h ] || need="$$need libbpf-dev"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "installing Debian packages:$$need"; \

@@ -8,6 +8,10 @@ import typer
 
 __all__ = ["register", "doctor_command", "cleanup_command"]
 
+BPF_CHECK = "BPF congestion controls"
+#: What the kernel backend can run without: the ping probe, and algorithms the kernel lacks.
+OPTIONAL_CHECKS = ("ping", BPF_CHECK)
+
 
 def doctor_command(
     as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
@@ -16,10 +20,21 @@ def doctor_command(
     from rich.console import Console
     from rich.table import Table
 
-    from ..backends.kernel import env
+    from ..backends.kernel import bpfcc, env
 
     checks = env.doctor_checks()
-    ok = all(c.ok for c in checks if c.name != "ping")
+    why = bpfcc.missing()
+    checks.append(
+        env.Check(
+            BPF_CHECK,
+            why is None,
+            f"can build and load ports of {', '.join(sorted(bpfcc.PORTS))} (clang, bpftool, BTF)"
+            if why is None
+            else why,
+            "as root: `make install` (Debian clang, bpftool, libbpf-dev) on a kernel with BTF and BPF struct_ops",
+        )
+    )
+    ok = all(c.ok for c in checks if c.name not in OPTIONAL_CHECKS)
     if as_json:
         print(json.dumps({"ok": ok, "kernel": env.kernel_version(), "checks": [c.__dict__ for c in checks]}, indent=2))
         raise typer.Exit(0 if ok else 1)
@@ -66,9 +81,12 @@ def cleanup_command(
             "sudo ccbench cleanup removes those too"
         )
         raise typer.Exit(1 if stuck else 0)
+    from ..backends.kernel import bpfcc
     from ..backends.kernel.topology import cleanup_stale
 
     done = cleanup_stale(force=force)
+    ports = bpfcc.cleanup_stale()
+    typer.echo(f"unregistered {len(ports)} BPF congestion controls" + (f": {', '.join(ports)}" if ports else ""))
     for kind in ("namespaces", "processes", "links"):
         items = done[kind]
         typer.echo(f"removed {len(items)} {kind}" + (f": {', '.join(map(str, items))}" if items else ""))

@@ -52,6 +52,7 @@ FLOWS_SCHEMA = pa.schema(
         pa.field("flow_id", pa.int64(), nullable=False),
         pa.field("group", pa.int64()),
         pa.field("cc", pa.string()),
+        pa.field("cc_impl", pa.string()),  # kernel backend: "builtin" module or our "bpf" port
         pa.field("direction", pa.string()),  # "forward" | "reverse", from the scenario
         pa.field("goodput_bps", pa.float64()),
         pa.field("bytes_acked", pa.int64()),

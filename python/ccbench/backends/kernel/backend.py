@@ -20,7 +20,7 @@ from ...results.schema import COUNTER_NAMES, COUNTER_SIDES
 from ...scenario import aqm as _aqm
 from ...scenario.errors import ScenarioError
 from ...scenario.model import DEFAULT_RWND_BYTES, Scenario
-from . import env
+from . import bpfcc, env
 from .diag import CA_STATES, bbr_mode
 from .hostcpu import read_cpu_times, steal_pct
 from .wifi import run_columns as wifi_run_columns
@@ -42,15 +42,23 @@ FINAL_SAMPLE_LEAD_S = 0.002
 
 
 def available_algorithms() -> list[str]:
-    """The one lookup of what the kernel can run (kernel.env; BPF struct_ops will slot in there)."""
-    return env.available_algorithms()
+    """What the kernel can run: its own modules (kernel.env) and, where BPF congestion controls
+    load here, the BPF ports of the others (bpfcc.PORTS), by their scenario names."""
+    builtin = env.available_algorithms()
+    names = [n for n in builtin if not n.startswith(bpfcc.NAME_PREFIX)]
+    return names + [cc for cc in bpfcc.PORTS if cc not in names and bpfcc.implementation(cc, builtin)]
 
 
 def algorithms() -> list[dict]:
-    return [
-        {"name": n, "linux": f"tcp_{n}", "notes": f"the running kernel's implementation ({env.kernel_version()})"}
-        for n in available_algorithms()
-    ]
+    builtin = env.available_algorithms()
+    rows = []
+    for n in available_algorithms():
+        if n in builtin:
+            notes = f"the running kernel's module ({env.kernel_version()})"
+        else:
+            notes = f"our BPF port of Linux's tcp_{n}.c, built and registered as {bpfcc.registered_name(n)} on use"
+        rows.append({"name": n, "linux": f"tcp_{n}", "notes": notes})
+    return rows
 
 
 def check(scenario: Scenario) -> None:
@@ -148,10 +156,11 @@ def check(scenario: Scenario) -> None:
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
         if g.cc not in avail:
+            port = f" (its BPF port cannot load here: {bpfcc.missing()})" if g.cc in bpfcc.PORTS else ""
             problems.append(
                 (
                     f"flows.{i}.cc",
-                    f"this kernel ({env.kernel_version()}) cannot run '{g.cc}'",
+                    f"this kernel ({env.kernel_version()}) cannot run '{g.cc}'{port}",
                     "one of the kernel's algorithms: " + (", ".join(avail) or "none readable"),
                 )
             )
@@ -244,10 +253,14 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     timestamps = all(g.timestamps for g in scenario.flows)  # check() refused a mix
     ecn = all(g.ecn for g in scenario.flows)  # likewise
     reverse = {f.id for f in flows if f.direction == "reverse"}
+    builtin = env.available_algorithms()
+    impls = {f.cc: bpfcc.implementation(f.cc, builtin) for f in flows}  # check() refused the impossible
+    ports = sorted(cc for cc, (_, how) in impls.items() if how == "bpf")
     mib: dict[str, dict] = {}
     host_steal: Optional[float] = None
     with (
         signals_raise(),
+        bpfcc.loaded(ports),
         Topology(
             link_cfg,
             spin_us=spin_us,
@@ -264,11 +277,13 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
         fps = [
             tr.FlowProc(
                 id=f.id,
-                cc=f.cc,
+                cc=impls[f.cc][0],
                 start_s=f.start_s,
                 port=tr.BASE_PORT + f.id,
                 cport=tr.BASE_CPORT + f.id,
-                argv=tr.client_argv(f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id]),
+                argv=tr.client_argv(
+                    f, tr.BASE_PORT + f.id, tr.BASE_CPORT + f.id, dur - f.start_s, plan[f.id], impls[f.cc][0]
+                ),
                 setup_lead_s=0.0 if f.size_bytes else setup,
                 size_bytes=f.size_bytes,
                 rwnd_bytes=f.rwnd_bytes,
@@ -354,6 +369,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
         wall0,
         counters=_counter_rows(mib.get("before"), mib.get("after")),
         host_steal=host_steal,
+        impls=impls,
     )
 
 
@@ -423,7 +439,7 @@ def link_series_rows(ticks: list[float], queue_at, replies: list[tuple[Optional[
 
 
 def _assemble(
-    scenario, fps, sampler, rsampler, report, replies, t0, wall0, counters=None, host_steal=None
+    scenario, fps, sampler, rsampler, report, replies, t0, wall0, counters=None, host_steal=None, impls=None
 ) -> RunResult:
     from .traffic import SENDER_FIELDS as F
 
@@ -453,6 +469,9 @@ def _assemble(
 
     flow_rows, series = [], []
     errors = []
+    # the kernel's name of a BPF port (ccb_vegas) back to the scenario's (vegas), and how it ran
+    scenario_cc = {kname: cc for cc, (kname, _) in (impls or {}).items()}
+    how = {kname: impl for kname, impl in (impls or {}).values()}
     ix = {name: i for i, name in enumerate(F)}
     for fp in fps:
         fs = sampler.samples.get(fp.id)
@@ -515,7 +534,8 @@ def _assemble(
         flow_rows.append(
             {
                 "flow_id": fp.id,
-                "cc": (fs.cc if fs and fs.cc else fp.cc),
+                "cc": scenario_cc.get(kcc := (fs.cc if fs and fs.cc else fp.cc), kcc),
+                "cc_impl": how.get(fp.cc),
                 "goodput_bps": goodput,
                 "bytes_acked": size if completed else (last[ix["bytes_acked"]] if last else sent.get("bytes")),
                 # as of the end of the window (iperf3's own count includes what it sent after the end)

@@ -96,7 +96,11 @@ def start_servers(topo: Topology, flows: list[FlowProc], timeout: float = 10.0) 
     return procs
 
 
-def client_argv(flow, port: int, cport: int, duration_s: float, rwnd_mode: str) -> list[str]:
+def client_argv(
+    flow, port: int, cport: int, duration_s: float, rwnd_mode: str, kernel_cc: Optional[str] = None
+) -> list[str]:
+    """iperf3's client command line; ``kernel_cc``: the kernel's name of the flow's algorithm
+    where it differs from the scenario's (a BPF port, ccb_vegas for vegas)."""
     # iperf3 reads -t with atoi (3.12: "-t 9.996" runs 9 s): round up to whole seconds, so a
     # flow whose start is not on a whole second (start_jitter) still sends to the end of the
     # run; what it sends after the end is not counted (the tables stop at the duration)
@@ -110,7 +114,7 @@ def client_argv(flow, port: int, cport: int, duration_s: float, rwnd_mode: str) 
         "--cport",
         str(cport),
         "-C",
-        flow.cc,
+        kernel_cc or flow.cc,
         "-J",
         "-i",
         "0",
