@@ -62,11 +62,15 @@ def our_namespaces(pid: int | None = None) -> list[str]:
 # ---- refusals (no root needed) ----------------------------------------------------------------
 
 
-def test_refuses_vegas_naming_the_key_and_the_alternatives():
+def test_refuses_vegas_naming_the_key_and_the_alternatives(monkeypatch):
+    """Without the kernel's module and where its BPF port cannot load (here: made so), vegas is
+    refused, naming the flow, why the port cannot load and what the kernel can run."""
     from ccbench.backends import kernel
+    from ccbench.backends.kernel import bpfcc
 
     if "vegas" in env.available_algorithms():
         pytest.skip("this kernel has vegas")
+    monkeypatch.setattr(bpfcc, "missing", lambda: "clang is not installed")
     sc = Scenario.from_dict(
         {
             "duration": "2s",
@@ -78,7 +82,7 @@ def test_refuses_vegas_naming_the_key_and_the_alternatives():
     with pytest.raises(ScenarioError) as ei:
         kernel.check(sc)
     msg = str(ei.value)
-    assert "flows.1.cc" in msg and "vegas" in msg
+    assert "flows.1.cc" in msg and "vegas" in msg and "its BPF port cannot load here: clang is not installed" in msg
     for name in env.available_algorithms():
         assert name in msg
     assert "flows.0.cc" not in msg
@@ -182,9 +186,13 @@ def test_refuses_access_rate_but_takes_every_aqm():
 
 def test_algorithms_lists_the_kernel():
     from ccbench.backends import kernel
+    from ccbench.backends.kernel import bpfcc
 
     names = [a["name"] for a in kernel.algorithms()]
-    assert names == env.available_algorithms()
+    builtin = env.available_algorithms()
+    assert names[: len(builtin)] == builtin  # the kernel's own, then the BPF ports it lacks
+    ports = [] if bpfcc.missing() else [cc for cc in bpfcc.PORTS if cc not in builtin]
+    assert names[len(builtin) :] == ports
 
 
 # ---- emulator accuracy --------------------------------------------------------------------------
