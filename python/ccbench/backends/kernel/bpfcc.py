@@ -26,7 +26,7 @@ from typing import Iterator, Optional
 from . import env
 
 #: The ports: scenario name -> source file in SOURCE_DIR; each registers as ccb_<name>.
-PORTS = {"vegas": "ccb_vegas.bpf.c"}
+PORTS = {"vegas": "ccb_vegas.bpf.c", "dctcp": "ccb_dctcp.bpf.c"}
 SOURCE_DIR = Path(__file__).resolve().parent / "bpf"
 BTF_PATH = Path("/sys/kernel/btf/vmlinux")
 HELPERS_HEADER = Path("/usr/include/bpf/bpf_helpers.h")

@@ -14,8 +14,11 @@
 char _license[] SEC("license") = "GPL";
 
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
-#define TCP_ECN_OK 1
-#define TCP_ECN_DEMAND_CWR 4
+/* tp->ecn_flags (include/linux/tcp.h, 6.18: classic ECN BIT(0), AccECN BIT(4)) */
+#define TCP_ECN_MODE_RFC3168 (1 << 0)
+#define TCP_ECN_DEMAND_CWR (1 << 2)
+#define TCP_ECN_MODE_ACCECN (1 << 4)
+#define TCP_ECN_MODE_ANY (TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN)
 #define TCP_CONG_NEEDS_ECN 0x2
 
 #ifndef min
