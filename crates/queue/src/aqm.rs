@@ -4,18 +4,19 @@
 //!
 //! Every parameter is optional; a missing one takes the Linux default of the discipline
 //! (sch_codel.c, sch_fq_codel.c, sch_pie.c, sch_fq.c: the defaults live in ccbench-queue), and
-//! RED's thresholds are derived from the scenario buffer (`RedConfig::for_buffer`). The Python
+//! RED's thresholds are derived from the scenario buffer (`RedConfig::for_buffer`); step's
+//! limit is the scenario buffer and its K 65 packets ([`StepConfig::DEFAULT_K_PACKETS`]). The Python
 //! side sends every parameter resolved; [`resolved`] gives the same table back for the report,
 //! so the results show exactly what ran.
 use crate::red::ewma_weight;
 use crate::{
-    BufferConfig, Codel, CodelConfig, CodelParams, DropTail, Fq, FqCodel, FqCodelConfig, FqConfig, Pie, PieConfig,
-    Qdisc, Red, RedConfig,
+    BufferConfig, Codel, CodelConfig, CodelParams, DropTail, Fq, FqCodel, FqCodelConfig, FqConfig, Limit, Pie,
+    PieConfig, Qdisc, Red, RedConfig, Step, StepConfig, Threshold,
 };
 use serde::{Deserialize, Serialize};
 
 /// The disciplines a scenario may name.
-pub const NAMES: [&str; 6] = ["droptail", "codel", "fq_codel", "pie", "red", "fq"];
+pub const NAMES: [&str; 7] = ["droptail", "codel", "fq_codel", "pie", "red", "fq", "step"];
 
 /// Parameters of the queue discipline, in SI integers (ns, bytes, packets, bit/s). Which ones
 /// a discipline takes: [`params_of`].
@@ -31,10 +32,10 @@ pub struct AqmParams {
     /// pie: period of the drop-probability update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tupdate_ns: Option<u64>,
-    /// codel, fq_codel, pie, fq: the tail-drop limit in packets (`limit`).
+    /// codel, fq_codel, pie, fq, step: the tail-drop limit in packets (`limit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_packets: Option<u64>,
-    /// red: the tail-drop limit in bytes (`limit`); default the scenario buffer.
+    /// red, step: the tail-drop limit in bytes (`limit`); default the scenario buffer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_bytes: Option<u64>,
     /// codel, fq_codel, pie, red: CE-mark ECT packets instead of dropping.
@@ -95,6 +96,12 @@ pub struct AqmParams {
     /// fq: CE-mark packets sent this late after their time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ce_threshold_ns: Option<u64>,
+    /// step: CE-mark ECT packets arriving at a queue of more than this many packets (`k`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_packets: Option<u64>,
+    /// step: the same threshold in bytes (`k` given as a size); at most one of the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_bytes: Option<u64>,
 }
 
 /// The parameters (JSON names of [`AqmParams`]) discipline `aqm` takes.
@@ -117,6 +124,7 @@ pub fn params_of(aqm: &str) -> &'static [&'static str] {
             "horizon_ns",
             "ce_threshold_ns",
         ],
+        "step" => &["k_packets", "k_bytes", "limit_packets", "limit_bytes"],
         _ => &[],
     }
 }
@@ -159,6 +167,8 @@ pub fn validate(aqm: &str, p: &AqmParams, buffer: BufferConfig) -> Result<(), St
     positive("drop_batch", p.drop_batch.map(u64::from))?;
     positive("avpkt", p.avpkt.map(u64::from))?;
     positive("burst", p.burst)?;
+    positive("k_packets", p.k_packets)?;
+    positive("k_bytes", p.k_bytes)?;
     if let Some(f) = p.flows {
         if !(1..=65536).contains(&f) {
             return Err("bottleneck.aqm_params.flows must be within 1..=65536".into());
@@ -178,6 +188,22 @@ pub fn validate(aqm: &str, p: &AqmParams, buffer: BufferConfig) -> Result<(), St
         let r = red_config(p, buffer, 1, 0);
         if r.max_th <= r.min_th {
             return Err(format!("bottleneck.aqm_params: red needs min < max (min {} B, max {} B)", r.min_th, r.max_th));
+        }
+    }
+    if aqm == "step" {
+        if p.k_packets.is_some() && p.k_bytes.is_some() {
+            return Err("bottleneck.aqm_params: step takes k in packets or in bytes, not both".into());
+        }
+        if p.limit_packets.is_some() && p.limit_bytes.is_some() {
+            return Err("bottleneck.aqm_params: step takes limit in packets or in bytes, not both".into());
+        }
+        let c = step_config(p, buffer);
+        if threshold_bytes(c.k) >= limit_bytes(c.limit) {
+            return Err(format!(
+                "bottleneck.aqm_params.k: step needs k below the limit (k {}, limit {}; packets count as 1500 B)",
+                show_threshold(c.k),
+                show_limit(c.limit)
+            ));
         }
     }
     Ok(())
@@ -269,6 +295,51 @@ fn fq_config(p: &AqmParams) -> FqConfig {
     }
 }
 
+/// Step marking: K as given (packets or bytes), else [`StepConfig::DEFAULT_K_PACKETS`]; the
+/// limit as given, else the scenario buffer in bytes (packets count as 1500 bytes, as RED's).
+fn step_config(p: &AqmParams, buffer: BufferConfig) -> StepConfig {
+    let k = match (p.k_packets, p.k_bytes) {
+        (_, Some(b)) => Threshold::Bytes(b),
+        (Some(n), None) => Threshold::Packets(n),
+        (None, None) => Threshold::Packets(StepConfig::DEFAULT_K_PACKETS),
+    };
+    let limit = match (p.limit_packets, p.limit_bytes) {
+        (_, Some(b)) => Limit::Bytes(b),
+        (Some(n), None) => Limit::Packets(n),
+        (None, None) => Limit::Bytes(buffer_bytes(buffer)),
+    };
+    StepConfig { k, limit }
+}
+
+/// K and the limit in bytes, packets counting as 1500 bytes, to check K < limit across units.
+fn threshold_bytes(k: Threshold) -> u64 {
+    match k {
+        Threshold::Packets(n) => n.saturating_mul(1500),
+        Threshold::Bytes(b) => b,
+    }
+}
+
+fn limit_bytes(l: Limit) -> u64 {
+    match l {
+        Limit::Packets(n) => n.saturating_mul(1500),
+        Limit::Bytes(b) => b,
+    }
+}
+
+fn show_threshold(k: Threshold) -> String {
+    match k {
+        Threshold::Packets(n) => format!("{n} packets"),
+        Threshold::Bytes(b) => format!("{b} B"),
+    }
+}
+
+fn show_limit(l: Limit) -> String {
+    match l {
+        Limit::Packets(n) => format!("{n} packets"),
+        Limit::Bytes(b) => format!("{b} B"),
+    }
+}
+
 /// The discipline as a dequeue-driven queue, or None for drop-tail (the fast path). `seed`
 /// drives PIE's and RED's random decisions. Call [`validate`] first.
 pub fn build(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64, seed: u64) -> Option<Box<dyn Qdisc>> {
@@ -278,6 +349,7 @@ pub fn build(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64, seed
         "pie" => Box::new(Pie::new(pie_config(p, seed), 0)),
         "red" => Box::new(Red::new(red_config(p, buffer, rate_bps, seed))),
         "fq" => Box::new(Fq::new(fq_config(p))),
+        "step" => Box::new(Step::new(step_config(p, buffer))),
         _ => return None,
     })
 }
@@ -356,6 +428,18 @@ pub fn resolved(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64) -
                 ..AqmParams::default()
             }
         }
+        "step" => {
+            let c = step_config(p, buffer);
+            let (k_packets, k_bytes) = match c.k {
+                Threshold::Packets(n) => (Some(n), None),
+                Threshold::Bytes(b) => (None, Some(b)),
+            };
+            let (limit_packets, limit_bytes) = match c.limit {
+                Limit::Packets(n) => (Some(n), None),
+                Limit::Bytes(b) => (None, Some(b)),
+            };
+            AqmParams { k_packets, k_bytes, limit_packets, limit_bytes, ..AqmParams::default() }
+        }
         _ => AqmParams::default(),
     }
 }
@@ -395,6 +479,30 @@ mod tests {
             (Some(150_000), Some(15_000), Some(45_000), Some(0.1))
         );
         assert_eq!(resolved("droptail", &AqmParams::default(), BUF, 1), AqmParams::default());
+        // step: K = 65 packets, the limit the buffer in bytes (packets count as 1500 B).
+        let s = resolved("step", &AqmParams::default(), BUF, 10_000_000);
+        assert_eq!((s.k_packets, s.k_bytes, s.limit_packets, s.limit_bytes), (Some(65), None, None, Some(150_000)));
+        let s = resolved("step", &AqmParams::default(), BufferConfig::Packets(300), 1);
+        assert_eq!(s.limit_bytes, Some(450_000));
+    }
+
+    #[test]
+    fn step_takes_k_and_limit_in_packets_or_bytes_with_k_below_the_limit() {
+        let p = AqmParams { k_bytes: Some(30_000), limit_packets: Some(50), ..AqmParams::default() };
+        assert!(validate("step", &p, BUF).is_ok());
+        let r = resolved("step", &p, BUF, 1);
+        assert_eq!((r.k_packets, r.k_bytes, r.limit_packets, r.limit_bytes), (None, Some(30_000), Some(50), None));
+        let both = AqmParams { k_bytes: Some(30_000), k_packets: Some(20), ..AqmParams::default() };
+        assert!(validate("step", &both, BUF).unwrap_err().contains("not both"));
+        // K at or above the limit would never mark: refused, the default K against the buffer too.
+        let high = AqmParams { k_packets: Some(50), limit_packets: Some(50), ..AqmParams::default() };
+        let e = validate("step", &high, BUF).unwrap_err();
+        assert!(e.contains("aqm_params.k") && e.contains("k 50 packets, limit 50 packets"), "{e}");
+        let e = validate("step", &AqmParams::default(), BufferConfig::Bytes(90_000)).unwrap_err();
+        assert!(e.contains("k 65 packets, limit 90000 B"), "{e}");
+        assert!(validate("step", &AqmParams { k_packets: Some(0), ..AqmParams::default() }, BUF).is_err());
+        let foreign = AqmParams { ecn: Some(true), ..AqmParams::default() };
+        assert!(validate("step", &foreign, BUF).unwrap_err().contains("it takes: k_packets, k_bytes"));
     }
 
     #[test]

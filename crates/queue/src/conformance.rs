@@ -19,6 +19,8 @@ fn all() -> Vec<(&'static str, Box<dyn Qdisc>)> {
         ("fq_codel", Box::new(FqCodel::new(FqCodelConfig { limit_packets: 80, ..Default::default() }))),
         ("pie", Box::new(Pie::new(PieConfig { limit_packets: 70, ..Default::default() }, 0))),
         ("red", Box::new(Red::new(RedConfig::for_buffer(90_000, 12_000_000)))),
+        ("step", Box::new(Step::new(StepConfig { k: Threshold::Packets(20), limit: Limit::Packets(60) }))),
+        ("step-bytes", Box::new(Step::new(StepConfig { k: Threshold::Bytes(20_000), limit: Limit::Bytes(80_000) }))),
         ("fq", Box::new(Fq::new(FqConfig { plimit: 80, flow_plimit: 30, ..Default::default() }))),
     ]
 }

@@ -14,6 +14,7 @@
 //! | FQ-CoDel (RFC 8290) | [`FqCodel`] | enqueue (memory/packet limit) and dequeue |
 //! | PIE (RFC 8033) | [`Pie`] | enqueue (probability updated every `tupdate`) |
 //! | RED (Floyd & Jacobson 1993, gentle) | [`Red`] | enqueue |
+//! | step ECN marking at K (DCTCP, RFC 8257 §3.1) | [`Step`] | enqueue |
 //! | fq (Linux's fair-queueing pacer) | [`Fq`] | dequeue (per-flow pacing) |
 //!
 //! The scenario's side of the queue is here too: [`BufferConfig`] (`bottleneck.buffer`) and
@@ -69,6 +70,7 @@ pub mod pkt;
 pub mod red;
 pub mod rng;
 pub mod stats;
+pub mod step;
 pub mod trace;
 pub mod transmitter;
 
@@ -83,6 +85,7 @@ pub use pie::{Pie, PieConfig};
 pub use pkt::{flow_hash, Pkt, Verdict};
 pub use red::{Red, RedConfig};
 pub use stats::{Backlog, QueueStats};
+pub use step::{Step, StepConfig, Threshold};
 pub use trace::{parse_mahimahi, Trace, TraceConfig, TraceServer};
 pub use transmitter::{Rounding, Server, Transmitter};
 
