@@ -54,13 +54,19 @@ repeat = 2
 
 def test_default_grid_cells_and_quick():
     g = v.load_grid("default")
-    assert [p.name for p in g.parts] == ["loss-rtt", "reorder", "gilbert", "ack-loss"]
+    assert [p.name for p in g.parts] == ["loss-rtt", "reorder", "gilbert", "ack-loss", "vegas"]
     cells = v.plan_cells(g, ["sim"])
     by_part = {}
     for c in cells:
         by_part.setdefault(c.part, []).append(c)
-    assert {k: len(x) for k, x in by_part.items()} == {"loss-rtt": 36, "reorder": 9, "gilbert": 3, "ack-loss": 3}
-    assert {c.cc for c in cells} == {"cubic", "bbr", "reno"}
+    assert {k: len(x) for k, x in by_part.items()} == {
+        "loss-rtt": 36,
+        "reorder": 9,
+        "gilbert": 3,
+        "ack-loss": 3,
+        "vegas": 2,
+    }
+    assert {c.cc for c in cells} == {"cubic", "bbr", "reno", "vegas"}
     assert all(len(c.run_ids["sim"]) == 5 for c in cells)  # 5 repeats (seeds 1..5)
     assert {p.duration_s() for p in g.parts} == {20.0}
     labels = {c.label for c in by_part["loss-rtt"]}
@@ -84,7 +90,8 @@ def test_default_grid_cells_and_quick():
 
 def test_default_grid_runs_on_the_kernel_backend():
     """Every default cell passes the kernel backend's check, apart from what this machine lacks
-    (root, TUN, ...: the problems with key 'backend')."""
+    (root, TUN, ...: the problems with key 'backend'; Vegas where neither the kernel's module
+    nor its BPF port can run)."""
     from ccbench import sweeps as sw
     from ccbench.backends import kernel
 
@@ -95,7 +102,7 @@ def test_default_grid_runs_on_the_kernel_backend():
             try:
                 kernel.check(spec.scenario)
             except ValueError as e:
-                other = [x for x in e.problems if x[0] != "backend"]
+                other = [x for x in e.problems if x[0] != "backend" and "BPF port cannot load here" not in x[1]]
                 assert not other, (p.name, spec.params, other)
 
 
