@@ -6,7 +6,10 @@
 - ``topology``: namespaces + the emulator + addresses/routes, and the clean-up of everything;
 - ``diag``: tcp_info of every flow through netlink sock_diag; ``mib``: the TCP MIB counters;
 - ``traffic``: iperf3 servers/clients and the ping probe; ``wifi``: the emulator's Wi-Fi columns;
-- ``tracefs``, ``nsutil``: kernel tracing and namespace helpers.
+- ``tracefs``, ``nsutil``: kernel tracing and namespace helpers;
+- ``hostcpu``: how much CPU the hypervisor took during a run (runs.host_steal_pct);
+- ``bpfcc`` (+ ``bpf/``): BPF struct_ops ports of algorithms the kernel lacks, built, registered
+  and unregistered around a run.
 """
 
 from .backend import (
