@@ -1,7 +1,8 @@
 """The bottleneck's queue discipline: ``bottleneck.aqm`` and its ``[bottleneck.aqm_params]``.
 
 Each discipline takes the parameters of its ``tc`` qdisc (tc-codel, tc-fq_codel, tc-pie,
-tc-red, tc-fq), with the RFC / Linux defaults; docs/scenario.md lists them. This module parses
+tc-red, tc-fq), with the RFC / Linux defaults; ``step`` (DCTCP's step ECN marking at K) takes
+``k`` and ``limit``, each in packets or bytes; docs/scenario.md lists them. This module parses
 them (units as everywhere in a scenario), says which key is wrong and what is accepted, and
 resolves the defaults into the simulator's form (crates/queue/src/aqm.rs ``AqmParams``:
 SI integers, ``*_ns`` times, bytes, packets, bit/s), which is also what the results record in
@@ -22,7 +23,7 @@ from . import limits
 __all__ = ["NAMES", "PARAMS", "problems", "given_wire", "resolved_wire", "params_json"]
 
 #: The disciplines a scenario may name (``droptail`` is the default).
-NAMES = ("droptail", "codel", "fq_codel", "pie", "red", "fq")
+NAMES = ("droptail", "codel", "fq_codel", "pie", "red", "fq", "step")
 
 MTU = 1500
 #: psched_mtu of an Ethernet device: the quantum and CoDel's MTU in Linux.
@@ -34,8 +35,8 @@ class Param:
     """One parameter: its TOML key, the simulator's field, how its value is written."""
 
     key: str
-    wire: str
-    kind: str  # time | size | rate | percent | int | bool
+    wire: str  # for kind "queue", the prefix of <wire>_packets / <wire>_bytes
+    kind: str  # time | size | rate | percent | int | bool | queue (packets or bytes)
     lo: int = 1
     hi: int = 0
     doc: str = ""
@@ -94,6 +95,10 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         _p("horizon", "horizon_ns", "time", doc="drop packets timestamped further ahead"),
         _p("ce_threshold", "ce_threshold_ns", "time", doc="CE-mark packets this late (default off)"),
     ),
+    "step": (
+        _p("k", "k", "queue", 1, _MAX_PKTS, "CE-mark ECT packets arriving at a queue above this"),
+        _p("limit", "limit", "queue", 1, _MAX_PKTS, "tail-drop limit (default bottleneck.buffer)"),
+    ),
 }
 
 _MS = 1_000_000
@@ -122,6 +127,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "beta": 20,
         "bytemode": False,
     },
+    # step's limit is the buffer (see resolved_wire); K is 65 packets, the DCTCP paper's setting
+    # for 10 Gbit/s ports (crates/queue/src/step.rs StepConfig::DEFAULT_K_PACKETS).
+    "step": {"k_packets": 65},
     "fq": {
         "limit_packets": 10000,
         "flow_limit": 100,
@@ -158,6 +166,7 @@ _FORMS = {
     "rate": units.RATE_FORM,
     "percent": units.PERCENT_FORM,
     "bool": "true or false",
+    "queue": 'packets ("65pkt" or an integer count) or a size such as "97500B" or "100KB"',
 }
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -168,8 +177,34 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _parse_queue(p: Param, value: Any) -> tuple[str, int]:
+    """A queue length as ("packets", n) or ("bytes", n): an integer or "<n>pkt" counts packets
+    (as the other disciplines' ``limit``), a size counts bytes (as ``bottleneck.buffer``)."""
+    form = _FORMS["queue"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise UnitError(f"{_q(value)} is negative", form)
+        kind, n = "packets", value
+    elif isinstance(value, float):
+        raise UnitError(f"{_q(value)} is not an integer count of packets", form)
+    else:
+        try:
+            spec = units.parse_buffer(value)
+        except UnitError as e:
+            raise UnitError(e.problem, form) from None
+        if spec.kind == "bdp":
+            raise UnitError(f"{_q(value)}: the queue does not know the BDP here", form)
+        kind, n = spec.kind, int(spec.value)
+    hi = p.hi if kind == "packets" else p.hi * MTU
+    if not p.lo <= n <= hi:
+        raise UnitError(f"{_q(value)} is out of range", f"{form}, from {p.lo} to {hi} {kind}")
+    return kind, n
+
+
 def _parse(p: Param, value: Any) -> Any:
     """The value in the simulator's form; UnitError naming what is accepted otherwise."""
+    if p.kind == "queue":
+        return _parse_queue(p, value)
     if p.kind == "bool":
         if not isinstance(value, bool):
             raise UnitError(f"{_q(value)} is not a boolean", _FORMS["bool"])
@@ -197,9 +232,12 @@ def _takes(aqm: str) -> str:
     return f"{aqm} takes " + (", ".join(keys) if keys else "no parameters (its limit is bottleneck.buffer)")
 
 
-def problems(aqm: str, raw: Any, prefix: str = "bottleneck.aqm_params") -> list[tuple[str, str, str]]:
+def problems(
+    aqm: str, raw: Any, prefix: str = "bottleneck.aqm_params", buffer_bytes: Optional[int] = None
+) -> list[tuple[str, str, str]]:
     """(key, problem, expected) for every parameter of ``raw`` that ``aqm`` does not take or
-    whose value does not parse or is out of range."""
+    whose value does not parse or is out of range. ``buffer_bytes``: the scenario buffer in
+    bytes (step's default limit), when known, to check step's K against it."""
     if aqm not in PARAMS:
         return []  # the name itself is refused by the schema
     if not isinstance(raw, Mapping):
@@ -224,13 +262,56 @@ def problems(aqm: str, raw: Any, prefix: str = "bottleneck.aqm_params") -> list[
             out.append(
                 (f"{prefix}.max", f"max ({r['max_bytes']} B) is not above min ({r['min_bytes']} B)", "min < max")
             )
+    if not out and aqm == "step":
+        out += _step_problems(raw, prefix, buffer_bytes)
     return out
+
+
+def _show_queue(wire: Mapping[str, Any], name: str) -> str:
+    if f"{name}_packets" in wire:
+        return f"{wire[f'{name}_packets']} packets"
+    return f"{wire[f'{name}_bytes']} B"
+
+
+def _queue_bytes(wire: Mapping[str, Any], name: str) -> int:
+    """A step threshold or limit in bytes, packets counting as MTU bytes (as the simulator's check)."""
+    return wire[f"{name}_packets"] * MTU if f"{name}_packets" in wire else wire[f"{name}_bytes"]
+
+
+def _step_problems(raw: Mapping[str, Any], prefix: str, buffer_bytes: Optional[int]) -> list[tuple[str, str, str]]:
+    """K must be below the limit (at or above it the step would never mark). With the limit
+    defaulting to the buffer, checked only when the buffer is known."""
+    given = given_wire("step", raw)
+    if "limit_packets" not in given and "limit_bytes" not in given:
+        if buffer_bytes is None:
+            return []
+        given["limit_bytes"] = buffer_bytes
+    w = {**DEFAULTS["step"], **given} if "k_bytes" not in given else given
+    if _queue_bytes(w, "k") < _queue_bytes(w, "limit"):
+        return []
+    k_text = _q(raw["k"]) if "k" in raw else f"the default k ({DEFAULTS['step']['k_packets']} packets)"
+    where = "limit" if "limit" in raw else "the buffer (step's default limit)"
+    return [
+        (
+            f"{prefix}.k",
+            f"{k_text} is not below {where}, {_show_queue(w, 'limit')}: the step would never mark",
+            'k below the limit (packets count as 1500 B), e.g. k = "20pkt" or a larger bottleneck.buffer',
+        )
+    ]
 
 
 def given_wire(aqm: str, raw: Optional[Mapping[str, Any]]) -> dict[str, Any]:
     """The parameters given, in the simulator's form (call after :func:`problems` is empty)."""
     by_key = {p.key: p for p in PARAMS.get(aqm, ())}
-    return {by_key[k].wire: _parse(by_key[k], v) for k, v in (raw or {}).items()}
+    out: dict[str, Any] = {}
+    for k, v in (raw or {}).items():
+        p = by_key[k]
+        if p.kind == "queue":
+            kind, n = _parse(p, v)
+            out[f"{p.wire}_{kind}"] = n
+        else:
+            out[p.wire] = _parse(p, v)
+    return out
 
 
 def resolved_wire(aqm: str, raw: Optional[Mapping[str, Any]], buffer_bytes: int) -> dict[str, Any]:
@@ -239,6 +320,12 @@ def resolved_wire(aqm: str, raw: Optional[Mapping[str, Any]], buffer_bytes: int)
     given = given_wire(aqm, raw)
     if aqm == "red":
         return {**_red_defaults(given.get("limit_bytes", buffer_bytes), given), **given}
+    if aqm == "step":
+        # k and limit each in packets or bytes: a given one replaces its default in either unit;
+        # the default limit is the buffer in bytes (a buffer in packets counts 1500 B a packet).
+        k = {key: v for key, v in given.items() if key.startswith("k_")} or DEFAULTS["step"]
+        limit = {key: v for key, v in given.items() if key.startswith("limit_")} or {"limit_bytes": buffer_bytes}
+        return {**k, **limit}
     return {**DEFAULTS[aqm], **given}
 
 

@@ -272,7 +272,7 @@ class Bottleneck(_Model):
     loss: LossModel = NO_LOSS
     impair: Literal["data", "ack", "both"] = "data"
     buffer: BufferSpec = BufferSpec("bdp", 1.0)
-    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red", "fq"] = "droptail"
+    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red", "fq", "step"] = "droptail"
     #: The discipline's parameters as written (``[bottleneck.aqm_params]``); checked against
     #: ``aqm`` after validation (aqm.problems), resolved with the defaults by ``aqm_wire``.
     aqm_params: dict[str, Any] = Field(default_factory=dict)
@@ -867,7 +867,8 @@ class Scenario(_Model):
                 )
             )
         out += self._start_problems(raw, dur)
-        out += _aqm.problems(self.bottleneck.aqm, self.bottleneck.aqm_params)
+        buf = self.buffer_bytes if self.buffer_bytes is not None else self.buffer_packets * MTU
+        out += _aqm.problems(self.bottleneck.aqm, self.bottleneck.aqm_params, buffer_bytes=buf)
         b = self.bottleneck
         if b.jitter_dist == "uniform" and _ns(b.jitter_s) > _ns(b.rtt_s) // 2:
             half = _ns(b.rtt_s) // 2
