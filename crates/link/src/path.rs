@@ -454,6 +454,32 @@ mod tests {
         assert!(v.iter().filter(|(o, _)| o.verdict == Verdict::Dropped).count() >= 13);
     }
 
+    /// Step marking at K = 10 packets behind a 12 Mbit/s link (1 ms per packet): a burst of 30
+    /// packets at T0. The first goes to the wire at once, so packet i finds i − 1 queued and is
+    /// marked from i = 12 on (11 > K): 18 marks if ECT, none and no drop if not (only the
+    /// tail-drop limit drops Not-ECT packets).
+    #[test]
+    fn step_marks_ect_packets_arriving_above_k_and_leaves_the_others() {
+        for ect in [true, false] {
+            let mut c = dir(LossConfig::None, 0, JitterDist::Uniform, BufferConfig::Packets(1000));
+            c.aqm = "step".into();
+            c.aqm_params = AqmParams { k_packets: Some(10), ..Default::default() };
+            let mut m = PathModel::new(&c);
+            let mut fates = std::collections::HashMap::new();
+            for slot in 0..30 {
+                m.offer(T0, arrival(slot, 1500, 1, ect));
+            }
+            m.serve(u64::MAX / 2);
+            settle(&mut m, u64::MAX / 2, &mut fates);
+            assert_eq!(fates.len(), 30);
+            assert!(fates.values().all(|(o, _)| matches!(o.verdict, Verdict::Deliver(_))), "nothing dropped");
+            let marked: Vec<u32> = (0..30).filter(|s| fates[s].0.ce).collect();
+            let want: Vec<u32> = if ect { (12..30).collect() } else { vec![] };
+            assert_eq!(marked, want, "ect {ect}");
+            assert_eq!((m.counters.ce_marked, m.queue_stats().drops()), (want.len() as u64, 0));
+        }
+    }
+
     #[test]
     fn fq_codel_serves_a_sparse_flow_ahead_of_a_standing_queue() {
         // A bulk flow keeps 50 packets queued (a burst, then one per ms at the service rate);
