@@ -1,7 +1,7 @@
 """``bottleneck.aqm = "step"`` in the scenario: ``k`` and ``limit`` in packets ("65pkt" or an
 integer) or bytes (a size), the defaults (K = 65 packets, the limit the buffer in bytes), the
 resolved parameters the results record, and one-line errors naming the key and what is
-accepted. The queue itself: crates/queue/src/step.rs; end to end: tests/sim/test_step_aqm.py."""
+accepted. The queue itself: crates/queue/src/step.rs; end to end: tests/sim/test_step_marking.py."""
 
 from __future__ import annotations
 
