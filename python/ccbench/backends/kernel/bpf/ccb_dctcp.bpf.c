@@ -6,8 +6,10 @@
  * tp->delivered), alpha starting at 1 (1024/1024); on ECE the window is cut by alpha / 2;
  * on loss it halves. As the receiver it echoes the CE state of every packet exactly: a change
  * of state first sends the ACK that was being delayed (for the packets before the change) and
- * then acknowledges at once. Registered as ccb_dctcp with TCP_CONG_NEEDS_ECN, so both ends
- * negotiate ECN whatever net.ipv4.tcp_ecn says.
+ * then acknowledges at once. Registered as ccb_dctcp with TCP_CONG_NEEDS_ECN, as the module:
+ * a socket that picks it before connect() sends an ECT SYN, which only a listener that also
+ * needs ECN accepts (tcp_ecn_create_request). iperf3 picks the algorithm after connecting, so
+ * on the kernel backend ECN comes from net.ipv4.tcp_ecn (the flows' `ecn = true`).
  *
  * Where it differs from the module: when the peer refuses ECN the module swaps in its
  * dctcp-reno operations and stops marking its packets ECT (INET_ECN_dontxmit); BPF can do
