@@ -345,8 +345,20 @@ def _lines_panel(ax, study, datas, kf, metric, log_y, colours, parts, quick) -> 
             mfc="none",
             mec=colours.get(str(cc), "0.1") if cc else "0.1",
             mew=1.5,
-            label=f"published (seed {study.seed})" if not shown else "_published",
+            label="_published",
         )
+        if not shown:  # the legend entry in a neutral colour: the points take their algorithm's
+            ax.plot(
+                [],
+                [],
+                ls="none",
+                marker="D",
+                ms=7,
+                mfc="none",
+                mec="0.3",
+                mew=1.5,
+                label=f"published (seed {study.seed})",
+            )
         shown = True
     if metric == "bbr_cubic_ratio":
         ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
