@@ -276,7 +276,7 @@ def _log_axis(axis, set_scale) -> None:
     lo, hi = axis.get_view_interval()
     few_decades = lo > 0 and hi / lo < 100
     axis.set_minor_formatter(
-        FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else "") if few_decades else NullFormatter()
+        FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else "") if few_decades else NullFormatter()
     )
 
 
