@@ -175,6 +175,8 @@ def test_quick_study_writes_a_report_with_published_vs_measured(quick_runs, name
     assert meta["study"] == name and meta["quick"] is True
     assert [p["name"] for p in meta["parts"]] == [p.name for p in run.study.parts]
     html = run.report.read_text()
+    assert html.index("<h2>Key figure</h2>") < html.index("<h2>What was asked</h2>")  # the report opens with it
+    assert "The key figure could not be drawn" not in html
     assert "Published vs measured" in html
     assert "The seed&#x27;s numbers beside ours" in html or "The seed's numbers beside ours" in html
     assert "analysis published failed" not in html and "(failed)" not in html

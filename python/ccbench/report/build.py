@@ -317,10 +317,17 @@ def generic_sections(t: plots.Tables) -> list[Section]:
 
 
 def build_report(
-    dir, out=None, sections: Optional[Sequence[Section]] = None, title: Optional[str] = None, *, results: Any = None
+    dir,
+    out=None,
+    sections: Optional[Sequence[Section]] = None,
+    title: Optional[str] = None,
+    *,
+    results: Any = None,
+    lead: Optional[Sequence[Section]] = None,
 ) -> Path:
     """Write the HTML report of store ``dir`` to ``out`` (default DIR/report.html); returns its path.
 
+    ``lead``: sections the report opens with, before everything else (a study's key figure).
     ``sections``: more sections to append after the generic ones (a study's: ccbench.study's
     ``build_report`` passes them). ``results``: an already loaded Results-like object.
     """
@@ -340,7 +347,7 @@ def build_report(
     name, _ = _scenario_name_and_description(meta)
     label = meta.get("study") or name or dir.name
     title = title or f"ccbench report: {label}"
-    all_sections = [header_section(dir, meta, t), runs_section(t), *generic_sections(t)]
+    all_sections = [*(lead or []), header_section(dir, meta, t), runs_section(t), *generic_sections(t)]
     all_sections.extend(sections or [])
     backend = (
         meta.get("backend")

@@ -21,6 +21,7 @@ from ..report.section import Section
 from ..scenario.errors import ScenarioError
 from ..scenario.model import Scenario
 from .analyses import report_sections
+from .key_figure import key_figure_section
 from .spec import Study, StudyError, cell_text, find_study
 
 
@@ -172,7 +173,8 @@ def write_study_meta(
 def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
     """DIR/report.html (or ``out``) of a store: the generic report, plus the study's own sections
     when DIR/ccbench.json names a study. A study whose sections cannot be built still gets the
-    generic report, with a section saying why."""
+    generic report, with a section saying why. A study's report opens with its key figure
+    ([study.key_figure], study/key_figure.py)."""
     from .. import api
     from ..report import build
     from ..results.meta import read_meta
@@ -188,7 +190,14 @@ def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
         except Exception:  # noqa: BLE001 - no ccbench.json: a store without a study
             meta = {}
     name = meta.get("study")
+    lead = []
     if name:
+        try:
+            key = key_figure_section(results)
+            lead = [key] if key is not None else []
+        except Exception as e:  # noqa: BLE001
+            warnings.warn(f"study {name}: key figure failed: {e!r}", stacklevel=2)
+            lead = [Section("Key figure", paragraphs=[f"The key figure could not be drawn: {type(e).__name__}: {e}"])]
         try:
             sections = report_sections(name, results)
         except Exception as e:  # noqa: BLE001
@@ -199,4 +208,4 @@ def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
                     paragraphs=[f"The study's own sections could not be built: {type(e).__name__}: {e}"],
                 )
             ]
-    return build.build_report(dir, out, sections=sections, title=title, results=results)
+    return build.build_report(dir, out, sections=sections, title=title, results=results, lead=lead)

@@ -1,5 +1,6 @@
 """A study file (studies/<name>.toml, or any path): ``[study]`` (name, seed, title, question,
-original, simplifications, analyses, unit, discussion, runtimes), ``[[part]]`` (a scenario, its
+original, simplifications, analyses, unit, discussion, runtimes, and ``[study.key_figure]``:
+the one figure that answers the question), ``[[part]]`` (a scenario, its
 sweep and its ``--quick`` form) and ``[[published]]`` (the seed's numbers as data), loaded and
 checked before anything runs; the built-in studies."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import copy
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -85,6 +86,7 @@ _STUDY_KEYS = {
     "discussion",
     "full_runtime",
     "quick_runtime",
+    "key_figure",
 }
 
 
@@ -159,6 +161,58 @@ class Published:
         return ", ".join(f"{k}={cell_text(v)}" for k, v in self.cell.items()) or "all runs"
 
 
+#: kind of key figure -> what it draws
+KEY_FIGURE_KINDS = {
+    "lines": "a metric vs a swept key (or jitter/rtt), one line per algorithm",
+    "bars": "grouped bars of a metric per part (or per value of a swept key), one colour per algorithm",
+    "scatter": "one metric against another per cell, one colour per algorithm, a marker per value of `by`",
+    "time": "per-flow throughput over time of one run, one colour per algorithm, BBR's ProbeRTT rounds marked",
+    "map": "the winner per cell of the recommendation map for one goal, ties hatched",
+}
+
+_KEY_FIGURE_KEYS = {
+    "kind",
+    "caption",
+    "metric",
+    "x",
+    "by",
+    "parts",
+    "panel",
+    "log_x",
+    "log_y",
+    "log_panel",
+    "shade",
+    "shade_label",
+    "goal",
+}
+
+#: the x of a "lines" figure that is not a swept key: the bottleneck's jitter as % of its RTT
+JITTER_PER_RTT = "jitter/rtt"
+#: the x of a "bars" figure that groups by part
+BY_PART = "part"
+#: goals of a "map" figure -> the part whose runs decide them
+MAP_GOALS = {"throughput": "alone", "latency": "alone", "balanced": "alone", "fairness": "vs-cubic"}
+
+
+@dataclass
+class KeyFigure:
+    """``[study.key_figure]``: the figure a study's report opens with (study/key_figure.py draws it)."""
+
+    kind: str
+    caption: str
+    metric: str = ""
+    x: str = ""
+    by: str = ""
+    parts: list[str] = field(default_factory=list)
+    panel: list[str] = field(default_factory=list)
+    log_x: bool = False
+    log_y: bool = False
+    log_panel: bool = False
+    shade: Optional[tuple[float, float]] = None
+    shade_label: str = ""
+    goal: str = ""
+
+
 @dataclass
 class Study:
     name: str
@@ -176,6 +230,7 @@ class Study:
     published: list[Published]
     path: Path
     text: str = ""
+    key_figure: Optional[KeyFigure] = None
 
     def part(self, name: str) -> Part:
         for p in self.parts:
@@ -276,6 +331,9 @@ def study_from_dict(raw: Mapping[str, Any], src: str = "<study>", path: Optional
     published = [
         _load_published(src, i, r, parts) for i, r in enumerate(_as_list(src, "published", raw.get("published", [])))
     ]
+    key_figure = None
+    if "key_figure" in st:
+        key_figure = _load_key_figure(src, st["key_figure"], parts)
     return Study(
         name=name,
         seed=seed,
@@ -292,6 +350,7 @@ def study_from_dict(raw: Mapping[str, Any], src: str = "<study>", path: Optional
         published=published,
         path=path or Path(src),
         text=text,
+        key_figure=key_figure,
     )
 
 
@@ -464,6 +523,106 @@ def _load_published(src: str, i: int, r: Any, parts: list[Part]) -> Published:
         unit=r["unit"],
         where=str(r.get("where", "")),
     )
+
+
+def _swept_keys(parts: list[Part]) -> list[str]:
+    keys: list[str] = []
+    for p in parts:
+        keys.extend(k for k in p.axes() if k not in keys)
+    return keys
+
+
+def _load_key_figure(src: str, kf: Any, parts: list[Part]) -> KeyFigure:
+    """Validate ``[study.key_figure]`` against the study's parts: every key it names must be swept
+    in the parts it draws, every metric one of METRICS."""
+    w = "study.key_figure"
+    _check_keys(src, w, kf, _KEY_FIGURE_KEYS, ("kind", "caption"))
+    kind = kf["kind"]
+    if kind not in KEY_FIGURE_KINDS:
+        raise StudyError(src, f"{w}.kind", f"unknown kind {kind!r}", "one of " + ", ".join(KEY_FIGURE_KINDS))
+    caption = _expect_str(src, f"{w}.caption", kf["caption"])
+    allowed = {
+        "lines": {"metric", "x", "by", "parts", "panel", "log_x", "log_y", "log_panel", "shade", "shade_label"},
+        "bars": {"metric", "x", "by", "parts", "panel", "log_y", "log_panel"},
+        "scatter": {"metric", "x", "by", "parts", "log_x", "log_y"},
+        "time": {"parts"},
+        "map": {"goal"},
+    }[kind] | {"kind", "caption"}
+    for k in kf:
+        if k not in allowed:
+            raise StudyError(
+                src, f"{w}.{k}", f"'{k}' does not apply to a {kind} figure", "one of " + ", ".join(sorted(allowed))
+            )
+    names = [p.name for p in parts]
+    chosen = _expect_str_list(src, f"{w}.parts", kf.get("parts")) or list(names)
+    for i, n in enumerate(chosen):
+        if n not in names:
+            raise StudyError(src, f"{w}.parts.{i}", f"unknown part {n!r}", "one of " + ", ".join(names))
+    drawn = [p for p in parts if p.name in chosen]
+    swept = [k for k in _swept_keys(drawn) if not k.endswith(".cc")]
+
+    def metric(key: str, v: Any) -> str:
+        if v not in METRICS:
+            raise StudyError(src, key, f"unknown metric {v!r}", "one of " + ", ".join(METRICS))
+        return v
+
+    def flag(key: str) -> bool:
+        v = kf.get(key, False)
+        if not isinstance(v, bool):
+            raise StudyError(src, f"{w}.{key}", f"{v!r} is not a boolean", "true or false")
+        return v
+
+    def swept_key(key: str, v: Any, extra: tuple[str, ...] = ()) -> str:
+        if not isinstance(v, str) or (v not in swept and v not in extra):
+            expected = ", ".join([*extra, *swept]) or "no swept keys"
+            raise StudyError(src, key, f"{v!r} is not swept in part(s) {', '.join(chosen)}", "one of " + expected)
+        return v
+
+    out = KeyFigure(kind=kind, caption=caption, parts=chosen)
+    if kind in ("lines", "bars", "scatter"):
+        if "metric" not in kf:
+            raise StudyError(src, f"{w}.metric", "required key is missing", "one of " + ", ".join(METRICS))
+        out.metric = metric(f"{w}.metric", kf["metric"])
+        if "x" not in kf:
+            raise StudyError(src, f"{w}.x", "required key is missing", None)
+        if kind == "scatter":
+            out.x = metric(f"{w}.x", kf["x"])
+        elif kind == "bars":
+            out.x = swept_key(f"{w}.x", kf["x"], (BY_PART,))
+        else:
+            jitter = any("bottleneck.jitter" in p.axes() for p in drawn)
+            out.x = swept_key(f"{w}.x", kf["x"], (JITTER_PER_RTT,) if jitter else ())
+        if "by" in kf:
+            out.by = swept_key(f"{w}.by", kf["by"])
+            if out.by == out.x:
+                raise StudyError(src, f"{w}.by", f"{out.by!r} is already the x", "another swept key")
+        out.panel = [
+            metric(f"{w}.panel.{i}", m) for i, m in enumerate(_expect_str_list(src, f"{w}.panel", kf.get("panel")))
+        ]
+        out.log_x, out.log_y, out.log_panel = flag("log_x"), flag("log_y"), flag("log_panel")
+    if "shade" in kf:
+        v = kf["shade"]
+        if (
+            not isinstance(v, list)
+            or len(v) != 2
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+            or not v[0] < v[1]
+        ):
+            raise StudyError(src, f"{w}.shade", f"{v!r} is not an x range", "[low, high] with low < high, in x units")
+        out.shade = (float(v[0]), float(v[1]))
+        out.shade_label = _expect_str(src, f"{w}.shade_label", kf.get("shade_label"), required=False)
+    if kind == "time":
+        if len(drawn) != 1:
+            raise StudyError(src, f"{w}.parts", f"a time figure draws one part, got {len(drawn)}", '["<one part>"]')
+    if kind == "map":
+        goal = kf.get("goal", "throughput")
+        if goal not in MAP_GOALS:
+            raise StudyError(src, f"{w}.goal", f"unknown goal {goal!r}", "one of " + ", ".join(MAP_GOALS))
+        if MAP_GOALS[goal] not in names:
+            raise StudyError(src, f"{w}.goal", f"goal {goal} needs a part named {MAP_GOALS[goal]!r}", None)
+        out.goal = goal
+        out.parts = [MAP_GOALS[goal]]
+    return out
 
 
 def builtin_studies() -> list[Path]:
