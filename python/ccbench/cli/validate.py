@@ -35,6 +35,9 @@ def validate_command(
     ),
     duration: Optional[str] = typer.Option(None, "--duration", "-d", help="Length of every run, e.g. 10s."),
     quick: bool = typer.Option(False, "--quick", help="The small grid (the parts' \\[part.quick] tables)."),
+    parts: Optional[str] = typer.Option(
+        None, "--parts", help="Comma-separated parts of the grid to run (default: all), e.g. streams,window-8mb."
+    ),
     rerun: Optional[str] = typer.Option(
         None,
         "--rerun",
@@ -66,6 +69,7 @@ def validate_command(
             progress=not quiet,
             console=err,
             command=["ccbench", *sys.argv[1:]],
+            parts=[x.strip() for x in (parts or "").split(",") if x.strip()],
         )
     except KeyboardInterrupt:
         raise typer.Exit(130) from None

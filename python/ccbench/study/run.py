@@ -56,13 +56,17 @@ def run_study(
     console: Any = None,
     command: Optional[Sequence[str]] = None,
     report: bool = True,
+    parts: Optional[Sequence[str]] = None,
 ) -> StudyRun:
-    """Sweep every part into one store ``out``, write ccbench.json naming the study, and
-    (``report``) DIR/report.html. Runs already stored are skipped, like ``ccbench sweep``."""
+    """Sweep every part (or only ``parts``) into one store ``out``, write ccbench.json naming
+    the study, and (``report``) DIR/report.html. Runs already stored are skipped, like
+    ``ccbench sweep``."""
     from .. import sweeps as sw
 
     if not isinstance(study, Study):
         study = find_study(study)
+    if parts:
+        study = study.only(parts)
     out = Path(out) if out is not None else default_out(study, quick)
     run = StudyRun(study, out, quick, backend)
     t0 = time.perf_counter()
@@ -94,8 +98,13 @@ def check_backend(study: Study, scenarios: Sequence[Scenario], backend: str) -> 
             try:
                 backends.check(spec.scenario, backend)
             except ScenarioError as e:
+                others = [p.name for p in study.parts if p is not part]
+                hint = f"; --parts {','.join(others)} runs the others" if others else ""
                 raise StudyError(
-                    e.source, e.key, f"part {part.name!r} cannot run on the {backend} backend: {e.problem}", e.expected
+                    e.source,
+                    e.key,
+                    f"part {part.name!r} cannot run on the {backend} backend: {e.problem}{hint}",
+                    e.expected,
                 ) from None
 
 

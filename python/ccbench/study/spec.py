@@ -7,11 +7,12 @@ checked before anything runs; the built-in studies."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from ..scenario.errors import ScenarioError
 from ..scenario.model import Scenario
@@ -237,6 +238,20 @@ class Study:
             if p.name == name:
                 return p
         raise KeyError(name)
+
+    def only(self, names: Sequence[str]) -> "Study":
+        """The study with only the parts named (in the study's order) and their published
+        numbers; StudyError naming an unknown part and the study's parts."""
+        known = [p.name for p in self.parts]
+        for n in names:
+            if n not in known:
+                raise StudyError(str(self.path), "--parts", f"no part named {n!r} in {self.name}", ", ".join(known))
+        keep = set(names)
+        return dataclasses.replace(
+            self,
+            parts=[p for p in self.parts if p.name in keep],
+            published=[x for x in self.published if x.part in keep],
+        )
 
     def n_runs(self, quick: bool = False, repeat: Optional[int] = None) -> int:
         return sum(p.n_runs(quick, repeat) for p in self.parts)

@@ -68,9 +68,11 @@ def run_validate(
     progress: bool = True,
     console: Any = None,
     command: Optional[Sequence[str]] = None,
+    parts: Optional[Sequence[str]] = None,
 ) -> ValidateRun:
     """Run the grid on every available backend into DIR/<backend>/ (resuming), compare, and write
-    DIR/validate.md, DIR/validate.csv and DIR/goodput.svg. ``rerun``: backends whose stored runs
+    DIR/validate.md, DIR/validate.csv and DIR/goodput.svg. ``parts``: only these parts of the grid.
+    ``rerun``: backends whose stored runs
     of this grid are deleted first. A backend that cannot run on this machine (the kernel without
     root, ns3 not installed) is skipped with a note; its store is still read when it exists."""
     from .. import sweeps as sw
@@ -78,6 +80,8 @@ def run_validate(
     from ..study.run import check_backend
 
     study = grid if isinstance(grid, Study) else load_grid(grid)
+    if parts:
+        study = study.only(parts)
     study = select_parts(study, quick, duration)
     names = parse_backends(backends)
     rerun = parse_backends(rerun) if rerun else []
