@@ -503,6 +503,7 @@ def goodput_vs(results: Any, x: str = "loss_pct", confidence: float = 0.95) -> F
                     capsize=3,
                     ls=styles[oi % len(styles)] if not faceted else "-",
                     lw=1.4,
+                    label=label,
                 )
                 handles.setdefault(label, h)
         _setup_x(ax, x, positions, log)
@@ -619,6 +620,7 @@ def goodput_ratio(
             capsize=3,
             color=greys[k % len(greys)],
             ls=styles[(k // len(greys)) % len(styles)],
+            label=label,
         )
         handles.setdefault(label, h)
         ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
@@ -892,8 +894,10 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
             for cc, g in cdf.groupby("cc", sort=True):
                 c = colours[str(cc)]
                 ax.scatter(g["delay"], g["goodput"] / 1e6, s=10, color=c, alpha=0.35, lw=0)
+                label = str(cc) if faceted or not cell else f"{cc} ({cell})"
                 h = _mean_cross(ax, g["delay"], g["goodput"] / 1e6, c, markers[ci_ % len(markers)])
-                handles.setdefault(str(cc) if faceted or not cell else f"{cc} ({cell})", h)
+                h.set_label(label)
+                handles.setdefault(label, h)
         ax.invert_xaxis()
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)

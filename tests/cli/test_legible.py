@@ -1,32 +1,26 @@
-"""Every built-in study's quick report, rendered in headless Chromium at 1300 px, keeps each figure
-legible: the axes cover at least half the figure, no legend or text reaches outside the figure,
-no two tick labels of an axis overlap, and no text reads ``nan``.
+"""Legible output. Every built-in study's quick report, rendered in headless Chromium at 1300
+px, keeps each figure legible: the axes cover at least half the figure, no legend or text
+reaches outside the figure, no two tick labels of an axis overlap, and no text reads ``nan``.
+And ``study run`` at 80 columns prints no table cell folded over more than two lines.
 
 The figures are inline SVG from matplotlib, whose groups carry ids by kind (``axes_N``,
 ``legend_N``, ``text_N``, ``xtick_N``, ``ytick_N``; the first ``patch`` of an axes is its
 background rectangle), so the page can be measured element by element.
 
-The studies' quick runs take minutes on a 2-core machine, so they run once per module (the
-fixture below) and every test reads the same stores."""
+The studies' quick runs take several minutes on a 2-core machine, so they run once per module
+(the fixture below) and every test reads the same stores."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from test_report import _chromium_or_skip
 
+from ccbench.study.spec import builtin_studies
 from conftest import ARTIFACTS, run_ccbench
 
-STUDIES = [
-    "bufferbloat",
-    "chaos-zone",
-    "coexistence-1g",
-    "demo-loss",
-    "dumbbell-loss",
-    "jitter-cliff",
-    "loss-tolerance",
-    "recommendation-map",
-    "vegas-vs-cubic",
-]
+STUDIES = [p.stem for p in builtin_studies()]
 
 # Measures every figure of the page: a list of problems (strings), empty when all is legible.
 MEASURE_JS = r"""
@@ -75,15 +69,14 @@ return [svgs.length, out];
 
 @pytest.fixture(scope="module")
 def study_reports(tmp_path_factory):
-    """{study: report path} of every built-in study's quick run (each run once)."""
-    _chromium_or_skip()
+    """{study: store} of every built-in study's quick run (each run once)."""
     root = tmp_path_factory.mktemp("studies")
     out = {}
     for name in STUDIES:
         r = run_ccbench("study", "run", name, "--quick", "--out", root / name, "--quiet", "--workers", "2", timeout=600)
         assert r.returncode == 0, f"{name}: {r.stderr[-2000:]}"
-        out[name] = root / name / "report.html"
-        assert out[name].is_file()
+        out[name] = root / name
+        assert (root / name / "report.html").is_file()
     return out
 
 
@@ -114,7 +107,7 @@ def measure(path, width: int = 1300) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize("name", STUDIES)
 def test_study_report_figures_are_legible(study_reports, name):
-    path = study_reports[name]
+    path = study_reports[name] / "report.html"
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"report-{name}.html").write_bytes(path.read_bytes())
     n, problems = measure(path)
@@ -150,3 +143,21 @@ def test_the_measure_sees_a_bad_figure(tmp_path):
     assert n == 1
     for expected in ("labels overlap", "leaves the figure", "contains nan"):
         assert expected in text, text
+
+
+def test_study_run_tables_fit_80_columns(study_reports):
+    """At 80 columns the published-vs-measured table takes the long layout: every line fits,
+    and a cell continues onto at most one more line (its field name column is then empty)."""
+    store = study_reports["vegas-vs-cubic"]  # runs already stored: only the tables are made
+    r = run_ccbench("study", "run", "vegas-vs-cubic", "--quick", "--out", store, "--quiet", env={"COLUMNS": "80"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    body = [ln for ln in r.stdout.splitlines() if ln.startswith("│")]
+    assert body, r.stdout
+    assert max(len(ln) for ln in r.stdout.splitlines()) <= 80, r.stdout
+    run = 0
+    for ln in body:
+        cells = ln.strip("│").split("│")
+        run = run + 1 if not cells[0].strip() else 0
+        assert run <= 1, f"a cell folded over more than two lines:\n{r.stdout}"
+    assert "flows.0." not in r.stdout  # swept keys shortened
+    assert re.search(r"streams: count=1, cc=cubic", r.stdout), r.stdout
