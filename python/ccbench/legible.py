@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+import weakref
 from typing import Any, Iterable, Mapping, Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -213,10 +214,17 @@ def _fix_axis(fig: Figure, axis: Any, rotate: bool, pad: float) -> None:
             return
 
 
+# figures already tidied, with their size then: a second call (make, then the report) is free
+_TIDIED: "weakref.WeakKeyDictionary[Figure, tuple]" = weakref.WeakKeyDictionary()
+
+
 def tidy(fig: Figure) -> Figure:
     """Tick labels that overlap on the figure's canvas are turned upright (x axis), then thinned
     to every k-th (their positions and texts fixed from then on) until none overlap. Labels are
     given a few points' margin: a browser's font may run a little wider than matplotlib's."""
+    size = tuple(fig.get_size_inches())
+    if _TIDIED.get(fig) == size:
+        return fig
     if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     fig.canvas.draw()
@@ -224,4 +232,5 @@ def tidy(fig: Figure) -> Figure:
     for ax in fig.axes:
         _fix_axis(fig, ax.xaxis, True, pad)
         _fix_axis(fig, ax.yaxis, False, pad)
+    _TIDIED[fig] = size
     return fig
