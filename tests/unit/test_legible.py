@@ -96,3 +96,64 @@ def test_short_cell():
 
 def test_max_series_is_small():
     assert 4 <= MAX_SERIES <= 10
+
+
+def _folds(text: str) -> int:
+    """The most lines one row of a long-layout table takes (continuations have no field name)."""
+    most = run = 0
+    for ln in text.splitlines():
+        if ln.startswith("│"):
+            run = run + 1 if not ln.strip("│").split("│")[0].strip() else 0
+            most = max(most, run)
+    return most + 1
+
+
+def test_compare_tables_fit_80_columns():
+    from rich.console import Console
+
+    from ccbench.compare import print_tables
+
+    ci = {"mean": 12.345, "lo": 11.0, "hi": 13.5}
+    doc = {
+        "description": "cubic, bbr and reno on 20 Mbit/s, 20 ms, 10 BDP, 1 % random loss",
+        "confidence": 0.95,
+        "repeat": 3,
+        "test": "welch",
+        "alpha": 0.05,
+        "alone": [
+            {"cc": cc, "runs": 3, "goodput_mbps": ci, "rtt_mean_ms": ci, "rtt_p95_ms": ci, "retransmits": ci}
+            for cc in ("cubic", "bbr", "reno")
+        ],
+        "pairs": [
+            {
+                "a": "cubic",
+                "b": "bbr",
+                "runs": 3,
+                "share_a": {"mean": 0.2, "lo": 0.1, "hi": 0.3},
+                "share_b": {"mean": 0.8, "lo": 0.7, "hi": 0.9},
+                "jain": {"mean": 0.7, "lo": 0.6, "hi": 0.8},
+                "aggregate_mbps": ci,
+                "verdict": "bbr takes more",
+            }
+        ],
+        "tests": [
+            {
+                "label": "goodput",
+                "a": "cubic",
+                "b": "bbr",
+                "ratio": 4.2,
+                "p": 0.001,
+                "p_holm": 0.003,
+                "statement": "bbr > cubic (p=0.003 after Holm's adjustment over three tests of this metric)",
+            }
+        ],
+    }
+    console = Console(width=80, record=True, force_terminal=False)
+    print_tables(doc, console)
+    text = console.export_text()
+    assert max(len(ln) for ln in text.splitlines()) <= 80
+    assert _folds(text) <= 2, text
+    assert "cubic vs bbr" in text and "bbr > cubic (p=0.003" in text
+    wide = Console(width=160, record=True, force_terminal=False)
+    print_tables(doc, wide)
+    assert "┃ algorithm" in wide.export_text()  # one row per algorithm when there is room
