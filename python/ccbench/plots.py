@@ -243,7 +243,8 @@ def _run_title(t: Tables, run_id: str) -> str:
     if not row.empty:
         r = row.iloc[0]
         cols = swept_columns(t)
-        label = series_labels([{c: r[c] for c in cols}, *({c: None for c in cols},)], cols)[0]
+        # beside a row of nothing every value the run sets "varies": all of them are named
+        label = series_labels([{c: r[c] for c in cols}, dict.fromkeys(cols)], cols)[0]
         if label:
             parts.append(label)
         if "repeat" in row.columns and pd.notna(r["repeat"]):
