@@ -664,21 +664,14 @@ def to_markdown(doc: dict) -> str:
 
 
 def print_tables(doc: dict, console) -> None:
-    from rich.table import Table
+    """The three tables on ``console``: one row per algorithm, pair or test when the terminal
+    is wide, one line per field below termtable.WIDE columns."""
+    from .termtable import print_table
 
     def show(title: str, rows: list[dict]) -> None:
-        if not rows:
-            return
-        t = Table(title=title, title_justify="left")
-        for c in rows[0]:
-            t.add_column(
-                c,
-                no_wrap=c in ("verdict", "pair"),
-                justify="left" if c in ("algorithm", "pair", "metric", "result", "verdict") else "right",
-            )
-        for r in rows:
-            t.add_row(*[str(v) for v in r.values()])
-        console.print(t)
+        text_cols = ("algorithm", "pair", "metric", "result", "verdict")
+        right = [c for c in (rows[0] if rows else {}) if c not in text_cols]
+        print_table(console, title, rows, right=right, no_wrap=("verdict", "pair"))
 
     console.print(doc["description"], highlight=False, soft_wrap=True)
     show(

@@ -25,6 +25,18 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from .legible import (
+    MAX_SERIES,
+    facet_grid,
+    is_missing,
+    legend_below,
+    legend_right,
+    series_labels,
+    short_keys,
+    tidy,
+    wrap_for,
+)
+
 __all__ = [
     "KINDS",
     "PlotError",
@@ -33,11 +45,13 @@ __all__ = [
     "select_run",
     "swept_columns",
     "varying_axes",
+    "swept_axes",
     "make",
     "goodput_vs_loss",
     "goodput_vs_jitter",
     "goodput_vs_rtt",
     "goodput_vs_buffer",
+    "goodput_vs_flows",
     "goodput_ratio",
     "throughput_time",
     "cwnd_time",
@@ -228,8 +242,11 @@ def _run_title(t: Tables, run_id: str) -> str:
     parts = [f"run {run_id[:10]}"]
     if not row.empty:
         r = row.iloc[0]
-        for col in swept_columns(t):
-            parts.append(f"{col}={r[col]}")
+        cols = swept_columns(t)
+        # beside a row of nothing every value the run sets "varies": all of them are named
+        label = series_labels([{c: r[c] for c in cols}, dict.fromkeys(cols)], cols)[0]
+        if label:
+            parts.append(label)
         if "repeat" in row.columns and pd.notna(r["repeat"]):
             parts.append(f"repeat {r['repeat']}")
         if "backend" in row.columns:
@@ -242,6 +259,39 @@ def is_function_of(df: pd.DataFrame, col: str, of: Sequence[str]) -> bool:
     if not of:
         return df[col].astype(str).nunique() <= 1
     return bool((df.groupby(list(of), dropna=False)[col].agg(lambda s: s.astype(str).nunique()) <= 1).all())
+
+
+def swept_axes(results: Any) -> list[str]:
+    """The numeric descriptor columns that vary within one scenario of the store (within one part
+    of a study): the axes the grid sweeps. A column that differs only between parts (each part
+    with its own buffer, say) is not one."""
+    t = tables(results)
+    flows = t.flows
+    if "run_id" in flows.columns:
+        flows = flows[flows["run_id"].isin(ok_runs(t)["run_id"])]
+    out = []
+    for c in AXES:
+        if c not in flows.columns:
+            continue
+        if "name" in flows.columns and flows["name"].notna().any():
+            n = flows.groupby("name")[c].nunique(dropna=True)
+            if (n > 1).any():
+                out.append(c)
+        elif flows[c].dropna().nunique() > 1:
+            out.append(c)
+    return out
+
+
+def _where_swept(flows: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The flows of the scenarios (parts) in which ``x`` varies; PlotError when none does."""
+    if "name" in flows.columns and flows["name"].notna().any():
+        n = flows.groupby("name")[x].nunique(dropna=True)
+        flows = flows[flows["name"].isin(n[n > 1].index)]
+    elif flows[x].nunique() <= 1:
+        flows = flows.iloc[0:0]
+    if flows.empty:
+        raise PlotError(f"{AXES.get(x, x)} is not swept: it does not vary within any scenario of the store")
+    return flows
 
 
 def varying_axes(results: Any) -> list[str]:
@@ -267,7 +317,30 @@ def _other_cells(df: pd.DataFrame, t: Tables, explained_by: Sequence[str]) -> li
 
 
 def _label(values: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in values.items())
+    """``key=value`` of the values set (a missing value is left out), short key names."""
+    keys = [k for k, v in values.items() if not is_missing(v)]
+    short = short_keys(keys)
+    return ", ".join(f"{short[k]}={values[k]}" for k in keys)
+
+
+def _cell_names(df: pd.DataFrame, others: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+    """(label, rows) per combination of ``others``, labelled only by the keys that vary."""
+    if not others:
+        return [("", df)]
+    groups = list(df.groupby(list(others), sort=True, dropna=False))
+    keys = [k if isinstance(k, tuple) else (k,) for k, _ in groups]
+    labels = series_labels([dict(zip(others, k)) for k in keys], list(others))
+    return [(lab, g) for lab, (_, g) in zip(labels, groups)]
+
+
+def _title(ax, text: str, fontsize: str = "medium", **kw: Any) -> None:
+    """An axes title wrapped to the axes (to most of it when it shares the line on the left)."""
+    share = 0.7 if kw.get("loc") == "left" else 1.0
+    ax.set_title(wrap_for(ax, text, fontsize, share), fontsize=fontsize, **kw)
+
+
+def _suptitle(fig: Figure, text: str) -> None:
+    fig.suptitle(wrap_for(fig, text), fontsize="medium")
 
 
 # ---- helpers for drawing ---------------------------------------------------------------------
@@ -376,58 +449,72 @@ def _numeric_x(flows: pd.DataFrame, x: str) -> pd.DataFrame:
 # ---- goodput vs a swept axis ------------------------------------------------------------------
 
 
+def _facets_or_one(groups: list, n_series: int, **kw: Any):
+    """(figure, [(axes, groups drawn in it)]): one axes for all groups, or one facet per group
+    when the series would be more than MAX_SERIES."""
+    if n_series > MAX_SERIES and len(groups) > 1:
+        fig, axes = facet_grid(len(groups), **kw)
+        return fig, [(ax, [g]) for ax, g in zip(axes, groups)], True
+    fig, axes = new_figure()
+    return fig, [(axes[0, 0], groups)], False
+
+
 def goodput_vs(results: Any, x: str = "loss_pct", confidence: float = 0.95) -> Figure:
     """Mean per-flow goodput (over the repeats of a cell) vs ``x``, one line per cc (and per
-    value of any other swept axis), with t intervals. ``x`` = loss_pct gets a log axis."""
+    value of any other swept axis), with t intervals. ``x`` = loss_pct gets a log axis. Only the
+    scenarios (parts) in which ``x`` varies are drawn; with more than MAX_SERIES lines, one
+    facet per cell of the other swept axes."""
     t = tables(results)
-    flows = _numeric_x(ok_flows(t), x)
+    flows = _where_swept(_numeric_x(ok_flows(t), x), x)
     others = _other_cells(flows, t, [x, "cc"])
     per_run = _per_run_cc(flows, "goodput_bps", [x, *others])
     colours = colour_map(per_run["cc"])
     xs = sorted(per_run[x].unique())
     positions, log = _loss_positions(xs) if x == "loss_pct" else ({v: v for v in xs}, False)
-    fig, axes = new_figure()
-    ax = axes[0, 0]
+    groups = _cell_names(per_run, others)
+    n_series = sum(g["cc"].nunique() for _, g in groups)
+    fig, panels, faceted = _facets_or_one(groups, n_series, sharex=True, sharey=True)
     styles = ["-", "--", ":", "-."]
-    other_groups = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
-    n_lines = sum(odf["cc"].nunique() for _, odf in other_groups)
-    k = 0
-    for oi, (okey, odf) in enumerate(other_groups):
-        okey = okey if isinstance(okey, tuple) else (okey,)
-        for cc, df in odf.groupby("cc", sort=True):
-            pos = _dodge(positions, log, k, n_lines)
-            k += 1
-            pts = []
-            for xv, cell in df.groupby(x, sort=True):
-                ci = _mean_ci(cell["goodput_bps"] / 1e6)
-                pts.append((pos[xv], ci.mean, ci.lo, ci.hi))
-            px = [p[0] for p in pts]
-            py = [p[1] for p in pts]
-            err = np.array(
-                [
-                    [(m - lo) if lo is not None else 0.0 for _, m, lo, _ in pts],
-                    [(hi - m) if hi is not None else 0.0 for _, m, _, hi in pts],
-                ]
-            )
-            label = str(cc) + (f" ({_label(dict(zip(others, okey)))})" if others else "")
-            ax.errorbar(
-                px,
-                py,
-                yerr=err,
-                label=label,
-                color=colours[str(cc)],
-                marker="o",
-                ms=4,
-                capsize=3,
-                ls=styles[oi % len(styles)],
-                lw=1.4,
-            )
-    _setup_x(ax, x, positions, log)
-    ax.set_ylabel("goodput per flow (Mbit/s)")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    ax.set_title(f"Goodput vs {AXES.get(x, x)}: mean of repeats, {confidence:.0%} t interval", fontsize="medium")
+    handles: dict[str, Any] = {}
+    for ax, pgroups in panels:
+        n_lines = sum(g["cc"].nunique() for _, g in pgroups)
+        k = 0
+        for oi, (cell, odf) in enumerate(pgroups):
+            for cc, df in odf.groupby("cc", sort=True):
+                pos = _dodge(positions, log, k, n_lines)
+                k += 1
+                pts = []
+                for xv, c in df.groupby(x, sort=True):
+                    ci = _mean_ci(c["goodput_bps"] / 1e6)
+                    pts.append((pos[xv], ci.mean, ci.lo, ci.hi))
+                err = np.array(
+                    [
+                        [(m - lo) if lo is not None else 0.0 for _, m, lo, _ in pts],
+                        [(hi - m) if hi is not None else 0.0 for _, m, _, hi in pts],
+                    ]
+                )
+                label = str(cc) if faceted or not cell else f"{cc} ({cell})"
+                h = ax.errorbar(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    yerr=err,
+                    color=colours[str(cc)],
+                    marker="o",
+                    ms=4,
+                    capsize=3,
+                    ls=styles[oi % len(styles)] if not faceted else "-",
+                    lw=1.4,
+                    label=label,
+                )
+                handles.setdefault(label, h)
+        _setup_x(ax, x, positions, log)
+        ax.set_ylabel("goodput per flow (Mbit/s)" if not faceted else "Mbit/s per flow")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        if faceted:
+            _title(ax, pgroups[0][0] or "all runs", fontsize="small")
+    legend_below(fig, list(handles.values()), list(handles))
+    _suptitle(fig, f"Goodput vs {AXES.get(x, x)}: mean of repeats, {confidence:.0%} t interval")
     return fig
 
 
@@ -445,6 +532,10 @@ def goodput_vs_rtt(results: Any) -> Figure:
 
 def goodput_vs_buffer(results: Any) -> Figure:
     return goodput_vs(results, "buffer_bdp")
+
+
+def goodput_vs_flows(results: Any) -> Figure:
+    return goodput_vs(results, "n_flows")
 
 
 def default_pair(ccs: Sequence[str]) -> tuple[str, str]:
@@ -477,18 +568,16 @@ def goodput_ratio(
         if not (flows["cc"] == name).any():
             raise PlotError(f"no flows of {name!r} (algorithms: {sorted(flows['cc'].dropna().unique())})")
     if x is None:
-        axes_ = varying_axes(t)
+        axes_ = swept_axes(t)
         if not axes_:
-            raise PlotError("no numeric swept axis (loss_pct, jitter_ms, rtt_ms, ...) varies")
+            raise PlotError("no numeric axis (loss_pct, jitter_ms, rtt_ms, ...) is swept")
         x = axes_[0]
-    flows = _numeric_x(flows, x)
+    flows = _where_swept(_numeric_x(flows, x), x)
     others = _other_cells(flows, t, [x, "cc"])
     per_run = _per_run_cc(flows, "goodput_bps", [x, *others])
     ratio_ci = getattr(analysis, "ratio_ci", None)
     lines = []
-    groups = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
-    for okey, odf in groups:
-        okey = okey if isinstance(okey, tuple) else (okey,)
+    for cname, odf in _cell_names(per_run, others):
         rows = []
         for xv, cell in odf.groupby(x, sort=True):
             a = cell.loc[cell["cc"] == numerator, "goodput_bps"].dropna().tolist()
@@ -503,17 +592,18 @@ def goodput_ratio(
                 ratio = float(np.mean(a) / np.mean(b))
             rows.append((xv, ratio, lo, hi))
         if rows:
-            lines.append((_label(dict(zip(others, okey))), rows))
+            lines.append((cname, rows))
     if not lines:
         raise PlotError(f"no cell has flows of both {numerator} and {baseline}")
     xs = sorted({r[0] for _, rows in lines for r in rows})
     positions, log = _loss_positions(xs) if x == "loss_pct" else ({v: v for v in xs}, False)
-    fig, axes = new_figure()
-    ax = axes[0, 0]
+    fig, panels, faceted = _facets_or_one([[line] for line in lines], len(lines), sharex=True, sharey=True)
     styles = ["-", "--", ":", "-."]
     greys = ["#222222", "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b"]
-    for k, (cell, rows) in enumerate(lines):
-        pos = _dodge(positions, log, k, len(lines))
+    handles: dict[str, Any] = {}
+    drawn = [(ax, k if not faceted else 0, line) for ax, pl in panels for k, line in enumerate(g[0] for g in pl)]
+    for ax, k, (cell, rows) in drawn:
+        pos = _dodge(positions, log, k, 1 if faceted else len(lines))
         px = [pos[r[0]] for r in rows]
         py = [r[1] for r in rows]
         err = np.array(
@@ -522,8 +612,8 @@ def goodput_ratio(
                 [(r[3] - r[1]) if r[3] is not None and np.isfinite(r[3]) else 0.0 for r in rows],
             ]
         )
-        label = f"{numerator} / {baseline}" + (f" ({cell})" if cell else "")
-        ax.errorbar(
+        label = f"{numerator} / {baseline}" + (f" ({cell})" if cell and not faceted else "")
+        h = ax.errorbar(
             px,
             py,
             yerr=err,
@@ -533,13 +623,17 @@ def goodput_ratio(
             ls=styles[(k // len(greys)) % len(styles)],
             label=label,
         )
-    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
-    _setup_x(ax, x, positions, log)
-    ax.set_ylabel(f"goodput ratio {numerator} / {baseline}")
-    ax.grid(True, alpha=0.3)
+        handles.setdefault(label, h)
+        ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+        _setup_x(ax, x, positions, log)
+        ax.set_ylabel(f"{numerator} / {baseline}" if faceted else f"goodput ratio {numerator} / {baseline}")
+        ax.grid(True, alpha=0.3)
+        if faceted:
+            _title(ax, cell or "all runs", fontsize="small")
     interval = f", {confidence:.0%} interval" if ratio_ci is not None else ""
-    ax.set_title(f"Goodput of {numerator} relative to {baseline}{interval}", fontsize="medium")
-    ax.legend(fontsize="small")
+    _suptitle(fig, f"Goodput of {numerator} relative to {baseline}{interval}")
+    if len(handles) > 1:
+        legend_below(fig, list(handles.values()), list(handles))
     return fig
 
 
@@ -595,11 +689,11 @@ def _per_flow_time(
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         if 1 < len(flows) <= 6:
-            ax.legend(fontsize="x-small", ncols=min(len(flows), 3))
+            legend_right(ax)
     # only now: set_ylim freezes autoscaling, and the shared y range must cover every panel
     axes[0, 0].set_ylim(bottom=0)
     axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle(f"{title}\n{_run_title(t, rid)}", fontsize="medium")
+    _suptitle(fig, f"{title}\n{_run_title(t, rid)}")
     return fig
 
 
@@ -645,12 +739,12 @@ def queue_time(results: Any, run_id: Optional[str] = None, where: Optional[Mappi
     buf = buf.dropna()
     if not buf.empty:
         ax.axhline(float(buf.iloc[0]) / 1e3, color="#d62728", ls="--", lw=1.0, label="buffer size")
-        ax.legend(fontsize="small")
+        legend_right(ax)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("bottleneck queue (kB)")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.set_title(f"Bottleneck queue\n{_run_title(t, rid)}", fontsize="medium")
+    _title(ax, f"Bottleneck queue\n{_run_title(t, rid)}")
     return fig
 
 
@@ -674,7 +768,8 @@ def _cell_labels(t: Tables, run_ids: Sequence[str], explained_by: Sequence[str] 
     others = _other_cells(runs, t, explained_by)
     if not others:
         return {r: "" for r in runs["run_id"]}
-    return {r["run_id"]: _label({c: r[c] for c in others}) for _, r in runs.iterrows()}
+    labels = series_labels([{c: r[c] for c in others} for _, r in runs.iterrows()], others)
+    return dict(zip(runs["run_id"], labels))
 
 
 def _cc_mix(t: Tables) -> dict[str, str]:
@@ -705,8 +800,8 @@ def _draw_cdfs(groups: list[tuple[str, str, np.ndarray]], xlabel: str, title: st
     ax.set_ylabel("fraction of samples ≤ x")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", loc="best")
-    ax.set_title(title, fontsize="medium")
+    legend_right(ax)
+    _title(ax, title)
     return fig
 
 
@@ -759,9 +854,21 @@ def probe_cdf(results: Any, run_id: Optional[str] = None, where: Optional[Mappin
 # ---- summaries over runs ----------------------------------------------------------------------
 
 
+def _mean_cross(ax, x: pd.Series, y: pd.Series, colour: str, marker: str) -> Any:
+    """The mean of (x, y) with its 95 % t interval on each axis, cut at 0, drawn as a cross."""
+    gx, gy = _mean_ci(x), _mean_ci(y)
+    xerr = [[gx.mean - max(gx.lo, 0.0)], [gx.hi - gx.mean]] if gx.lo is not None else None
+    yerr = [[gy.mean - max(gy.lo, 0.0)], [gy.hi - gy.mean]] if gy.lo is not None else None
+    return ax.errorbar(
+        [gx.mean], [gy.mean], xerr=xerr, yerr=yerr, color=colour, capsize=3, marker=marker, ms=7, ls="none"
+    )
+
+
 def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     """Mean goodput vs mean 95th-percentile RTT per algorithm (and cell), as Pantheon draws it:
-    delay axis inverted, so up and right is better. Small dots are single runs."""
+    delay axis inverted, so up and right is better. Small dots are single runs; each
+    algorithm's mean is a cross spanning its t interval on both axes. With more than MAX_SERIES
+    (algorithm, cell) series, one facet per cell."""
     t = tables(results)
     flows = ok_flows(t)
     if "rtt_p95_ms" not in flows.columns or flows["rtt_p95_ms"].isna().all():
@@ -777,58 +884,36 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
         raise PlotError("no flow has both a goodput and a 95th-percentile RTT")
     colours = colour_map(per_run["cc"])
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
-    fig, axes = new_figure(width=7.5, height=5.0 + 0.18 * len(per_run.groupby(["cc", *others], dropna=False)))
-    ax = axes[0, 0]
-    cells = list(per_run.groupby(others, sort=True, dropna=False)) if others else [((), per_run)]
-    for ci_, (ckey, cdf) in enumerate(cells):
-        ckey = ckey if isinstance(ckey, tuple) else (ckey,)
-        for cc, g in cdf.groupby("cc", sort=True):
-            c = colours[str(cc)]
-            ax.scatter(g["delay"], g["goodput"] / 1e6, s=10, color=c, alpha=0.35, lw=0)
-            gy = _mean_ci(g["goodput"] / 1e6)
-            gx = _mean_ci(g["delay"])
-            # delay and goodput are not negative: a t interval reaching below 0 is cut at 0
-            xerr = [[gx.mean - max(gx.lo, 0.0)], [gx.hi - gx.mean]] if gx.lo is not None else None
-            yerr = [[gy.mean - max(gy.lo, 0.0)], [gy.hi - gy.mean]] if gy.lo is not None else None
-            label = str(cc) + (f" ({_label(dict(zip(others, ckey)))})" if others else "")
-            ax.errorbar(
-                [gx.mean],
-                [gy.mean],
-                xerr=xerr,
-                yerr=yerr,
-                color=c,
-                capsize=3,
-                marker=markers[ci_ % len(markers)],
-                ms=7,
-                ls="none",
-                label=label,
-            )
-    ax.invert_xaxis()
-    ax.set_xlabel("95th percentile RTT (ms)  ← more delay")
-    ax.set_ylabel("goodput per flow (Mbit/s)")
-    ax.grid(True, alpha=0.3)
-    # above the top right corner, outside the data, as Pantheon writes it
-    ax.annotate(
+    groups = _cell_names(per_run, others)
+    n_series = sum(g["cc"].nunique() for _, g in groups)
+    fig, panels, faceted = _facets_or_one(groups, n_series, panel_w=3.4, panel_h=2.8)
+    if not faceted:
+        fig.set_size_inches(7.5, 5.0)
+    handles: dict[str, Any] = {}
+    for ax, pgroups in panels:
+        for ci_, (cell, cdf) in enumerate(pgroups):
+            for cc, g in cdf.groupby("cc", sort=True):
+                c = colours[str(cc)]
+                ax.scatter(g["delay"], g["goodput"] / 1e6, s=10, color=c, alpha=0.35, lw=0)
+                label = str(cc) if faceted or not cell else f"{cc} ({cell})"
+                h = _mean_cross(ax, g["delay"], g["goodput"] / 1e6, c, markers[ci_ % len(markers)])
+                h.set_label(label)
+                handles.setdefault(label, h)
+        ax.invert_xaxis()
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.set_xlabel("p95 RTT (ms), ← more delay" if faceted else "95th percentile RTT (ms)  ← more delay")
+        ax.set_ylabel("Mbit/s per flow" if faceted else "goodput per flow (Mbit/s)")
+        # the better direction, as Pantheon writes it: above the axes' top right corner
+        ax.set_title("better ↗", loc="right", fontsize="small", color="0.3")
+        if faceted:
+            _title(ax, pgroups[0][0] or "all runs", fontsize="small", loc="left")
+    legend_below(fig, list(handles.values()), list(handles))
+    _suptitle(
+        fig,
+        f"Throughput and delay: runs (dots), mean of runs with {confidence:.0%} t intervals (crosses); "
         "up and right is better",
-        xy=(1.0, 1.065),
-        xycoords="axes fraction",
-        xytext=(0.82, 1.02),
-        textcoords="axes fraction",
-        ha="right",
-        va="bottom",
-        fontsize="small",
-        color="0.3",
-        arrowprops=dict(arrowstyle="->", color="0.4"),
     )
-    ax.set_ylim(bottom=0)
-    ax.legend(
-        fontsize="small",
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.14),
-        ncols=2 if len(ax.containers) > 3 else 1,
-        frameon=False,
-    )
-    ax.set_title(f"Throughput and delay: mean of runs, {confidence:.0%} t intervals", fontsize="medium", loc="left")
     return fig
 
 
@@ -853,7 +938,9 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
         raise PlotError("no ok run has both flows and a probe p95")
     ordered = ordered_runs(Tables(runs, flows, t.series, t.link_series, t.meta))
     others = _other_cells(ordered, t, ["cc", "_n"])
-    ordered["_cell"] = ordered[others].astype(str).agg(" ".join, axis=1) if others else "all runs"
+    ordered["_cell"] = (
+        series_labels(ordered[others].to_dict("records"), others) if others else ["all runs"] * len(ordered)
+    )
     cells = list(dict.fromkeys(ordered["_cell"]))
     mixes = sorted(ordered["cc"].unique(), key=lambda c: ({"cubic": 0, "bbr": 1, "vegas": 2}.get(c, 9), c))
     counts = sorted(ordered["_n"].unique())
@@ -921,20 +1008,12 @@ def goodput_probe_delay(results: Any, confidence: float = 0.95) -> Figure:
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=colours[c], marker="o", ls="none") for c in cells]
-    fig.legend(
-        handles,
-        cells,
-        title=" ".join(others) if others else None,
-        fontsize="small",
-        loc="outside lower center",
-        ncols=min(len(cells), 4),
-        frameon=False,
-    )
-    fig.suptitle(
+    legend_below(fig, handles, cells)
+    _suptitle(
+        fig,
         f"Goodput vs latency under load: mean of runs, {confidence:.0%} t intervals"
         + (f"; dashed: base RTT {float(base[0]):g} ms" if len(base) == 1 else "")
         + "; up and right is better",
-        fontsize="medium",
     )
     return fig
 
@@ -956,12 +1035,13 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
     groups = list(ordered.groupby(cells, sort=False, dropna=False)) if cells else [((), ordered)]
     has_groups = "jain_index_groups" in runs.columns and runs["jain_index_groups"].notna().any()
     names, overall, between = [], [], []
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        names.append("\n".join(f"{c}={v}" for c, v in zip(cells, key)) or "all runs")
+    keys = [k if isinstance(k, tuple) else (k,) for k, _ in groups]
+    labels = series_labels([dict(zip(cells, k)) for k in keys], cells, sep="\n")
+    for label, (_, g) in zip(labels, groups):
+        names.append(label or "all runs")
         overall.append(_mean_ci(g["jain_index"], high=1.0))
         between.append(_mean_ci(g["jain_index_groups"], high=1.0) if has_groups else None)
-    fig, axes = new_figure(width=max(6.0, 1.1 * len(names) + 2.5))
+    fig, axes = new_figure(width=min(12.0, max(6.0, 0.7 * len(names) + 2.5)))
     ax = axes[0, 0]
     x = np.arange(len(names))
     w = 0.38 if has_groups else 0.6
@@ -982,11 +1062,12 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
     ax.set_xticks(x, names, fontsize="small")
     ax.set_ylim(0, 1.05)
     ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
-    ax.set_xlabel("cell (" + ", ".join(cells) + ")" if cells else "all runs")
+    ax.set_xlabel(wrap_for(ax, "cell (" + ", ".join(cells) + ")" if cells else "all runs"))
     ax.set_ylabel("Jain's fairness index")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small", loc="lower right")
-    ax.set_title(f"Fairness per cell: mean of repeats, {confidence:.0%} t interval", fontsize="medium")
+    if has_groups:
+        legend_right(ax)
+    _title(ax, f"Fairness per cell: mean of repeats, {confidence:.0%} t interval")
     return fig
 
 
@@ -1042,8 +1123,8 @@ def periodogram(results: Any, run_id: Optional[str] = None, where: Optional[Mapp
     ax.set_ylabel("share of the variance")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left")
-    ax.set_title(f"Periodogram of each group's aggregate throughput\n{_run_title(t, rid)}", fontsize="medium")
+    legend_right(ax)
+    _title(ax, f"Periodogram of each group's aggregate throughput\n{_run_title(t, rid)}")
     return fig
 
 
@@ -1052,6 +1133,7 @@ KINDS: dict[str, tuple[Callable[..., Figure], str]] = {
     "goodput-vs-jitter": (goodput_vs_jitter, "mean goodput per flow vs jitter, per cc, 95 % t intervals"),
     "goodput-vs-rtt": (goodput_vs_rtt, "mean goodput per flow vs base RTT, per cc, 95 % t intervals"),
     "goodput-vs-buffer": (goodput_vs_buffer, "mean goodput per flow vs buffer size (× BDP), per cc"),
+    "goodput-vs-flows": (goodput_vs_flows, "mean goodput per flow vs the number of flows, per cc"),
     "ratio": (goodput_ratio, "goodput of one cc over a baseline's (default BBR/CUBIC) vs the swept axis"),
     "throughput-time": (throughput_time, "per-flow throughput over time of one run, a panel per cc"),
     "cwnd-time": (cwnd_time, "per-flow congestion window over time of one run, a panel per cc"),
@@ -1093,7 +1175,7 @@ def make(
     fn = KINDS[kind][0]
     t = tables(results)
     if kind in RUN_KINDS:
-        return fn(t, run_id=run_id, where=where, **kwargs)
+        return tidy(fn(t, run_id=run_id, where=where, **kwargs))
     if run_id is not None or where:
         ids = set(_selected_run_ids(t, run_id, where))
         t = Tables(
@@ -1103,7 +1185,7 @@ def make(
             t.link_series,
             t.meta,
         )
-    return fn(t, **kwargs)
+    return tidy(fn(t, **kwargs))
 
 
 def save(fig: Figure, path) -> None:

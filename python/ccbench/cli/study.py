@@ -126,8 +126,6 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
     """Sweep every part into one store, analyse, and write DIR/report.html."""
-    from rich.table import Table
-
     from ..study.published import published_table
     from ..study.run import default_out, run_study
 
@@ -154,26 +152,27 @@ def run_command(
 
     table = published_table(s, ccbench.load(out))
     if not table.empty:
-        t = Table(title=f"{s.name}: published vs measured", title_justify="left")
-        for col in ("part: cell", "metric", "seed", "ours (95 % interval)", "ours/seed", "verdict"):
-            t.add_column(col, overflow="fold")
+        from ..termtable import print_table, short_cell
 
         def num(v):
             return "" if v is None or v != v else f"{v:g}"
 
+        rows = []
         for _, r in table.iterrows():
             style = {"agrees": "green", "close": "yellow", "disagrees": "red"}.get(r["verdict"], "")
             interval = f" ({num(r['95% lo'])}-{num(r['95% hi'])})" if num(r["95% lo"]) else ""
             unit = f" {r['unit']}" if r["unit"] else ""
-            t.add_row(
-                f"{r['part']}: {r['cell']}",
-                r["metric"],
-                f"{r['published']:g}{unit}",
-                f"{num(r['measured'])}{interval}",
-                num(r["measured / published"]),
-                f"[{style}]{r['verdict']}[/]" if style else str(r["verdict"]),
+            rows.append(
+                {
+                    "part: cell": f"{r['part']}: {short_cell(str(r['cell']))}",
+                    "metric": r["metric"],
+                    "seed": f"{r['published']:g}{unit}",
+                    "ours (95 %)": f"{num(r['measured'])}{interval}",
+                    "ours/seed": num(r["measured / published"]),
+                    "verdict": f"[{style}]{r['verdict']}[/]" if style else str(r["verdict"]),
+                }
             )
-        _stdout.print(t)
+        print_table(_stdout, f"{s.name}: published vs measured", rows, no_wrap=("verdict",))
     _stdout.print(
         f"{run.study.name}: {sum(x.total for x in run.summaries)} runs in {run.wall_s:.1f} s; "
         f"store {out}; report {run.report}",

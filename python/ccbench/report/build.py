@@ -208,17 +208,32 @@ def _link_has(t: plots.Tables, col: str, run_id: Optional[str] = None) -> bool:
     return _has(t.get_link_series(), col, run_id)
 
 
+_BY_AXIS = {
+    "loss_pct": "goodput-vs-loss",
+    "jitter_ms": "goodput-vs-jitter",
+    "rtt_ms": "goodput-vs-rtt",
+    "buffer_bdp": "goodput-vs-buffer",
+    "n_flows": "goodput-vs-flows",
+}
+
+
+def unswept_notes(t: plots.Tables) -> list[str]:
+    """A note per axis that differs between the store's scenarios but is swept within none of
+    them: no goodput figure is drawn against it."""
+    swept = set(plots.swept_axes(t))
+    return [
+        f"{_BY_AXIS[ax]}: not drawn; {plots.AXES[ax]} differs only between the parts, no part sweeps it."
+        for ax in plots.varying_axes(t)
+        if ax in _BY_AXIS and ax not in swept
+    ]
+
+
 def _figure_plan(t: plots.Tables) -> list[tuple[str, str, str]]:
     """(section, kind, caption) of the figures that apply to the data present."""
     plan = []
     ccs = sorted(set(t.flows["cc"].dropna().astype(str))) if "cc" in t.flows.columns else []
-    axes = plots.varying_axes(t)
-    by_axis = {
-        "loss_pct": "goodput-vs-loss",
-        "jitter_ms": "goodput-vs-jitter",
-        "rtt_ms": "goodput-vs-rtt",
-        "buffer_bdp": "goodput-vs-buffer",
-    }
+    axes = plots.swept_axes(t)
+    by_axis = _BY_AXIS
     for ax in axes:
         if ax in by_axis:
             plan.append(
@@ -298,7 +313,7 @@ def generic_sections(t: plots.Tables) -> list[Section]:
         )
     ]
     sections: dict[str, Section] = {}
-    problems = []
+    problems = unswept_notes(t)
     for title, kind, caption in _figure_plan(t):
         try:
             fig = plots.make(t, kind)

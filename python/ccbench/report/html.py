@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .. import __version__
+from ..legible import tidy
 from .section import Section
 
 _CSS = """
@@ -44,9 +45,11 @@ def escape_text(text: Any) -> str:
 
 def figure_svg(fig: Figure, salt: str) -> str:
     """The figure as an inline ``<svg>`` element: no XML prolog, no DOCTYPE (its DTD address), no
-    metadata block, text as text; ids salted per figure so several SVGs in one page never clash."""
+    metadata block, text as text; ids salted per figure so several SVGs in one page never clash.
+    Overlapping tick labels are turned or thinned first (legible.tidy)."""
     import matplotlib
 
+    tidy(fig)
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg")
