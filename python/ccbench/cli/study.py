@@ -124,6 +124,9 @@ def run_command(
     ),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Local worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    parts: Optional[str] = typer.Option(
+        None, "--parts", help="Comma-separated parts to run (default: all), e.g. streams,debloated."
+    ),
 ) -> None:
     """Sweep every part into one store, analyse, and write DIR/report.html."""
     from ..study.published import published_table
@@ -143,6 +146,7 @@ def run_command(
             progress=not quiet,
             console=err,
             command=["ccbench", *sys.argv[1:]],
+            parts=[x.strip() for x in (parts or "").split(",") if x.strip()],
         )
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -150,7 +154,7 @@ def run_command(
         raise _fail(str(e)) from None
     import ccbench
 
-    table = published_table(s, ccbench.load(out))
+    table = published_table(run.study, ccbench.load(out))  # the parts run
     if not table.empty:
         from ..termtable import print_table, short_cell
 
