@@ -132,3 +132,52 @@ fn dctcp_halves_on_loss_like_reno() {
     let ratio = df.goodput_bps / nf.goodput_bps;
     assert!((0.85..=1.15).contains(&ratio), "DCTCP / Reno goodput {ratio}");
 }
+
+/// DCTCP's own switch marking (RFC 8257 §3.1, aqm "step"): CE on every ECT packet that arrives
+/// to a queue longer than K. With K = 20 packets, about 0.23 BDP (86 packets) — above the
+/// 0.17 BDP the DCTCP analysis (Alizadeh et al. 2010, §3.3) asks for to keep the link busy —
+/// the queue oscillates around K and never empties, so the link stays full; Reno with ECN
+/// halves on each echo, empties the queue and loses capacity.
+#[test]
+fn dctcp_holds_the_queue_near_the_step_threshold() {
+    const K: u64 = 20;
+    let step = |cc: &str, ecn: bool| {
+        let mut b = BottleneckConfig::droptail(RATE, 20 * MS, 2.0);
+        b.aqm = "step".into();
+        b.aqm_params = AqmParams { k_packets: Some(K), ..AqmParams::default() };
+        let mut c =
+            SimConfig::new("cc_dctcp_step", 8 * S, b, vec![FlowConfig { ecn, ..FlowConfig::bulk(0, cc, 64 << 20) }]);
+        c.sample_interval_ns = 10 * MS;
+        run(&c)
+    };
+    let d = step("dctcp", false);
+    let n = step("reno", true);
+    // Queue in packets (1500 bytes on the wire) at the samples after slow start.
+    let queue = |r: &SimReport| -> Vec<f64> {
+        let ls = &r.link_series;
+        (0..ls.t_s.len()).filter(|&i| ls.t_s[i] >= 2.0).map(|i| ls.queue_bytes[i] as f64 / 1500.0).collect()
+    };
+    let q = queue(&d);
+    let (qmin, qmax) = (q.iter().cloned().fold(f64::MAX, f64::min), q.iter().cloned().fold(0.0, f64::max));
+    let qmean = q.iter().sum::<f64>() / q.len() as f64;
+    println!(
+        "step K = {K}: dctcp utilisation {:.3}, {} marks, {} drops, queue {qmin:.0}..{qmax:.0} (mean {qmean:.1}); \
+         reno-ecn utilisation {:.3}, {} marks",
+        d.run.link_utilisation,
+        bottleneck(&d).ce_marked,
+        bottleneck(&d).dropped_queue,
+        n.run.link_utilisation,
+        bottleneck(&n).ce_marked
+    );
+    assert_eq!(bottleneck(&d).dropped_queue, 0);
+    assert!(qmin > 0.0, "the queue emptied: the link went idle");
+    assert!(qmax <= 2.0 * K as f64, "queue up to {qmax} packets");
+    assert!((0.5 * K as f64..=1.5 * K as f64).contains(&qmean), "mean queue {qmean}");
+    assert!(d.run.link_utilisation >= 0.93, "DCTCP utilisation {}", d.run.link_utilisation);
+    assert!(
+        d.run.link_utilisation >= n.run.link_utilisation + 0.05,
+        "DCTCP {} vs Reno-ECN {}",
+        d.run.link_utilisation,
+        n.run.link_utilisation
+    );
+}
