@@ -24,11 +24,19 @@ pub struct SenderEcn {
     on: bool,
     /// TCP_ECN_QUEUE_CWR: the next new data segment carries CWR.
     queue_cwr: bool,
+    /// The algorithm has TCP_CONG_NEEDS_ECN: every segment leaves ECT(0), retransmissions
+    /// included (`tcp_ecn_send` clears ECT only when `!tcp_ca_needs_ecn`).
+    ect_all: bool,
 }
 
 impl SenderEcn {
     pub fn new(on: bool) -> Self {
-        SenderEcn { on, queue_cwr: false }
+        SenderEcn { on, queue_cwr: false, ect_all: false }
+    }
+
+    /// ECN for an algorithm with TCP_CONG_NEEDS_ECN (DCTCP): on, and ECT on every segment.
+    pub fn needs_ecn() -> Self {
+        SenderEcn { on: true, queue_cwr: false, ect_all: true }
     }
 
     pub fn on(&self) -> bool {
@@ -58,9 +66,14 @@ impl SenderEcn {
     }
 
     /// `tcp_ecn_send` for a segment about to leave: new data gets ECT(0) and, once, a queued
-    /// CWR; a retransmission goes out Not-ECT (RFC 3168 §6.1.5) and leaves CWR queued.
+    /// CWR; a retransmission goes out Not-ECT (RFC 3168 §6.1.5) and leaves CWR queued — except
+    /// under an algorithm with TCP_CONG_NEEDS_ECN, whose retransmissions stay ECT(0).
     pub fn stamp(&mut self, pkt: &mut Pkt, new_data: bool) {
-        if !self.on || !new_data {
+        if !self.on {
+            return;
+        }
+        if !new_data {
+            pkt.ect = self.ect_all;
             return;
         }
         pkt.ect = true;
@@ -117,6 +130,13 @@ impl ReceiverEcn {
 
     /// Whether this receiver runs DCTCP's CE state machine.
     pub fn is_dctcp(&self) -> bool {
+        self.dctcp
+    }
+
+    /// Whether the ACKs leave ECT(0): a pure ACK is Not-ECT (RFC 3168 §6.1.4), but a host whose
+    /// algorithm has TCP_CONG_NEEDS_ECN sends every segment ECT(0) (`tcp_init_congestion_control`
+    /// sets it on the socket and `tcp_ecn_send` leaves it).
+    pub fn ack_ect(&self) -> bool {
         self.dctcp
     }
 

@@ -573,7 +573,7 @@ impl Receiver {
             nsack: 0,
             dsack: false,
             delayed: false,
-            ect: false,
+            ect: self.ecn.ack_ect(),
             ce: false,
             ece,
             cwr: false,
@@ -611,8 +611,9 @@ impl Receiver {
             nsack: 0,
             dsack: dsack.is_some(),
             delayed,
-            // A pure ACK is Not-ECT (RFC 3168 §6.1.4); ECE while the echo lasts.
-            ect: false,
+            // A pure ACK is Not-ECT (RFC 3168 §6.1.4) except from a DCTCP host; ECE while the
+            // echo lasts.
+            ect: self.ecn.ack_ect(),
             ce: false,
             ece: self.ecn.ece(),
             cwr: false,

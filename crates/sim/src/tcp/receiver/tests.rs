@@ -273,7 +273,7 @@ fn ece_is_echoed_on_every_ack_from_ce_until_cwr() {
     // Past quick-ACK mode: the CE segment is ACKed at once, and the next one too.
     let t = 100 * NS_PER_MS;
     let a = r.on_data(t, &ecn_seg(20, true, false)).expect("CE: quick ACK");
-    assert!(a.ece);
+    assert!(a.ece && !a.ect, "a pure ACK is Not-ECT");
     let a = r.on_data(t, &ecn_seg(21, false, false)).expect("second quick ACK");
     assert!(a.ece, "ECE on every ACK while DEMAND_CWR");
     // Quick ACKs used up: one ACK per two segments again, each with ECE.
@@ -319,6 +319,8 @@ fn dctcp_echoes_ce_exactly_and_acks_on_every_change() {
     let e = r.take_early_ack().expect("the delayed ACK first");
     assert_eq!((e.seq, e.ece), (21, false));
     assert_eq!((a.seq, a.ece), (22, true));
+    // A DCTCP host sends its pure ACKs ECT(0) too (tcp_init_congestion_control).
+    assert!(a.ect && e.ect);
     assert!(r.delack_deadline.is_none());
     // CE again (1 → 1): an ordinary delayed ACK, and no quick ACK for the CE mark.
     assert!(r.on_data(t, &ecn_seg(22, true, false)).is_none());

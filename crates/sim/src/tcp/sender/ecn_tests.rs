@@ -158,3 +158,21 @@ fn dctcp_cuts_by_half_alpha_from_the_counters_of_each_window() {
     }
     assert!(windows >= 3 && alpha < 900, "{windows} windows, alpha {alpha}, cwnd {last}");
 }
+
+/// TCP_CONG_NEEDS_ECN (DCTCP): the sender is ECN-capable even when the scenario's flow did not
+/// ask for ECN, and its retransmissions stay ECT(0) (`tcp_ecn_send` clears ECT only for
+/// algorithms without the flag).
+#[test]
+fn dctcp_is_ecn_capable_and_retransmits_ect() {
+    let mut s = sender("dctcp", false);
+    assert!(s.start(0).iter().all(|p| p.ect), "DCTCP negotiates ECN whatever the flow says");
+    s.on_ack(t(0), &ack(t(0), 0, &[(1, 2)], false));
+    s.on_ack(t(0), &ack(t(0), 0, &[(1, 3)], false));
+    let out = s.on_ack(t(0), &ack(t(0), 0, &[(1, 4)], false)).to_vec();
+    assert_eq!(s.sk.ca_state, CaState::Recovery);
+    // dctcp_state on entering Recovery: ssthresh = cwnd / 2 whatever alpha is.
+    assert_eq!(s.sk.ssthresh, INIT_CWND / 2);
+    let rexmit: Vec<&Pkt> = out.iter().filter(|p| p.seq == 0).collect();
+    assert_eq!(rexmit.len(), 1, "the fast retransmit of 0: {out:?}");
+    assert!(rexmit[0].ect, "a DCTCP retransmission is ECT(0)");
+}
