@@ -181,8 +181,12 @@ impl<'a> World<'a> {
                 let total_segs = f.size_bytes.map(|b| b.div_ceil(MSS as u64).max(1));
                 let algo =
                     cc::make(&f.cc, stream_seed(cfg.seed, &format!("cc/{}", f.id))).expect("validated algorithm");
-                let mut receiver =
-                    Receiver::new(f.id, total_segs, f.timestamps).with_ecn(f.ecn).with_rwnd(f.rwnd_bytes);
+                // TCP_CONG_NEEDS_ECN (DCTCP): ECN is negotiated whatever the scenario says, and
+                // the receiving host, running the same algorithm, echoes CE its way.
+                let needs_ecn = algo.needs_ecn();
+                let ecn = f.ecn || needs_ecn;
+                let mut receiver = Receiver::new(f.id, total_segs, f.timestamps).with_rwnd(f.rwnd_bytes);
+                receiver = if needs_ecn { receiver.with_dctcp_ecn() } else { receiver.with_ecn(ecn) };
                 receiver.set_rtt(handshake_rtt_ns(cfg));
                 FlowState {
                     sender: Sender::new(
@@ -194,7 +198,7 @@ impl<'a> World<'a> {
                             pacing: f.pacing,
                             handshake_rtt_us: Some(handshake_rtt_ns(cfg) / 1000),
                             timestamps: f.timestamps,
-                            ecn: f.ecn,
+                            ecn,
                         },
                         algo,
                     ),
@@ -375,7 +379,11 @@ impl<'a> World<'a> {
                     let fi = pkt.flow as usize;
                     debug_assert_eq!(dest == Dest::RightHost, !self.flows[fi].reverse, "data at the wrong host");
                     let now = self.now;
-                    if let Some(ack) = self.flows[fi].receiver.on_data(now, &pkt) {
+                    let ack = self.flows[fi].receiver.on_data(now, &pkt);
+                    if let Some(early) = self.flows[fi].receiver.take_early_ack() {
+                        self.send_ack(fi, early);
+                    }
+                    if let Some(ack) = ack {
                         self.send_ack(fi, ack);
                     }
                     self.sync_flow(fi);

@@ -18,6 +18,7 @@ use crate::rng::Rng;
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod minmax;
 pub mod reno;
 pub mod vegas;
@@ -108,6 +109,8 @@ pub struct CcSock {
     pub in_flight: u32,
     /// `tp->delivered`: packets delivered (cumulatively or SACKed) so far.
     pub delivered: u64,
+    /// `tp->delivered_ce`: packets delivered by ACKs that carried ECN-Echo.
+    pub delivered_ce: u64,
     /// `tp->delivered_mstamp`, ns.
     pub delivered_mstamp_ns: u64,
     /// `tp->lost`: packets marked lost so far.
@@ -154,6 +157,7 @@ impl CcSock {
             min_rtt_us: u32::MAX,
             in_flight: 0,
             delivered: 0,
+            delivered_ce: 0,
             delivered_mstamp_ns: 0,
             lost: 0,
             app_limited: 0,
@@ -224,6 +228,16 @@ pub trait CongestionControl: Send {
     /// `cwnd_event`.
     fn cwnd_event(&mut self, _sk: &mut CcSock, _ev: CaEvent) {}
 
+    /// `in_ack_event`: an ACK was processed (after the scoreboard and the delivery counters,
+    /// before loss recovery). `ece`: it carried ECN-Echo (FLAG_ECE).
+    fn in_ack_event(&mut self, _sk: &mut CcSock, _ece: bool) {}
+
+    /// TCP_CONG_NEEDS_ECN: the connection negotiates ECN whatever the scenario says, and the
+    /// receiver hands CE / no-CE arrivals to the algorithm (CA_EVENT_ECN_IS_CE / _NO_CE).
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
     /// `pkts_acked`: per-ACK RTT sample.
     fn pkts_acked(&mut self, _sk: &mut CcSock, _sample: &AckSample) {}
 
@@ -265,7 +279,7 @@ pub trait CongestionControl: Send {
 }
 
 /// Algorithms the simulator runs, with the Linux source each follows.
-pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "vegas"];
+pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "vegas", "dctcp"];
 
 /// (name, Linux version followed, notes) for `ccbench algorithms`.
 pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -287,6 +301,12 @@ pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
             "Linux 6.6 net/ipv4/tcp_vegas.c",
             "alpha 2, beta 4, gamma 1 packets; once-per-RTT diff from min RTT; Reno fallback",
         ),
+        (
+            "dctcp",
+            "Linux 6.18 net/ipv4/tcp_dctcp.c, tcp_dctcp.h",
+            "alpha with g 1/16 once per window from delivered_ce / delivered, cut by alpha/2 on \
+             ECE, halving on loss, Reno growth; always ECN; receiver echoes CE exactly",
+        ),
     ]
 }
 
@@ -298,6 +318,7 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "cubic" => Some(Box::new(cubic::Cubic::new())),
         "bbr" => Some(Box::new(bbr::Bbr::new(rng))),
         "vegas" => Some(Box::new(vegas::Vegas::new())),
+        "dctcp" => Some(Box::new(dctcp::Dctcp::new())),
         _ => None,
     }
 }

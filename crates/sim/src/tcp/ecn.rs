@@ -6,7 +6,15 @@
 //!
 //! The handshake is not simulated: an ECN connection is one whose scenario says `ecn = true` on
 //! both ends (sysctl tcp_ecn = 1 on the sender, and a receiver that accepts), as if the SYN /
-//! SYN-ACK negotiation (RFC 3168 §6.1.1) had succeeded.
+//! SYN-ACK negotiation (RFC 3168 §6.1.1) had succeeded. An algorithm with TCP_CONG_NEEDS_ECN
+//! (DCTCP) negotiates ECN whatever the scenario says.
+//!
+//! A DCTCP receiver (both ends of a Linux DCTCP connection run DCTCP) hands every ECT or CE
+//! arrival to the algorithm (CA_EVENT_ECN_IS_CE / CA_EVENT_ECN_NO_CE from `__tcp_ecn_check_ce`),
+//! whose `dctcp_ece_ack_update` (tcp_dctcp.h) echoes the CE state of each segment exactly:
+//! ECE is on while the last segment was CE and off as soon as one arrives unmarked, with no
+//! sticky echo until CWR; a change of state sends the ACK being delayed first, for the data
+//! before the change and with the old state, then ACKs at once.
 use super::Pkt;
 
 /// The sender's half: TCP_ECN_OK and TCP_ECN_QUEUE_CWR.
@@ -16,11 +24,19 @@ pub struct SenderEcn {
     on: bool,
     /// TCP_ECN_QUEUE_CWR: the next new data segment carries CWR.
     queue_cwr: bool,
+    /// The algorithm has TCP_CONG_NEEDS_ECN: every segment leaves ECT(0), retransmissions
+    /// included (`tcp_ecn_send` clears ECT only when `!tcp_ca_needs_ecn`).
+    ect_all: bool,
 }
 
 impl SenderEcn {
     pub fn new(on: bool) -> Self {
-        SenderEcn { on, queue_cwr: false }
+        SenderEcn { on, queue_cwr: false, ect_all: false }
+    }
+
+    /// ECN for an algorithm with TCP_CONG_NEEDS_ECN (DCTCP): on, and ECT on every segment.
+    pub fn needs_ecn() -> Self {
+        SenderEcn { on: true, queue_cwr: false, ect_all: true }
     }
 
     pub fn on(&self) -> bool {
@@ -50,9 +66,14 @@ impl SenderEcn {
     }
 
     /// `tcp_ecn_send` for a segment about to leave: new data gets ECT(0) and, once, a queued
-    /// CWR; a retransmission goes out Not-ECT (RFC 3168 §6.1.5) and leaves CWR queued.
+    /// CWR; a retransmission goes out Not-ECT (RFC 3168 §6.1.5) and leaves CWR queued — except
+    /// under an algorithm with TCP_CONG_NEEDS_ECN, whose retransmissions stay ECT(0).
     pub fn stamp(&mut self, pkt: &mut Pkt, new_data: bool) {
-        if !self.on || !new_data {
+        if !self.on {
+            return;
+        }
+        if !new_data {
+            pkt.ect = self.ect_all;
             return;
         }
         pkt.ect = true;
@@ -73,6 +94,24 @@ pub struct ReceiverEcn {
     seen: bool,
     /// Data segments that arrived CE-marked (the receiving host's IpExtInCEPkts).
     pub ce_received: u64,
+    /// DCTCP's receiver: the CE events go to `dctcp_ece_ack_update`.
+    dctcp: bool,
+    /// DCTCP `ce_state`: the last ECT / CE data segment was CE.
+    ce_state: bool,
+    /// DCTCP `prior_rcv_nxt`: rcv_nxt after the last ECT / CE data segment.
+    prior_rcv_nxt: u64,
+}
+
+/// What `__tcp_ecn_check_ce` asks of the receiver for one data segment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CeCheck {
+    /// `tcp_enter_quickack_mode(sk, n)`: at least this many quick ACKs (0: no change).
+    pub quickacks: u32,
+    /// ICSK_ACK_NOW: ACK this segment at once (DCTCP, on a change of CE state).
+    pub ack_now: bool,
+    /// DCTCP on a change of CE state with a delayed ACK pending: send first an ACK of
+    /// `rcv_nxt` (the first field) with ECE as given (the state before the change).
+    pub early_ack: Option<(u64, bool)>,
 }
 
 /// `tcp_enter_quickack_mode(sk, 2)` from `__tcp_ecn_check_ce`: at most two quick ACKs (the
@@ -82,6 +121,23 @@ pub const ECN_QUICKACKS: u32 = 2;
 impl ReceiverEcn {
     pub fn new(on: bool) -> Self {
         ReceiverEcn { on, ..Default::default() }
+    }
+
+    /// ECN on with DCTCP's exact CE echo (the receiving host runs DCTCP).
+    pub fn dctcp() -> Self {
+        ReceiverEcn { on: true, dctcp: true, ..Default::default() }
+    }
+
+    /// Whether this receiver runs DCTCP's CE state machine.
+    pub fn is_dctcp(&self) -> bool {
+        self.dctcp
+    }
+
+    /// Whether the ACKs leave ECT(0): a pure ACK is Not-ECT (RFC 3168 §6.1.4), but a host whose
+    /// algorithm has TCP_CONG_NEEDS_ECN sends every segment ECT(0) (`tcp_init_congestion_control`
+    /// sets it on the socket and `tcp_ecn_send` leaves it).
+    pub fn ack_ect(&self) -> bool {
+        self.dctcp
     }
 
     /// ECE on the ACKs sent now (`tcp_ecn_send` for a pure ACK: `th->ece` while DEMAND_CWR).
@@ -101,28 +157,49 @@ impl ReceiverEcn {
     }
 
     /// `__tcp_ecn_check_ce` (via `tcp_event_data_recv` for in-order data and
-    /// `tcp_data_queue_ofo` for out-of-order data). Returns the quick-ACK count to enter
-    /// (0: none): a CE mark starts the echo and asks for quick ACKs; a Not-ECT segment after
-    /// ECT ones is probably a retransmission and asks for quick ACKs too.
-    pub fn check_ce(&mut self, pkt: &Pkt) -> u32 {
+    /// `tcp_data_queue_ofo` for out-of-order data). `rcv_nxt`: the receiver's rcv_nxt after the
+    /// segment (Linux has queued an in-order segment, not yet what it joins from the
+    /// out-of-order queue); `delack_pending`: a delayed ACK is armed (ICSK_ACK_TIMER).
+    /// Classic ECN: a CE mark starts the echo and asks for quick ACKs; a Not-ECT segment after
+    /// ECT ones is probably a retransmission and asks for quick ACKs too. DCTCP: an ECT or CE
+    /// segment runs `dctcp_ece_ack_update` first, which sets the echo to this segment's state
+    /// (so a CE mark finds the echo already on and asks for no quick ACKs).
+    pub fn check_ce(&mut self, pkt: &Pkt, rcv_nxt: u64, delack_pending: bool) -> CeCheck {
+        let mut out = CeCheck::default();
         if !self.on {
-            return 0;
+            return out;
+        }
+        if self.dctcp && (pkt.ce || pkt.ect) {
+            self.dctcp_ece_ack_update(pkt.ce, rcv_nxt, delack_pending, &mut out);
         }
         if pkt.ce {
             self.ce_received += 1;
             self.seen = true;
             if !self.demand_cwr {
                 self.demand_cwr = true;
-                return ECN_QUICKACKS;
+                out.quickacks = ECN_QUICKACKS;
             }
-            0
         } else if pkt.ect {
             self.seen = true;
-            0
         } else if self.seen {
-            ECN_QUICKACKS
-        } else {
-            0
+            out.quickacks = ECN_QUICKACKS;
         }
+        out
+    }
+
+    /// `dctcp_ece_ack_update` (tcp_dctcp.h): on a change of CE state, the delayed ACK (if
+    /// one is pending) goes out first with the previous state for the data up to the previous
+    /// segment, and this segment is ACKed at once; the echo then follows this segment's state
+    /// (`dctcp_ece_ack_cwr`).
+    fn dctcp_ece_ack_update(&mut self, ce: bool, rcv_nxt: u64, delack_pending: bool, out: &mut CeCheck) {
+        if self.ce_state != ce {
+            if delack_pending {
+                out.early_ack = Some((self.prior_rcv_nxt, self.ce_state));
+            }
+            out.ack_now = true;
+        }
+        self.prior_rcv_nxt = rcv_nxt;
+        self.ce_state = ce;
+        self.demand_cwr = ce;
     }
 }

@@ -48,12 +48,14 @@
 //!
 //! ECN (RFC 3168, Linux 6.x; tcp/ecn.rs): a CE-marked data segment starts the ECE echo and two
 //! quick ACKs; every ACK carries ECE until a segment with CWR arrives, and a data segment with CWR
-//! is ACKed at once.
+//! is ACKed at once. A DCTCP receiver echoes the CE state of each segment exactly instead, and
+//! a change of state sends the delayed ACK first (with the old state) and then ACKs at once
+//! (tcp_dctcp.h `dctcp_ece_ack_update`; the delayed one is handed out by `take_early_ack`).
 //!
 //! The window each ACK offers, and its autotuning from a 64 KB start, are in tcp/rcv_window.rs;
 //! while that window grows, every segment is ACKed at once (`tcp_grow_window`'s quick ACK).
 //! Simplifications: no pingpong (interactive) mode, since the receiver sends no data.
-use super::ecn::ReceiverEcn;
+use super::ecn::{CeCheck, ReceiverEcn};
 use super::mib::Mib;
 use super::rcv_window::RcvWindow;
 use super::{ts_tick, Pkt, PktKind, SackBlock, ACK_PKT_BYTES, MSS};
@@ -139,8 +141,11 @@ pub struct Receiver {
     pub paws_dropped: u64,
     /// MIB counters of this endpoint.
     pub mib: Mib,
-    /// ECN state (off unless `with_ecn`).
+    /// ECN state (off unless `with_ecn` or `with_dctcp_ecn`).
     pub ecn: ReceiverEcn,
+    /// DCTCP's ACK of the data before a change of CE state, to go out before the ACK that
+    /// `on_data` returns.
+    early_ack: Option<Pkt>,
 }
 
 impl Receiver {
@@ -174,6 +179,7 @@ impl Receiver {
             paws_dropped: 0,
             mib: Mib::default(),
             ecn: ReceiverEcn::default(),
+            early_ack: None,
         }
     }
 
@@ -192,6 +198,31 @@ impl Receiver {
     pub fn with_ecn(mut self, on: bool) -> Self {
         self.ecn = ReceiverEcn::new(on);
         self
+    }
+
+    /// ECN with DCTCP's exact CE echo: the receiving host runs DCTCP too (an algorithm with
+    /// TCP_CONG_NEEDS_ECN, whose CE events drive the echo).
+    pub fn with_dctcp_ecn(mut self) -> Self {
+        self.ecn = ReceiverEcn::dctcp();
+        self
+    }
+
+    /// The ACK DCTCP sent ahead of the one the last `on_data` returned (it goes out first).
+    pub fn take_early_ack(&mut self) -> Option<Pkt> {
+        self.early_ack.take()
+    }
+
+    /// `tcp_ecn_check_ce` for one data segment, `rcv_nxt` being Linux's rcv_nxt at that point:
+    /// enter the quick-ACK mode it asks for and prepare DCTCP's early ACK. Returns whether
+    /// the segment must be ACKed at once (ICSK_ACK_NOW).
+    fn ecn_check_ce(&mut self, now: Nanos, pkt: &Pkt, rcv_nxt: u64) -> bool {
+        let CeCheck { quickacks, ack_now, early_ack } = self.ecn.check_ce(pkt, rcv_nxt, self.delack_deadline.is_some());
+        self.enter_quickack(quickacks);
+        if let Some((ack_seq, ece)) = early_ack {
+            let ack = self.make_early_ack(now, ack_seq, ece);
+            self.early_ack = Some(ack);
+        }
+        ack_now
     }
 
     /// `tcp_enter_quickack_mode(sk, n)`: at least `n` quick ACKs from now (0: no change).
@@ -313,8 +344,7 @@ impl Receiver {
         if self.ooo_contains(seq) {
             // Duplicate of out-of-order data (tcp_data_queue_ofo: fully covered → D-SACK).
             self.dup_received += 1;
-            let quick = self.ecn.check_ce(pkt); // tcp_data_queue_ofo checks CE first
-            self.enter_quickack(quick);
+            self.ecn_check_ce(now, pkt, self.rcv_nxt); // tcp_data_queue_ofo checks CE first
             self.mib.ofo_queue += 1;
             self.mib.dsack_ofo_sent += 1;
             // tcp_data_queue_ofo → add_sack: the block holding it moves to the front (the
@@ -350,8 +380,7 @@ impl Receiver {
             self.unacked += 1;
             // tcp_event_data_recv → tcp_ecn_check_ce, then tcp_grow_window, before the ACK
             // decision.
-            let quick = self.ecn.check_ce(pkt);
-            self.enter_quickack(quick);
+            let ce_ack_now = self.ecn_check_ce(now, pkt, old_nxt + 1);
             if self.window.grow(self.ooo_segs) {
                 self.enter_quickack(1);
             }
@@ -373,7 +402,7 @@ impl Receiver {
                 }
                 advances
             };
-            let ack = if two_segs || self.quick_left > 0 || ack_now || gap_filled {
+            let ack = if two_segs || self.quick_left > 0 || ack_now || ce_ack_now || gap_filled {
                 Some(self.make_ack(now, None, false))
             } else if !self.ooo.is_empty() {
                 self.ack_or_compress(now, false)
@@ -391,8 +420,7 @@ impl Receiver {
             return ack;
         }
         // Out of order: insert into the ranges and SACK it, now or compressed.
-        let quick = self.ecn.check_ce(pkt); // tcp_data_queue_ofo → tcp_ecn_check_ce
-        self.enter_quickack(quick);
+        let ce_ack_now = self.ecn_check_ce(now, pkt, self.rcv_nxt); // tcp_data_queue_ofo → tcp_ecn_check_ce
         self.mib.ofo_queue += 1;
         self.insert_ooo(seq);
         self.ooo_segs += 1;
@@ -415,7 +443,7 @@ impl Receiver {
         if flushed.is_some() {
             return flushed;
         }
-        self.ack_or_compress(now, ack_now)
+        self.ack_or_compress(now, ack_now || ce_ack_now)
     }
 
     /// The last step of `tcp_data_queue_ofo`: `tcp_rcvbuf_grow` with the out-of-order span.
@@ -519,6 +547,44 @@ impl Receiver {
         }
     }
 
+    /// DCTCP's ACK of the data before a change of CE state (`__tcp_send_ack(sk, prior_rcv_nxt)`
+    /// from `dctcp_ece_ack_update`): it acknowledges `ack_seq` with ECE `ece`; the window and
+    /// rcv_wup are refreshed as for any segment sent (`tcp_select_window`), and the SACKs held
+    /// back go with it, but since it does not acknowledge rcv_nxt, `tcp_event_ack_sent` leaves
+    /// the delayed-ACK timer and the quick-ACK count alone.
+    fn make_early_ack(&mut self, now: Nanos, ack_seq: u64, ece: bool) -> Pkt {
+        self.mib.out_segs += 1;
+        let (wnd, end_quick) = self.window.select(self.rcv_nxt, self.rcv_wup, self.ooo_segs);
+        if end_quick {
+            self.quick_left = 0;
+        }
+        self.rcv_wup = self.rcv_nxt;
+        self.compressed_ack = 0;
+        self.comp_deadline = None;
+        let mut pkt = Pkt {
+            flow: self.flow,
+            kind: PktKind::Ack,
+            bytes: ACK_PKT_BYTES,
+            seq: ack_seq,
+            ts: if self.timestamps { ts_tick(now) } else { 0 },
+            tsecr: if self.timestamps { self.ts_recent } else { 0 },
+            wnd,
+            sack: [(0, 0); 3],
+            nsack: 0,
+            dsack: false,
+            delayed: false,
+            ect: self.ecn.ack_ect(),
+            ce: false,
+            ece,
+            cwr: false,
+        };
+        let blocks = self.sacks.blocks();
+        let n = blocks.len().min(3);
+        pkt.sack[..n].copy_from_slice(&blocks[..n]);
+        pkt.nsack = n as u8;
+        pkt
+    }
+
     fn make_ack(&mut self, now: Nanos, dsack: Option<SackBlock>, delayed: bool) -> Pkt {
         self.mib.out_segs += 1;
         // tcp_select_window (from tcp_transmit_skb): the window, from the old rcv_wup.
@@ -545,8 +611,9 @@ impl Receiver {
             nsack: 0,
             dsack: dsack.is_some(),
             delayed,
-            // A pure ACK is Not-ECT (RFC 3168 §6.1.4); ECE while the echo lasts.
-            ect: false,
+            // A pure ACK is Not-ECT (RFC 3168 §6.1.4) except from a DCTCP host; ECE while the
+            // echo lasts.
+            ect: self.ecn.ack_ect(),
             ce: false,
             ece: self.ecn.ece(),
             cwr: false,

@@ -273,7 +273,7 @@ fn ece_is_echoed_on_every_ack_from_ce_until_cwr() {
     // Past quick-ACK mode: the CE segment is ACKed at once, and the next one too.
     let t = 100 * NS_PER_MS;
     let a = r.on_data(t, &ecn_seg(20, true, false)).expect("CE: quick ACK");
-    assert!(a.ece);
+    assert!(a.ece && !a.ect, "a pure ACK is Not-ECT");
     let a = r.on_data(t, &ecn_seg(21, false, false)).expect("second quick ACK");
     assert!(a.ece, "ECE on every ACK while DEMAND_CWR");
     // Quick ACKs used up: one ACK per two segments again, each with ECE.
@@ -294,6 +294,53 @@ fn ece_is_echoed_on_every_ack_from_ce_until_cwr() {
     // A segment with both CWR and CE: the echo ends and starts again (accept_cwr first).
     let a = r2.on_data(t, &ecn_seg(25, true, true)).expect("ACK now");
     assert!(a.ece);
+}
+
+/// DCTCP's receiver (tcp_dctcp.h `dctcp_ece_ack_update`): ECE follows the CE state of each
+/// segment exactly, with no echo held until CWR; a change of state with a delayed ACK pending
+/// first sends that ACK (for the data before the change, with the old state), then ACKs the
+/// new segment at once; without a change, delayed ACKs work as usual.
+#[test]
+fn dctcp_echoes_ce_exactly_and_acks_on_every_change() {
+    let mut r = Receiver::new(0, None, true).with_dctcp_ecn();
+    for s in 0..20 {
+        let a = r.on_data(0, &ecn_seg(s, false, false));
+        assert!(!a.is_some_and(|a| a.ece));
+        assert!(r.take_early_ack().is_none());
+    }
+    r.on_delack_timer(DELACK_NS); // past quick-ACK mode, everything ACKed
+    let t = 100 * NS_PER_MS;
+    // An unmarked segment waits for the delayed ACK (state 0 → 0).
+    assert!(r.on_data(t, &ecn_seg(20, false, false)).is_none());
+    assert!(r.delack_deadline.is_some());
+    // CE (0 → 1): the delayed ACK goes out first for segment 20, without ECE, then segment 21
+    // is ACKed at once with ECE.
+    let a = r.on_data(t, &ecn_seg(21, true, false)).expect("state change: ACK now");
+    let e = r.take_early_ack().expect("the delayed ACK first");
+    assert_eq!((e.seq, e.ece), (21, false));
+    assert_eq!((a.seq, a.ece), (22, true));
+    // A DCTCP host sends its pure ACKs ECT(0) too (tcp_init_congestion_control).
+    assert!(a.ect && e.ect);
+    assert!(r.delack_deadline.is_none());
+    // CE again (1 → 1): an ordinary delayed ACK, and no quick ACK for the CE mark.
+    assert!(r.on_data(t, &ecn_seg(22, true, false)).is_none());
+    assert!(r.take_early_ack().is_none());
+    // Unmarked (1 → 0): the delayed ACK for 22 with ECE, then 23 at once without.
+    let a = r.on_data(t, &ecn_seg(23, false, false)).expect("state change: ACK now");
+    let e = r.take_early_ack().expect("the delayed ACK first");
+    assert_eq!((e.seq, e.ece), (23, true));
+    assert_eq!((a.seq, a.ece), (24, false));
+    // No sticky echo: the next delayed ACK carries no ECE.
+    assert!(r.on_data(t, &ecn_seg(24, false, false)).is_none());
+    let a = r.on_delack_timer(t + DELACK_NS).expect("timer ACK");
+    assert!(!a.ece && a.seq == 25);
+    // A change with nothing delayed: only the immediate ACK.
+    let t = t + 2 * DELACK_NS;
+    let a = r.on_data(t, &ecn_seg(25, true, false)).expect("ACK now");
+    assert!(a.ece && r.take_early_ack().is_none());
+    // CWR clears the echo (tcp_ecn_accept_cwr) but a CE segment sets it again at once.
+    assert!(r.on_data(t, &ecn_seg(26, true, true)).expect("CWR: ACK now").ece);
+    assert_eq!(r.ecn.ce_received, 4);
 }
 
 /// Without ECN negotiated the CE mark is not echoed and asks for no quick ACK.

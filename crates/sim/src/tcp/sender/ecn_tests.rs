@@ -120,3 +120,59 @@ fn bbr_enters_cwr_without_a_cwnd_reduction() {
     assert_eq!(without.sk.ca_state, CaState::Open);
     assert_eq!(cwr_sent, 1);
 }
+
+/// DCTCP (cc/dctcp.rs) on the sender: `in_ack_event` sees this ACK's `delivered` and
+/// `delivered_ce` (Linux ≥ 6.14 calls it after tcp_clean_rtx_queue), alpha moves once per
+/// window of data, and an ECE enters CWR with ssthresh = cwnd − cwnd·alpha/2048 rather than
+/// Reno's half. The expected alpha is recomputed here from the sender's counters with the same
+/// rule, window by window.
+#[test]
+fn dctcp_cuts_by_half_alpha_from_the_counters_of_each_window() {
+    use crate::cc::dctcp::{Dctcp, MAX_ALPHA};
+    let mut s = sender("dctcp", true);
+    assert!(s.start(0).iter().all(|p| p.ect));
+    let (mut alpha, mut next_seq, mut old_del, mut old_ce) = (MAX_ALPHA, 0u64, 0u64, 0u64);
+    let mut windows = 0;
+    let mut last = 0;
+    for k in 1..=40u64 {
+        let ece = k == 40;
+        let snd_nxt_before = s.snd_nxt;
+        let cwnd_before = s.sk.cwnd;
+        s.on_ack(t(k), &ack(t(k), k, &[], ece));
+        assert_eq!(s.sk.delivered, k);
+        assert_eq!(s.sk.delivered_ce, ece as u64);
+        if k >= next_seq {
+            alpha = Dctcp::next_alpha(alpha, s.sk.delivered - old_del, s.sk.delivered_ce - old_ce);
+            (next_seq, old_del, old_ce) = (snd_nxt_before, s.sk.delivered, s.sk.delivered_ce);
+            windows += 1;
+        }
+        if ece {
+            assert_eq!(s.sk.ca_state, CaState::Cwr);
+            let want = (cwnd_before - ((cwnd_before as u64 * alpha as u64) >> 11) as u32).max(2);
+            assert_eq!(s.sk.ssthresh, want, "alpha {alpha} after {windows} windows, cwnd {cwnd_before}");
+            assert!(s.sk.ssthresh > cwnd_before / 2, "DCTCP cuts less than Reno once alpha < 1");
+        } else {
+            assert_eq!(s.sk.ca_state, CaState::Open);
+        }
+        last = cwnd_before;
+    }
+    assert!(windows >= 3 && alpha < 900, "{windows} windows, alpha {alpha}, cwnd {last}");
+}
+
+/// TCP_CONG_NEEDS_ECN (DCTCP): the sender is ECN-capable even when the scenario's flow did not
+/// ask for ECN, and its retransmissions stay ECT(0) (`tcp_ecn_send` clears ECT only for
+/// algorithms without the flag).
+#[test]
+fn dctcp_is_ecn_capable_and_retransmits_ect() {
+    let mut s = sender("dctcp", false);
+    assert!(s.start(0).iter().all(|p| p.ect), "DCTCP negotiates ECN whatever the flow says");
+    s.on_ack(t(0), &ack(t(0), 0, &[(1, 2)], false));
+    s.on_ack(t(0), &ack(t(0), 0, &[(1, 3)], false));
+    let out = s.on_ack(t(0), &ack(t(0), 0, &[(1, 4)], false)).to_vec();
+    assert_eq!(s.sk.ca_state, CaState::Recovery);
+    // dctcp_state on entering Recovery: ssthresh = cwnd / 2 whatever alpha is.
+    assert_eq!(s.sk.ssthresh, INIT_CWND / 2);
+    let rexmit: Vec<&Pkt> = out.iter().filter(|p| p.seq == 0).collect();
+    assert_eq!(rexmit.len(), 1, "the fast retransmit of 0: {out:?}");
+    assert!(rexmit[0].ect, "a DCTCP retransmission is ECT(0)");
+}

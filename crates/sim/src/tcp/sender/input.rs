@@ -118,11 +118,23 @@ impl Sender {
         rate.rs.rtt_us = ca_rtt;
         let delivered_now = (self.sk.delivered - prior_delivered) as u32;
 
+        // FLAG_ECE (tcp_ecn_rcv_ecn_echo) — never on the old_ack path below.
+        let ece = self.ecn.ece(ack);
+        if ece {
+            // tcp_count_delivered (from tcp_clean_rtx_queue and the SACK tagging): TCPDeliveredCE
+            // / tp->delivered_ce count what an ECE ACK delivered.
+            self.delivered_ce += delivered_now as u64;
+        }
+        self.sk.delivered_ce = self.delivered_ce;
+
         self.refresh_sk(now);
         self.cc.pkts_acked(
             &mut self.sk,
             &AckSample { pkts_acked: st.acked_segs, rtt_us: ca_rtt, in_flight: prior_in_flight },
         );
+        // tcp_in_ack_event (Linux ≥ 6.14: after tcp_clean_rtx_queue, before the TLP and
+        // recovery steps), with the delivery counters of this ACK.
+        self.cc.in_ack_event(&mut self.sk, ece);
 
         // tcp_ack: the TLP episode, before tcp_fastretrans_alert.
         if self.tlp_high_seq.is_some() {
@@ -131,15 +143,8 @@ impl Sender {
 
         // Loss detection and the recovery state machine (tcp_fastretrans_alert).
         let newly_lost_before = self.sk.lost;
-        // FLAG_ECE (tcp_ecn_rcv_ecn_echo) — never on the old_ack path below.
-        let ece = self.ecn.ece(ack);
         let reo_armed = self.fastretrans_alert(now, ack, una_advanced, prior_snd_una, ece);
         let newly_lost = (self.sk.lost - newly_lost_before) as u32;
-        if ece {
-            // tcp_newly_delivered: TCPDeliveredCE / tp->delivered_ce count what an ECE ACK
-            // delivered.
-            self.delivered_ce += delivered_now as u64;
-        }
 
         // tcp_rate_gen
         let RateAcc { rs, have_prior, .. } = &mut rate;

@@ -236,6 +236,8 @@ impl Sender {
     pub fn new(p: SenderParams, cc: Box<dyn CongestionControl>) -> Self {
         let mut sk = CcSock::new(MSS, super::INIT_CWND, u32::MAX / 2);
         sk.pacing_enabled = p.pacing;
+        // TCP_CONG_NEEDS_ECN: ECN whatever the scenario says, ECT on every segment.
+        let ecn = if cc.needs_ecn() { SenderEcn::needs_ecn() } else { SenderEcn::new(p.ecn) };
         Sender {
             flow: p.flow,
             cc,
@@ -251,7 +253,7 @@ impl Sender {
             handshake_rtt_us: p.handshake_rtt_us,
             timestamps: p.timestamps,
             ts_recent: 0,
-            ecn: SenderEcn::new(p.ecn),
+            ecn,
             reordering: DUPTHRESH,
             sacked_out: 0,
             lost_out: 0,
