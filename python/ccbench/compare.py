@@ -101,9 +101,16 @@ class CompareError(ValueError):
 # input
 
 
+#: Algorithms built for an ECN-marking bottleneck (a step queue at K, RFC 8257), left out of the
+#: default comparison: on a queue that never marks they only repeat Reno.
+NEEDS_MARKING = ("dctcp",)
+
+
 def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[str]:
     """The algorithms to compare: ``cc`` (comma-separated or a list; order kept, duplicates
-    dropped) checked against what ``backend`` can run; default all of the backend's."""
+    dropped) checked against what ``backend`` can run; default all of the backend's but those
+    that need an ECN-marking queue (NEEDS_MARKING: DCTCP is Reno where nothing marks), which
+    are compared when named."""
     from . import backends
     from .scenario.model import known_algorithms
 
@@ -114,7 +121,7 @@ def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[
     except Exception as e:  # a backend that imports but cannot list (e.g. no root)
         raise CompareError(f"--backend {backend}: cannot list its algorithms ({type(e).__name__}: {e})") from None
     if cc is None:
-        names = list(available)
+        names = [n for n in available if n not in NEEDS_MARKING]
     else:
         items = cc.split(",") if isinstance(cc, str) else list(cc)
         names = []

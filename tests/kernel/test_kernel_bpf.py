@@ -290,3 +290,24 @@ def test_dctcp_starves_an_ecn_cubic_flow_on_the_same_step_queue():
     g = dict(zip(res.flows.cc, res.flows.goodput_bps / 1e6))
     print(f"dctcp beside cubic on step K={K_PKTS}: {g}")
     assert g["dctcp"] > 5 * g["cubic"]
+
+
+def test_the_simulator_s_dctcp_against_the_kernel_s_on_the_step_queue():
+    """The simulator's DCTCP (crates/sim/src/cc/dctcp.rs) against Linux's (the BPF port) on the
+    same step queue, K = 20 packets: measured 47.02 / 47.0 Mbit/s, queue mean 18.6 / 18.6 packets
+    (p5 16, p95 21 on both), cwnd 103-107 on both after 2 s, no drops. The simulator marks more
+    packets (2404 against 1686 in 10 s) for the same queue: not explained yet, so only bounded."""
+    sc = _step([{"cc": "dctcp", "ecn": True}])
+    k = faithful_kernel_run(lambda: ccbench.run(sc, backend="kernel"))
+    s = ccbench.run(sc, backend="sim")
+    qk, qs = _queue_pkts(k), _queue_pkts(s)
+    gk, gs = k.flows.goodput_bps[0], s.flows.goodput_bps[0]
+    mk, ms = k.runs.ce_marked[0], s.runs.ce_marked[0]
+    print(
+        f"dctcp on step K={K_PKTS} (kernel / sim): {gk / 1e6:.2f} / {gs / 1e6:.2f} Mbit/s, "
+        f"queue {qk.mean():.1f} / {qs.mean():.1f}, CE {mk} / {ms}"
+    )
+    assert gs == pytest.approx(gk, rel=0.05)
+    assert abs(qs.mean() - qk.mean()) < 2.0
+    assert k.runs.drops[0] == 0 and s.runs.drops[0] == 0
+    assert 0.5 < ms / mk < 2.0

@@ -20,7 +20,10 @@ __all__ = ["register", "compare_command"]
 def compare_command(
     scenario: Path = typer.Argument(..., metavar="SCENARIO", help="Scenario TOML file (its bottleneck is used)."),
     cc: Optional[str] = typer.Option(
-        None, "--cc", help="Comma-separated algorithms, e.g. cubic,bbr (default: every algorithm the backend offers)."
+        None,
+        "--cc",
+        help="Comma-separated algorithms, e.g. cubic,bbr (default: every algorithm the backend offers "
+        "but dctcp, which needs an ECN-marking queue).",
     ),
     repeat: int = typer.Option(5, "--repeat", "-r", help="Runs (seeds) per algorithm and per pair."),
     backend: str = typer.Option("sim", "--backend", "-b", help="sim | kernel | ns3"),
