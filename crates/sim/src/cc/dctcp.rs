@@ -25,6 +25,7 @@
 //! Left out: the fallback to Reno when the peer refuses ECN (`dctcp_reno`) — in the simulator
 //! ECN is always negotiated for DCTCP; the module parameters (g and the initial alpha are the
 //! defaults); `get_info`.
+use super::reno::Reno;
 use super::{CaEvent, CaState, CcSock, CongestionControl};
 
 /// DCTCP_MAX_ALPHA: alpha is a fraction in 1/1024.
@@ -102,20 +103,9 @@ impl CongestionControl for Dctcp {
         (sk.cwnd - cut).max(2)
     }
 
-    /// `tcp_reno_cong_avoid`.
-    fn cong_avoid(&mut self, sk: &mut CcSock, _ack: u64, acked: u32) {
-        if !sk.is_cwnd_limited {
-            return;
-        }
-        let mut acked = acked;
-        if sk.in_slow_start() {
-            acked = sk.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = sk.cwnd;
-        sk.cong_avoid_ai(w, acked);
+    /// `tcp_reno_cong_avoid`, as the module's `.cong_avoid`.
+    fn cong_avoid(&mut self, sk: &mut CcSock, ack: u64, acked: u32) {
+        Reno.cong_avoid(sk, ack, acked);
     }
 
     /// `dctcp_state`: entering Recovery (not re-entering it) is a loss.
