@@ -21,7 +21,7 @@ import pytest
 from ccbench.backends.kernel import env
 from ccbench.scenario.errors import ScenarioError
 from ccbench.scenario.model import Scenario
-from conftest import ROOT, kernel_missing, kernel_run_where
+from conftest import QUIET_HOST_STEAL_PCT, ROOT, kernel_missing, kernel_run_where
 
 pytestmark = pytest.mark.kernel
 
@@ -200,17 +200,31 @@ def test_algorithms_lists_the_kernel():
 
 @needs_kernel
 def test_idle_ping_50ms_rtt():
+    """150 pings over an idle 50 ms link: the median within 0.5 ms of 50 always (a stall of the
+    host touches few pings), the mean too on a quiet host (under 0.5 % of the CPU stolen while
+    the pings ran: a single 20 ms stall moves the mean of 150 by 0.13 ms); up to three tries."""
+    from ccbench.backends.kernel.hostcpu import read_cpu_times, steal_pct
     from ccbench.backends.kernel.topology import RECEIVER_ADDR, Topology
 
-    with Topology(link_cfg()) as t:
-        p = t.popen("s", ["ping", "-n", "-c", "150", "-i", "0.02", RECEIVER_ADDR], stdout=subprocess.PIPE, text=True)
-        out = p.communicate(timeout=30)[0]
-    rtts = [float(x.split("time=")[1].split()[0]) for x in out.splitlines() if "time=" in x]
-    assert len(rtts) == 150
-    med, mean = statistics.median(rtts), statistics.fmean(rtts)
-    print(f"idle ping: median {med:.3f} ms, mean {mean:.3f} ms, max {max(rtts):.3f} ms")
-    assert abs(med - 50.0) <= 0.5
-    assert abs(mean - 50.0) <= 0.5
+    seen = []
+    for _ in range(3):
+        with Topology(link_cfg()) as t:
+            before = read_cpu_times()
+            p = t.popen(
+                "s", ["ping", "-n", "-c", "150", "-i", "0.02", RECEIVER_ADDR], stdout=subprocess.PIPE, text=True
+            )
+            out = p.communicate(timeout=30)[0]
+            stolen = steal_pct(before, read_cpu_times())
+        rtts = [float(x.split("time=")[1].split()[0]) for x in out.splitlines() if "time=" in x]
+        assert len(rtts) == 150
+        med, mean = statistics.median(rtts), statistics.fmean(rtts)
+        print(f"idle ping: median {med:.3f} ms, mean {mean:.3f} ms, max {max(rtts):.3f} ms, {stolen} % stolen")
+        assert abs(med - 50.0) <= 0.5
+        if stolen is None or stolen < QUIET_HOST_STEAL_PCT:
+            assert abs(mean - 50.0) <= 0.5
+            return
+        seen.append(f"mean {mean:.2f} ms with {stolen:.1f} % stolen")
+    pytest.skip(f"median ok; the mean is not judged, the host took CPU time in each try: {'; '.join(seen)}")
 
 
 def _udp_count(loss: str, n: int = 25000) -> tuple[int, int, dict]:
