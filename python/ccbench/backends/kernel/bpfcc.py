@@ -25,9 +25,10 @@ from typing import Iterator, Optional
 
 from . import env
 
-#: The ports: scenario name -> source file in SOURCE_DIR; each registers as ccb_<name>.
-PORTS = {"vegas": "ccb_vegas.bpf.c", "dctcp": "ccb_dctcp.bpf.c"}
 SOURCE_DIR = Path(__file__).resolve().parent / "bpf"
+#: The ports: scenario name -> source file in SOURCE_DIR (every ccb_<name>.bpf.c there); each
+#: registers with the kernel as ccb_<name>.
+PORTS = {p.name[len("ccb_") : -len(".bpf.c")]: p.name for p in sorted(SOURCE_DIR.glob("ccb_*.bpf.c"))}
 BTF_PATH = Path("/sys/kernel/btf/vmlinux")
 HELPERS_HEADER = Path("/usr/include/bpf/bpf_helpers.h")
 CACHE_DIR = Path(os.environ.get("CCBENCH_BPF_CACHE") or Path.home() / ".cache" / "ccbench" / "bpf")
