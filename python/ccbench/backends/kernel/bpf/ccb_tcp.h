@@ -72,4 +72,18 @@ static __always_inline __u32 ccb_current_ssthresh(const struct sock *sk)
 	return max(tp->snd_ssthresh, ((tp->snd_cwnd >> 1) + (tp->snd_cwnd >> 2)));
 }
 
+/* tcp_is_cwnd_limited(): the window, not the application, limits sending (tp->is_cwnd_limited,
+ * set by tcp_cwnd_validate); in slow start also while cwnd is below twice the most packets
+ * in flight of the last window */
+static __always_inline bool ccb_is_cwnd_limited(const struct sock *sk)
+{
+	const struct tcp_sock *tp = ccb_tcp_sk(sk);
+
+	if (tp->is_cwnd_limited)
+		return true;
+	if (ccb_in_slow_start(tp))
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return false;
+}
+
 #endif
