@@ -133,12 +133,12 @@ def report_command(
     from rich.console import Console
 
     from ..report import ReportError
-    from ..study import build_report  # a study store gets its study's sections too
+    from ..validate.twin import build_study_report  # a study store gets its study's sections too
 
     if not dir.is_dir():
         raise _err(f"{dir}: no such store directory")
     try:
-        path = build_report(dir, out=out, title=title)
+        path = build_study_report(dir, out=out, title=title)
     except ReportError as e:
         raise _err(str(e), 1) from None
     Console(stderr=True).print(f"wrote {path}", highlight=False, soft_wrap=True)

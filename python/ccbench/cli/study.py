@@ -6,6 +6,7 @@ NAME is a built-in study (python/ccbench/study/studies/<name>.toml) or a path to
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -127,10 +128,17 @@ def run_command(
     parts: Optional[str] = typer.Option(
         None, "--parts", help="Comma-separated parts to run (default: all), e.g. streams,debloated."
     ),
+    beside_sim: bool = typer.Option(
+        True,
+        "--beside-sim/--no-beside-sim",
+        help="On the kernel or ns-3 backend, also run the grid on the simulator (DIR/sim-twin) "
+        "and put the two side by side in the report.",
+    ),
 ) -> None:
     """Sweep every part into one store, analyse, and write DIR/report.html."""
     from ..study.published import published_table
     from ..study.run import default_out, run_study
+    from ..validate import twin
 
     s = _load(name)
     out = out or default_out(s, quick)
@@ -147,7 +155,23 @@ def run_command(
             console=err,
             command=["ccbench", *sys.argv[1:]],
             parts=[x.strip() for x in (parts or "").split(",") if x.strip()],
+            report=False,
         )
+        twin_runs = []
+        if backend != "sim" and beside_sim:
+            t0 = time.perf_counter()
+            twin_runs = twin.run_twin(
+                run.study,
+                out,
+                quick=quick,
+                repeat=repeat,
+                workers=workers,
+                progress=not quiet,
+                console=err,
+                command=["ccbench", *sys.argv[1:]],
+            )
+            twin_s = time.perf_counter() - t0
+        run.report = twin.build_study_report(out)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except ValueError as e:  # StudyError, ScenarioError, SweepError, ReportError
@@ -179,11 +203,16 @@ def run_command(
         print_table(_stdout, f"{s.name}: published vs measured", rows, no_wrap=("verdict",))
     _stdout.print(
         f"{run.study.name}: {sum(x.total for x in run.summaries)} runs in {run.wall_s:.1f} s; "
-        f"store {out}; report {run.report}",
+        + (
+            f"the simulator beside it: {sum(x.total for x in twin_runs)} runs in {twin_s:.1f} s ({twin.TWIN_DIR}/); "
+            if twin_runs
+            else ""
+        )
+        + f"store {out}; report {run.report}",
         highlight=False,
         soft_wrap=True,
     )
-    if not run.all_ok:
+    if not run.all_ok or not all(x.all_ok for x in twin_runs):
         raise typer.Exit(1)
 
 

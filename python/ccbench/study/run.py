@@ -179,11 +179,11 @@ def write_study_meta(
     return path
 
 
-def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
+def build_report(dir, out=None, title=None, *, results: Any = None, extra: Sequence[Section] = ()) -> Path:
     """DIR/report.html (or ``out``) of a store: the generic report, plus the study's own sections
-    when DIR/ccbench.json names a study. A study whose sections cannot be built still gets the
-    generic report, with a section saying why. A study's report opens with its key figure
-    ([study.key_figure], study/key_figure.py)."""
+    when DIR/ccbench.json names a study, then ``extra`` sections. A study whose sections cannot be
+    built still gets the generic report, with a section saying why. A study's report opens with
+    its key figure ([study.key_figure], study/key_figure.py)."""
     from .. import api
     from ..report import build
     from ..results.meta import read_meta
@@ -217,4 +217,4 @@ def build_report(dir, out=None, title=None, *, results: Any = None) -> Path:
                     paragraphs=[f"The study's own sections could not be built: {type(e).__name__}: {e}"],
                 )
             ]
-    return build.build_report(dir, out, sections=sections, title=title, results=results, lead=lead)
+    return build.build_report(dir, out, sections=[*sections, *extra], title=title, results=results, lead=lead)

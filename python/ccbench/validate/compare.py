@@ -57,6 +57,7 @@ class Side:
     goodput: list = field(default_factory=list)  # bit/s, per ok run
     rtt: list = field(default_factory=list)  # ms, mean over the run's flows
     retx: list = field(default_factory=list)  # retransmitted segments, summed over flows
+    ping: list = field(default_factory=list)  # ms, the probe's median RTT (runs with a probe)
     counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
     failed: list = field(default_factory=list)  # error messages of failed runs
     missing: int = 0  # planned runs not in the store
@@ -130,6 +131,9 @@ class _Store:
             s.rtt.append(float(np.mean(rtts)) if rtts else None)
             rx = [v for v in (_num(f.get("retransmits")) for f in flows) if v is not None]
             s.retx.append(float(sum(rx)) if rx else None)
+            ping = _num(row.get("probe_rtt_p50_ms"))
+            if ping is not None:
+                s.ping.append(ping)
             for name, side in COUNTERS.items():
                 crow = self.counters.get((rid, side))
                 v = _num(crow.get(name)) if crow is not None else None
@@ -296,17 +300,24 @@ def _param_text(v: Any) -> str:
 
 
 def compare(
-    study: Study, out: str | os.PathLike, backends: Sequence[str], quick: bool = False, repeat: Optional[int] = None
+    study: Study,
+    out: str | os.PathLike,
+    backends: Sequence[str],
+    quick: bool = False,
+    repeat: Optional[int] = None,
+    stores: Optional[dict] = None,
 ) -> Comparison:
-    """Read DIR/<backend>/ of every backend (a missing store reads as no runs) and line the
-    grid's cells up. The reference is shown last; it is None when its store has no ok run."""
+    """Read DIR/<backend>/ of every backend (``stores``: backend -> store directory, for stores
+    laid out otherwise; a missing store reads as no runs) and line the grid's cells up. The
+    reference is shown last; it is None when its store has no ok run."""
     out = Path(out)
+    stores = stores or {}
     order = [b for b in backends if b != REFERENCE] + ([REFERENCE] if REFERENCE in backends else [])
     cells = plan_cells(study, order, quick, repeat)
     sides = {}
     has_counters = {}
     for b in order:
-        st = _Store(out / b)
+        st = _Store(Path(stores[b]) if b in stores else out / b)
         has_counters[b] = st.has_counters
         for i, c in enumerate(cells):
             sides[(i, b)] = st.side(c.run_ids.get(b, []))
