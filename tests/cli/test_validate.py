@@ -8,6 +8,7 @@ import math
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -54,7 +55,16 @@ repeat = 2
 
 def test_default_grid_cells_and_quick():
     g = v.load_grid("default")
-    assert [p.name for p in g.parts] == ["loss-rtt", "reorder", "gilbert", "ack-loss", "vegas"]
+    assert [p.name for p in g.parts] == [
+        "loss-rtt",
+        "reorder",
+        "gilbert",
+        "ack-loss",
+        "vegas",
+        "reorder-48m",
+        "light-loss-48m",
+        "coexistence",
+    ]
     cells = v.plan_cells(g, ["sim"])
     by_part = {}
     for c in cells:
@@ -65,10 +75,15 @@ def test_default_grid_cells_and_quick():
         "gilbert": 3,
         "ack-loss": 3,
         "vegas": 2,
+        "reorder-48m": 2,
+        "light-loss-48m": 2,
+        "coexistence": 8,  # 10 and 50 ms x 0.25, 1, 4, 8 BDP
     }
-    assert {c.cc for c in cells} == {"cubic", "bbr", "reno", "vegas"}
-    assert all(len(c.run_ids["sim"]) == 5 for c in cells)  # 5 repeats (seeds 1..5)
-    assert {p.duration_s() for p in g.parts} == {20.0}
+    assert {c.cc for c in cells} == {"cubic", "bbr", "reno", "vegas", "bbr+cubic"}
+    # high-variance cells (reordering jitter, light loss, BBR beside CUBIC) get 10 repeats, the others 5
+    noisy = {"reorder", "reorder-48m", "light-loss-48m", "coexistence"}
+    assert all(len(c.run_ids["sim"]) == (10 if c.part in noisy else 5) for c in cells)
+    assert {p.duration_s() for p in g.parts} == {20.0, 25.0, 60.0}
     labels = {c.label for c in by_part["loss-rtt"]}
     assert "rtt=100ms loss=5%" in labels and "rtt=10ms loss=0.1%" in labels
     assert {c.label for c in by_part["reorder"]} == {"jitter=4ms", "jitter=8ms", "jitter=16ms"}
@@ -78,9 +93,9 @@ def test_default_grid_cells_and_quick():
     assert g.part("reorder").scenario().bottleneck.reorder is True
 
     q = v.select_parts(g, quick=True)
-    assert [p.name for p in q.parts] == ["loss-rtt"]
+    assert [p.name for p in q.parts] == ["loss-rtt", "coexistence"]
     qc = v.plan_cells(q, ["sim"], quick=True)
-    assert len(qc) == 4 and all(len(c.run_ids["sim"]) == 2 for c in qc)
+    assert len(qc) == 5 and [len(c.run_ids["sim"]) for c in qc] == [2, 2, 2, 2, 3]
     assert q.parts[0].duration_s(True) == 5.0
     # --duration and --repeat
     d = v.select_parts(g, duration="7s")
@@ -154,7 +169,7 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
     out = tmp_path / "v"
     res = CliRunner().invoke(
         app,
-        ["validate", "--quick", "--backends", "sim", "--out", str(out), "-q", "-j", "1"],
+        ["validate", "--quick", "--parts", "loss-rtt", "--backends", "sim", "--out", str(out), "-q", "-j", "1"],
         env={"COLUMNS": "200", "NO_COLOR": "1"},
     )
     assert res.exit_code == 0, res.output
@@ -181,12 +196,14 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
 
     assert len(ccbench.load(out / "sim").ok_runs) == 8  # a normal store
 
-    again = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1)
+    again = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1, parts=["loss-rtt"])
     assert again.executed("sim") == 0
     assert sum(s.cached for s in again.summaries["sim"]) == 8
     assert pd.read_csv(out / "validate.csv")["sim_goodput_mbps"].tolist() == csv["sim_goodput_mbps"].tolist()
 
-    rerun = v.run_validate("default", out, backends="sim", quick=True, progress=False, workers=1, rerun=["sim"])
+    rerun = v.run_validate(
+        "default", out, backends="sim", quick=True, progress=False, workers=1, rerun=["sim"], parts=["loss-rtt"]
+    )
     assert rerun.rerun == {"sim": 8} and rerun.executed("sim") == 8
 
 
@@ -332,7 +349,9 @@ def test_errors_medians_and_targets_on_synthetic_stores(tmp_path):
     md = files["md"].read_text()
     assert "| sim | cubic | 2/2 | 7.0 % | 12.0 % | loss: loss=1% | 1/2 | no |" in md
     assert "| sim | bbr | 2/2 | 4.5 % | 8.0 % |" in md
-    assert "MISS goodput" in md and "-12.0 %" in md
+    # two repeats a side: Fieller's interval (t = 12.7 at 1 degree of freedom) straddles ±10 %
+    assert "goodput cannot tell with 2 repeats" in md and "-12.0 %" in md
+    assert "random draws: common" in md
     assert files["svg"].read_text().lstrip().startswith("<?xml")
 
 
@@ -346,11 +365,12 @@ def test_run_validate_reads_a_stored_kernel_store_when_the_kernel_cannot_run(tmp
         "backend_unavailable",
         lambda name, study=None, quick=False: "needs root (test)" if name == "kernel" else None,
     )
-    run = v.run_validate(study, out, backends="sim,kernel", progress=False)
+    # the synthetic simulator store holds the kernel's seeds: common draws
+    run = v.run_validate(study, out, backends="sim,kernel", progress=False, draws="common")
     assert run.executed("sim") == 0 and run.ran == ["sim"]
     assert run.comparison.reference == "kernel"
     assert any("runs already stored" in n for n in run.notes)
-    assert "MISS goodput" in run.files["md"].read_text()
+    assert "goodput cannot tell with 2 repeats" in run.files["md"].read_text()
 
 
 # ---- the kernel ---------------------------------------------------------------------------------
@@ -415,3 +435,47 @@ def test_kernel_one_cell_both_backends(tmp_path):
         assert row["kernel_TcpExtTCPTimeouts"] >= 0
     md = run.files["md"].read_text()
     assert "| sim | cubic | 1/1 |" in md
+
+
+def test_interval_verdicts():
+    assert v.interval_verdict(-0.05, 0.08) == v.AGREES
+    assert v.interval_verdict(-0.10, 0.10) == v.AGREES  # the bounds belong to the target
+    assert v.interval_verdict(0.11, 0.30) == v.DIFFERS and v.interval_verdict(-0.5, -0.2) == v.DIFFERS
+    assert v.interval_verdict(-0.15, 0.02) == v.CANNOT_TELL and v.interval_verdict(0.05, 0.2) == v.CANNOT_TELL
+    assert v.interval_verdict(None, None) == v.CANNOT_TELL
+
+
+def _one_cell(sim: list, kernel: list) -> "v.Comparison":
+    cell = v.Cell("p", 0, {}, "cubic", "")
+    sides = {(0, "sim"): v.Side(goodput=sim), (0, "kernel"): v.Side(goodput=kernel)}
+    return v.Comparison([cell], ["sim", "kernel"], sides, "kernel", {"sim": False, "kernel": False})
+
+
+def test_cell_verdicts_follow_the_interval_of_the_error_not_its_mean():
+    rng = np.random.default_rng(7)
+    # 10 repeats a side, 2 % spread: the interval of a 3 % error is about ±2 %: agrees
+    k = list(40e6 * (1 + 0.02 * rng.standard_normal(10)))
+    c = _one_cell([x * 1.03 for x in k], k)
+    lo, hi = c.goodput_error_interval(0, "sim")
+    assert -0.10 < lo < 0.03 < hi < 0.10 and c.verdict(0, "sim") == v.AGREES
+    assert c.spread(0, "kernel") == pytest.approx(np.std(k, ddof=1) / np.mean(k))
+    # the same spread, 25 % apart: differs
+    c = _one_cell([x * 0.75 for x in k], k)
+    assert c.verdict(0, "sim") == v.DIFFERS
+    # a mean error of 5 %, but 25 % spread on 3 repeats: the mean is within 10 %, the verdict cannot tell
+    k3 = [30e6, 40e6, 50e6]
+    c = _one_cell([x * 1.05 for x in k3[::-1]], k3)
+    assert c.cell_ok(0, "sim") and c.verdict(0, "sim") == v.CANNOT_TELL
+    assert c.verdict_text(0, "sim") == "cannot tell with 3 repeats"
+
+
+def test_independent_draws_move_the_compared_backends_seeds_only(tmp_path):
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    common = v.plan_cells(study, ["sim", "kernel"], draws="common")
+    indep = v.plan_cells(study, ["sim", "kernel"], draws="independent")
+    assert [c.run_ids["kernel"] for c in common] == [c.run_ids["kernel"] for c in indep]
+    assert all(set(a.run_ids["sim"]).isdisjoint(b.run_ids["sim"]) for a, b in zip(common, indep))
+    sc = study.parts[0].scenario(seed_offset=v.INDEPENDENT_SEED_OFFSET)
+    assert sc.seed == study.parts[0].scenario().seed + v.INDEPENDENT_SEED_OFFSET
+    with pytest.raises(v.ValidateError, match="--draws"):
+        v.plan_cells(study, ["sim"], draws="shared")

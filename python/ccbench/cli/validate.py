@@ -49,6 +49,13 @@ def validate_command(
     ),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Run stored failed runs again."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    draws: str = typer.Option(
+        "independent",
+        "--draws",
+        help="independent: the simulator runs with seeds of its own, so it meets other loss and "
+        "jitter draws than the kernel; common: the kernel's seeds, the same draws (sharper, but an "
+        "agreement may hold only for that pattern).",
+    ),
 ) -> None:
     """Run one grid on the simulator and the kernel, compare cell by cell, write DIR/validate.md."""
     from ..validate.render import print_tables
@@ -70,6 +77,7 @@ def validate_command(
             console=err,
             command=["ccbench", *sys.argv[1:]],
             parts=[x.strip() for x in (parts or "").split(",") if x.strip()],
+            draws=draws,
         )
     except KeyboardInterrupt:
         raise typer.Exit(130) from None

@@ -128,10 +128,15 @@ class Part:
         table.setdefault("repeat", 1)
         return table
 
-    def scenario(self, quick: bool = False, repeat: Optional[int] = None, source: str = "<study>") -> Scenario:
-        """The part's scenario with its (quick) grid as the [sweep] table."""
+    def scenario(
+        self, quick: bool = False, repeat: Optional[int] = None, source: str = "<study>", seed_offset: int = 0
+    ) -> Scenario:
+        """The part's scenario with its (quick) grid as the [sweep] table; ``seed_offset`` moves its
+        seed (and so every repeat's) by that much, for runs that must not share random draws."""
         raw = copy.deepcopy(self.scenario_raw)
         raw["name"] = self.scenario_name
+        if seed_offset:
+            raw["seed"] = int(raw.get("seed", 1)) + int(seed_offset)
         if quick and "duration" in self.quick:
             raw["duration"] = self.quick["duration"]
         raw["sweep"] = self.sweep_table(quick, repeat)

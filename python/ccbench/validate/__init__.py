@@ -21,25 +21,46 @@ DIR/goodput.svg. See docs/validate.md.
 """
 
 from .compare import (
+    AGREES,
+    CANNOT_TELL,
     CELL_TARGET,
     COUNTER_MIN,
     COUNTER_TARGET,
     COUNTERS,
+    DIFFERS,
     MEDIAN_TARGET,
     Comparison,
     Side,
     ValidateRun,
     compare,
     count_error,
+    interval_verdict,
     rel_error,
 )
-from .plan import DEFAULT_GRID, REFERENCE, Cell, ValidateError, backend_unavailable, load_grid, plan_cells, select_parts
+from .plan import (
+    DEFAULT_GRID,
+    DRAWS,
+    INDEPENDENT_SEED_OFFSET,
+    REFERENCE,
+    Cell,
+    ValidateError,
+    backend_unavailable,
+    load_grid,
+    plan_cells,
+    select_parts,
+)
 from .render import goodput_figure, markdown, print_tables, write_outputs
 from .run import default_out, parse_backends, run_validate
 
 __all__ = [
     "DEFAULT_GRID",
     "REFERENCE",
+    "DRAWS",
+    "INDEPENDENT_SEED_OFFSET",
+    "AGREES",
+    "DIFFERS",
+    "CANNOT_TELL",
+    "interval_verdict",
     "CELL_TARGET",
     "MEDIAN_TARGET",
     "COUNTER_TARGET",

@@ -23,6 +23,10 @@ CELL_TARGET = 0.10
 MEDIAN_TARGET = 0.05
 
 
+#: in cells mixing algorithms, the first algorithm's goodput share within 0.05 of the kernel's
+SHARE_TARGET = 0.05
+
+
 #: counters within 25 % where both backends count at least COUNTER_MIN per run
 COUNTER_TARGET = 0.25
 
@@ -58,6 +62,7 @@ class Side:
     rtt: list = field(default_factory=list)  # ms, mean over the run's flows
     retx: list = field(default_factory=list)  # retransmitted segments, summed over flows
     ping: list = field(default_factory=list)  # ms, the probe's median RTT (runs with a probe)
+    share: list = field(default_factory=list)  # the first algorithm's share of the goodput (runs mixing algorithms)
     counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
     failed: list = field(default_factory=list)  # error messages of failed runs
     missing: int = 0  # planned runs not in the store
@@ -131,6 +136,9 @@ class _Store:
             s.rtt.append(float(np.mean(rtts)) if rtts else None)
             rx = [v for v in (_num(f.get("retransmits")) for f in flows) if v is not None]
             s.retx.append(float(sum(rx)) if rx else None)
+            sh = _first_cc_share(flows)
+            if sh is not None:
+                s.share.append(sh)
             ping = _num(row.get("probe_rtt_p50_ms"))
             if ping is not None:
                 s.ping.append(ping)
@@ -140,6 +148,19 @@ class _Store:
                 if v is not None:
                     s.counters.setdefault(name, []).append(v)
         return s
+
+
+def _first_cc_share(flows: list[dict]) -> Optional[float]:
+    """The goodput share of the algorithm of the lowest flow id, in a run whose flows use more than
+    one algorithm (None otherwise): BBR's share in a BBR-beside-CUBIC cell."""
+    ccs = {str(f.get("cc")) for f in flows}
+    if len(ccs) < 2:
+        return None
+    first = str(min(flows, key=lambda f: f.get("flow_id", 0)).get("cc"))
+    total = sum(_num(f.get("goodput_bps")) or 0.0 for f in flows)
+    if total <= 0:
+        return None
+    return sum(_num(f.get("goodput_bps")) or 0.0 for f in flows if str(f.get("cc")) == first) / total
 
 
 def rel_error(value: Optional[float], reference: Optional[float]) -> Optional[float]:
@@ -166,6 +187,23 @@ def count_error(
     return None, "trivial"
 
 
+#: the verdicts on a cell's goodput, from the 95 % interval of mean(backend) / mean(reference) - 1
+AGREES, DIFFERS, CANNOT_TELL = "agrees", "differs", "cannot tell"
+
+
+def interval_verdict(lo: Optional[float], hi: Optional[float], target: float = CELL_TARGET) -> str:
+    """AGREES when the interval of the relative difference lies within ±target, DIFFERS when it
+    lies wholly outside, CANNOT_TELL when it straddles a bound or is unbounded (too few repeats
+    or too much spread to decide)."""
+    if lo is None or hi is None:
+        return CANNOT_TELL
+    if -target <= lo and hi <= target:
+        return AGREES
+    if hi < -target or lo > target:
+        return DIFFERS
+    return CANNOT_TELL
+
+
 @dataclass
 class Comparison:
     cells: list  # [Cell]
@@ -173,6 +211,7 @@ class Comparison:
     sides: dict  # (cell index in cells, backend) -> Side
     reference: Optional[str]  # REFERENCE when its store has data, else None
     has_counters: dict  # backend -> bool
+    draws: str = "common"  # how the compared backends' seeds relate to the reference's (plan.DRAWS)
 
     @property
     def compared(self) -> list[str]:
@@ -189,6 +228,45 @@ class Comparison:
         from .. import analysis
 
         return analysis.ratio_ci(self.side(i, backend).goodput, self.side(i, self.reference).goodput)
+
+    def share_diff(self, i: int, backend: str) -> Optional[float]:
+        """mean share(backend) - mean share(reference) of the cell's first algorithm (mixed cells)."""
+        a, b = self.side(i, backend).mean("share"), self.side(i, self.reference).mean("share")
+        return None if a is None or b is None else a - b
+
+    @property
+    def has_shares(self) -> bool:
+        return any(self.side(i, b).share for i in range(len(self.cells)) for b in self.backends)
+
+    def spread(self, i: int, backend: str) -> Optional[float]:
+        """The goodput's coefficient of variation across the repeats (sample sd / mean), or None
+        with fewer than 2 runs."""
+        g = [x for x in self.side(i, backend).goodput if x is not None and math.isfinite(x)]
+        if len(g) < 2 or np.mean(g) == 0:
+            return None
+        return float(np.std(g, ddof=1) / np.mean(g))
+
+    def goodput_error_interval(self, i: int, backend: str) -> tuple[Optional[float], Optional[float]]:
+        """The 95 % interval of mean(backend) / mean(reference) - 1 (Fieller), or (None, None)."""
+        r = self.goodput_ratio_ci(i, backend)
+        if r.lo is None or r.hi is None:
+            return None, None
+        return r.lo - 1.0, r.hi - 1.0
+
+    def verdict(self, i: int, backend: str) -> Optional[str]:
+        """AGREES / DIFFERS / CANNOT_TELL for the cell's goodput (None: nothing to compare)."""
+        if self.goodput_error(i, backend) is None:
+            return None
+        return interval_verdict(*self.goodput_error_interval(i, backend))
+
+    def verdict_text(self, i: int, backend: str) -> str:
+        v = self.verdict(i, backend)
+        if v is None:
+            return "not compared"
+        if v == CANNOT_TELL:
+            n = min(self.side(i, backend).n, self.side(i, self.reference).n)
+            return f"{CANNOT_TELL} with {n} repeats"
+        return v
 
     def retx_error(self, i: int, backend: str) -> tuple[Optional[float], str]:
         return count_error(self.side(i, backend).mean("retx"), self.side(i, self.reference).mean("retx"))
@@ -220,6 +298,7 @@ class Comparison:
             n_miss = sum(len(self.counter_misses(i, backend)) for i in idx)
             within = sum(1 for a in absv if a <= CELL_TARGET)
             median = float(np.median(absv)) if absv else None
+            verdicts = [self.verdict(i, backend) for i, _ in errs]
             rows.append(
                 {
                     "backend": backend,
@@ -231,6 +310,9 @@ class Comparison:
                     "worst cell": "" if worst is None else self.cells[worst[0]].name,
                     "within 10 %": within,
                     "targets met": (bool(errs) and within == len(errs) and median <= MEDIAN_TARGET) if errs else None,
+                    AGREES: verdicts.count(AGREES),
+                    DIFFERS: verdicts.count(DIFFERS),
+                    CANNOT_TELL: verdicts.count(CANNOT_TELL),
                     "counters compared": n_counter,
                     "counters missed": n_miss,
                 }
@@ -255,7 +337,9 @@ class Comparison:
                 row[f"{b}_goodput_max_mbps"] = mbit(max(gp)) if gp else None
                 row[f"{b}_goodput_ci_lo_mbps"] = mbit(ci.lo)
                 row[f"{b}_goodput_ci_hi_mbps"] = mbit(ci.hi)
+                row[f"{b}_goodput_cv_pct"] = _pct(self.spread(i, b))
                 row[f"{b}_rtt_mean_ms"] = s.mean("rtt")
+                row[f"{b}_first_cc_share"] = s.mean("share")
                 row[f"{b}_retransmits"] = s.mean("retx")
                 for n in COUNTERS:
                     row[f"{b}_{n}"] = s.counter(n)
@@ -267,6 +351,11 @@ class Comparison:
                 row[f"{b}_goodput_err_ci_lo_pct"] = _pct(None if r.lo is None else r.lo - 1)
                 row[f"{b}_goodput_err_ci_hi_pct"] = _pct(None if r.hi is None else r.hi - 1)
                 row[f"{b}_goodput_within_10pct"] = self.cell_ok(i, b)
+                row[f"{b}_goodput_verdict"] = self.verdict(i, b)
+                row[f"{b}_share_diff"] = self.share_diff(i, b)
+                row[f"{b}_share_within_target"] = (
+                    None if self.share_diff(i, b) is None else abs(self.share_diff(i, b)) <= SHARE_TARGET
+                )
                 row[f"{b}_retx_err_pct"] = _pct(re_)
                 row[f"{b}_retx_status"] = rs
                 for n in COUNTERS:
@@ -306,6 +395,7 @@ def compare(
     quick: bool = False,
     repeat: Optional[int] = None,
     stores: Optional[dict] = None,
+    draws: str = "common",
 ) -> Comparison:
     """Read DIR/<backend>/ of every backend (``stores``: backend -> store directory, for stores
     laid out otherwise; a missing store reads as no runs) and line the grid's cells up. The
@@ -313,7 +403,7 @@ def compare(
     out = Path(out)
     stores = stores or {}
     order = [b for b in backends if b != REFERENCE] + ([REFERENCE] if REFERENCE in backends else [])
-    cells = plan_cells(study, order, quick, repeat)
+    cells = plan_cells(study, order, quick, repeat, draws)
     sides = {}
     has_counters = {}
     for b in order:
@@ -322,7 +412,7 @@ def compare(
         for i, c in enumerate(cells):
             sides[(i, b)] = st.side(c.run_ids.get(b, []))
     reference = REFERENCE if REFERENCE in order and any(sides[(i, REFERENCE)].n for i in range(len(cells))) else None
-    return Comparison(cells, order, sides, reference, has_counters)
+    return Comparison(cells, order, sides, reference, has_counters, draws)
 
 
 @dataclass
@@ -332,6 +422,7 @@ class ValidateRun:
     quick: bool
     backends: list  # requested, in order
     repeat: Optional[int] = None  # --repeat (None: each part's own)
+    draws: str = "independent"  # plan.DRAWS: the compared backends' seeds against the reference's
     ran: list = field(default_factory=list)  # backends run now
     skipped: dict = field(default_factory=dict)  # backend -> why it was not run
     summaries: dict = field(default_factory=dict)  # backend -> [SweepSummary per part]

@@ -19,6 +19,25 @@ DEFAULT_GRID = Path(__file__).parent / "grid.toml"
 REFERENCE = "kernel"
 
 
+#: How the compared backends draw their random numbers (loss, jitter, start offsets) relative to
+#: the reference: "common" gives them the reference's seeds, so the n-th data segment meets the
+#: same draw on both (sharp comparisons, but an agreement may hold only for that pattern);
+#: "independent" moves their seeds by INDEPENDENT_SEED_OFFSET, so they meet other draws, as a
+#: second real run would.
+DRAWS = ("independent", "common")
+
+
+#: far above any repeat count, so independent seeds never meet the reference's own
+INDEPENDENT_SEED_OFFSET = 1_000_000
+
+
+def seed_offset(backend: str, draws: str) -> int:
+    """How far ``backend``'s seeds are moved from the grid's under ``draws``."""
+    if draws not in DRAWS:
+        raise ValidateError(None, "--draws", f"unknown draws {draws!r}", " or ".join(DRAWS))
+    return INDEPENDENT_SEED_OFFSET if draws == "independent" and backend != REFERENCE else 0
+
+
 class ValidateError(StudyError):
     """Bad validate input (grid file, backends, duration): ``"<file>: <key>: <problem> (expected ...)"``."""
 
@@ -96,17 +115,23 @@ def _short(key: str) -> str:
     return key.rsplit(".", 1)[-1]
 
 
-def plan_cells(study: Study, backends: Sequence[str], quick: bool = False, repeat: Optional[int] = None) -> list[Cell]:
-    """The grid's cells in order (part, then the part's grid order), with each backend's run ids."""
+def plan_cells(
+    study: Study,
+    backends: Sequence[str],
+    quick: bool = False,
+    repeat: Optional[int] = None,
+    draws: str = "common",
+) -> list[Cell]:
+    """The grid's cells in order (part, then the part's grid order), with each backend's run ids
+    (``draws``: the seeds each backend runs with, DRAWS)."""
     from .. import sweeps as sw
 
     cells: list[Cell] = []
     for part in study.parts:
-        sc = part.scenario(quick, repeat, source=str(study.path))
-        g = sw.grid_from_scenario(sc)
         by_cell: dict[int, Cell] = {}
         for b in backends:
-            for spec in sw.plan(sc, g, b):
+            sc = part.scenario(quick, repeat, source=str(study.path), seed_offset=seed_offset(b, draws))
+            for spec in sw.plan(sc, sw.grid_from_scenario(sc), b):
                 c = by_cell.get(spec.cell)
                 if c is None:
                     ccs = []

@@ -12,17 +12,21 @@ import numpy as np
 
 from ..study.spec import Study
 from .compare import (
+    AGREES,
+    CANNOT_TELL,
     CELL_TARGET,
     COUNTER_MIN,
     COUNTER_TARGET,
     COUNTERS,
+    DIFFERS,
     MEDIAN_TARGET,
+    SHARE_TARGET,
     Comparison,
     Side,
     ValidateRun,
     mbit,
 )
-from .plan import REFERENCE
+from .plan import INDEPENDENT_SEED_OFFSET, REFERENCE
 
 
 def _f(x: Optional[float], digits: int = 2) -> str:
@@ -69,6 +73,12 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
         head.append(f"{b} Mbit/s" if compact else f"{b} goodput Mbit/s")
     for b in comp.compared:
         head.append(f"{b} err")
+        if not compact:
+            head.append(f"{b} err 95 %")
+    if comp.reference and not compact:
+        head.append(f"{comp.reference} spread")
+    if comp.has_shares:
+        head += [f"{b} share" for b in comp.backends] + [f"{b} share diff" for b in comp.compared]
     for b in comp.backends:
         head.append(f"{b} RTT ms")
     for b in comp.backends:
@@ -84,7 +94,24 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
             s = comp.side(i, b)
             g = _f(mbit(s.mean("goodput"))) if compact else _goodput_text(s)
             row.append(g + _failed_note(s))
-        row += [_err_text(comp.goodput_error(i, b)) for b in comp.compared]
+        for b in comp.compared:
+            row.append(_err_text(comp.goodput_error(i, b)))
+            if not compact:
+                row.append(_interval_text(*comp.goodput_error_interval(i, b)))
+        if comp.reference and not compact:
+            cv = comp.spread(i, comp.reference)
+            row.append("–" if cv is None else f"{100 * cv:.1f} %")
+        if comp.has_shares:
+            first = c.cc.split("+")[0] if "+" in c.cc else None
+            row += [
+                "–"
+                if first is None or comp.side(i, b).mean("share") is None
+                else f"{first} {comp.side(i, b).mean('share'):.2f}"
+                for b in comp.backends
+            ]
+            for b in comp.compared:
+                d = comp.share_diff(i, b)
+                row.append("–" if d is None else f"{d:+.2f}" + ("" if abs(d) <= SHARE_TARGET else " ✗"))
         row += [_f(comp.side(i, b).mean("rtt"), 1) for b in comp.backends]
         row += [_count_text(comp.side(i, b).mean("retx")) for b in comp.backends]
         for b in comp.compared:
@@ -93,19 +120,24 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
         if comp.compared:
             verdict = []
             for b in comp.compared:
-                ok = comp.cell_ok(i, b)
                 misses = comp.counter_misses(i, b)
                 tag = "" if len(comp.compared) == 1 else f"{b}: "
-                if ok is None:
+                if comp.verdict(i, b) is None:
                     verdict.append(f"{tag}not compared")
                     continue
-                text = "goodput ok" if ok else "MISS goodput"
+                text = f"goodput {comp.verdict_text(i, b)}"
                 if misses:
                     text += "; MISS " + ", ".join(m.removeprefix("TcpExt") for m in misses)
                 verdict.append(tag + text)
             row.append("; ".join(verdict))
         rows.append(row)
     return head, rows
+
+
+def _interval_text(lo: Optional[float], hi: Optional[float]) -> str:
+    if lo is None or hi is None:
+        return "unbounded"
+    return f"{100 * lo:+.1f} … {100 * hi:+.1f} %"
 
 
 def _failed_note(s: Side) -> str:
@@ -152,6 +184,7 @@ def summary_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
         "worst cell",
         "within 10 %",
         "targets met",
+        "agrees / differs / cannot tell",
         "counters compared",
         "counters missed",
     ]
@@ -169,6 +202,7 @@ def summary_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
                     r["worst cell"] or "–",
                     f"{r['within 10 %']}/{r['compared']}",
                     "–" if met is None else ("yes" if met else "no"),
+                    f"{r[AGREES]} / {r[DIFFERS]} / {r[CANNOT_TELL]}",
                     str(r["counters compared"]),
                     str(r["counters missed"]),
                 ]
@@ -234,6 +268,14 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
         f"{'quick; ' if run.quick else ''}runs of {_durations(study, run.quick)}, "
         f"{_repeats(study, run.quick, repeat)} repeats per cell per backend)",
         f"- backends: {', '.join(comp.backends)}; reference: {comp.reference or _no_reference(run)}",
+        f"- random draws: {comp.draws} ("
+        + (
+            f"the compared backends' seeds are the {REFERENCE}'s moved by {INDEPENDENT_SEED_OFFSET:,}: "
+            "other loss and jitter draws"
+            if comp.draws == "independent"
+            else f"the {REFERENCE}'s seeds: the n-th data segment meets the same draw on both"
+        )
+        + ")",
         f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
         f"machine: {os.cpu_count()} CPUs, Linux {os.uname().release}",
     ]
@@ -262,7 +304,15 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
             f"Relative error = mean(backend) / mean({REFERENCE}) - 1, per cell over its repeats. "
             f"Targets: every cell's goodput within {CELL_TARGET:.0%} of the {REFERENCE}'s, the median "
             f"|error| of each algorithm within {MEDIAN_TARGET:.0%}; counters within {COUNTER_TARGET:.0%} "
-            f"where both backends count at least {COUNTER_MIN:g} per run.",
+            f"where both backends count at least {COUNTER_MIN:g} per run; in cells that mix algorithms, "
+            f"the first algorithm's share of the goodput within {SHARE_TARGET:g} of the {REFERENCE}'s "
+            "(✗: outside). Each cell's verdict reads the "
+            f"95 % interval of the error (Fieller's interval of the ratio of the means, the repeats "
+            f"taken as independent samples): it agrees when the interval lies within ±{CELL_TARGET:.0%}, "
+            "differs when it lies wholly outside, and cannot tell when it straddles a bound: more "
+            f"repeats would decide. spread: the {REFERENCE}'s own coefficient of variation across its "
+            f"repeats; a cell whose spread is near {CELL_TARGET:.0%} needs many repeats to be called "
+            "within it.",
             "",
         ]
         head, rows = summary_rows(comp)
@@ -461,7 +511,13 @@ def print_tables(run: ValidateRun, console: Any) -> None:
             if colour_last and r:
                 last = str(r[-1])
                 cells[-1].stylize(
-                    "red" if "MISS" in last or last == "no" else "green" if last in ("goodput ok", "yes") else ""
+                    "red"
+                    if "MISS" in last or DIFFERS in last or last == "no"
+                    else "yellow"
+                    if CANNOT_TELL in last
+                    else "green"
+                    if last in (f"goodput {AGREES}", "yes")
+                    else ""
                 )
             t.add_row(*cells)
         console.print(t)

@@ -10,7 +10,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ..study.spec import Study
 from .compare import ValidateRun, compare
-from .plan import REFERENCE, ValidateError, backend_unavailable, load_grid, plan_cells, select_parts
+from .plan import REFERENCE, ValidateError, backend_unavailable, load_grid, plan_cells, seed_offset, select_parts
 from .render import write_outputs
 
 
@@ -69,12 +69,15 @@ def run_validate(
     console: Any = None,
     command: Optional[Sequence[str]] = None,
     parts: Optional[Sequence[str]] = None,
+    draws: str = "independent",
 ) -> ValidateRun:
     """Run the grid on every available backend into DIR/<backend>/ (resuming), compare, and write
     DIR/validate.md, DIR/validate.csv and DIR/goodput.svg. ``parts``: only these parts of the grid.
     ``rerun``: backends whose stored runs
     of this grid are deleted first. A backend that cannot run on this machine (the kernel without
-    root, ns3 not installed) is skipped with a note; its store is still read when it exists."""
+    root, ns3 not installed) is skipped with a note; its store is still read when it exists.
+    ``draws``: "independent" (the compared backends run with seeds of their own, so they meet
+    other random draws than the kernel) or "common" (the kernel's seeds: the same draws)."""
     from .. import sweeps as sw
     from ..study import write_study_meta
     from ..study.run import check_backend
@@ -94,7 +97,8 @@ def run_validate(
                 "a backend given in --backends",
             )
     out = Path(out) if out is not None else default_out(quick)
-    run = ValidateRun(study, out, quick, names, repeat)
+    seed_offset(REFERENCE, draws)  # an unknown --draws is refused before anything runs
+    run = ValidateRun(study, out, quick, names, repeat, draws)
     for b in names:
         why = backend_unavailable(b, study, quick)
         if why:
@@ -108,17 +112,20 @@ def run_validate(
             "no backend can run here: " + "; ".join(f"{b}: {w}" for b, w in run.skipped.items()),
             "a backend available on this machine (sim always is)",
         )
-    scenarios = [p.scenario(quick, repeat, source=str(study.path)) for p in study.parts]
+    scenarios = {
+        b: [p.scenario(quick, repeat, source=str(study.path), seed_offset=seed_offset(b, draws)) for p in study.parts]
+        for b in run.ran
+    }
     for b in run.ran:  # refuse, before anything runs, a cell a backend cannot run (file, key, part)
-        check_backend(study, scenarios, b)
-    cells = plan_cells(study, run.ran, quick, repeat)
+        check_backend(study, scenarios[b], b)
+    cells = plan_cells(study, run.ran, quick, repeat, draws)
     for b in rerun:
         if b in run.ran:
             run.rerun[b] = _delete_runs(out / b, (rid for c in cells for rid in c.run_ids.get(b, [])))
     for b in run.ran:
         t0 = time.perf_counter()
         run.summaries[b] = []
-        for part, sc in zip(study.parts, scenarios):
+        for part, sc in zip(study.parts, scenarios[b]):
             if progress and console is not None:
                 console.print(
                     f"[bold]validate[/] {b}: part {part.name} - {sc.describe()}", highlight=False, soft_wrap=True
@@ -140,7 +147,7 @@ def run_validate(
         run.wall_s[b] = time.perf_counter() - t0
     # the backends run now, and those that could not run but have a store here from before
     shown = [b for b in names if b in run.ran or (out / b / "runs").is_dir()]
-    run.comparison = compare(study, out, shown, quick, repeat)
+    run.comparison = compare(study, out, shown, quick, repeat, draws=draws)
     if run.comparison.reference is None:
         why = run.skipped.get(REFERENCE)
         if REFERENCE not in names:
