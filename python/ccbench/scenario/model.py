@@ -50,8 +50,8 @@ from .parse import check_nesting, override_items, parse_toml, read_toml_text, se
 BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
 
 
-#: Algorithms only some backends run (ns-3's, named after the Linux module of the same algorithm);
-#: each backend's ``check()`` refuses those it lacks.
+#: Algorithms only some backends run (ns-3's or the kernel backend's BPF ports, named after the
+#: Linux module of the same algorithm); each backend's ``check()`` refuses those it lacks.
 EXTRA_ALGORITHMS = (
     "westwood",
     "highspeed",
@@ -63,6 +63,7 @@ EXTRA_ALGORITHMS = (
     "bic",
     "veno",
     "lp",
+    "nv",
     "dctcp",
     "ledbat",
 )
