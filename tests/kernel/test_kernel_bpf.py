@@ -52,6 +52,15 @@ def _nothing_registered_before():
     assert _ports_registered() == []
 
 
+#: Ports that leave slow start early by design, with the fraction of the rate they reach in the
+#: 4 s below instead of half. NV: once 30 samples are in (nv_ssthresh_eval_min_calls), cwnd above
+#: the previous round's delivery plus nv_pad = 10 packets is congestion, which slow start's
+#: doubling reaches within a few rounds (measured: 70-80 packets at 0.25 s); from there it grows
+#: by Reno's packet per round, 75 + 3.7 s / 51 ms = 147 of the 208-packet BDP at 4 s, on average
+#: 111 packets over 3.7 s: about 0.49 of the rate over the 4 s (measured 0.45).
+EARLY_SLOW_START_EXIT = {"nv": 0.35}
+
+
 @pytest.mark.parametrize("cc", sorted(bpfcc.PORTS))
 def test_each_port_carries_a_flow_and_is_unregistered_afterwards(cc):
     assert cc not in env.available_algorithms(), f"this kernel has its own {cc}: the port would not be used"
@@ -60,7 +69,7 @@ def test_each_port_carries_a_flow_and_is_unregistered_afterwards(cc):
     f = res.flows.iloc[0]
     assert (f.cc, f.cc_impl) == (cc, "bpf")
     # 4 s at 50 Mbit/s over 50 ms: past slow start, most of the rate
-    assert f.goodput_bps > 0.5 * 50e6, f.goodput_bps
+    assert f.goodput_bps > EARLY_SLOW_START_EXIT.get(cc, 0.5) * 50e6, f.goodput_bps
     assert _ports_registered() == []
 
 
