@@ -58,7 +58,11 @@ def _nothing_registered_before():
 #: doubling reaches within a few rounds (measured: 70-80 packets at 0.25 s); from there it grows
 #: by Reno's packet per round, 75 + 3.7 s / 51 ms = 147 of the 208-packet BDP at 4 s, on average
 #: 111 packets over 3.7 s: about 0.49 of the rate over the 4 s (measured 0.45).
-EARLY_SLOW_START_EXIT = {"nv": 0.35}
+#: Westwood+ leaves its first recovery at bw_est * rtt_min (tcp_westwood_event), and the estimate,
+#: twice 7/8-filtered once per RTT window, still trails the slow start then: at 50 ms it gave
+#: 3265 of the link's 24133 bytes per jiffy, cwnd 29 for the 208-packet BDP, growing by Reno's
+#: packet per round from there (measured 0.36-0.42 of the rate in 4 s).
+EARLY_SLOW_START_EXIT = {"nv": 0.35, "westwood": 0.3}
 
 
 @pytest.mark.parametrize("cc", sorted(bpfcc.PORTS))
