@@ -54,6 +54,7 @@ class SockInfo:
     cc: Optional[str]
     info: dict  # tcp_info fields by name (without the tcpi_ prefix)
     bbr: Optional[dict]  # bw_bps, min_rtt_us, pacing_gain, cwnd_gain
+    cookie: int = 0  # the socket's cookie (sock_gen_cookie), as tracepoints such as tcp_probe print it
 
     @property
     def inflight(self) -> int:
@@ -127,7 +128,8 @@ class DiagSocket:
 
     @staticmethod
     def _parse(data: bytes, p: int, end: int, family: int) -> SockInfo:
-        (fam, state, _t, _r, sport, dport, src, dst, _if, _ck, _exp, _rq, _wq, _uid, _ino) = _MSG.unpack_from(data, p)
+        (fam, state, _t, _r, sport, dport, src, dst, _if, ck, _exp, _rq, _wq, _uid, _ino) = _MSG.unpack_from(data, p)
+        ck_lo, ck_hi = struct.unpack("=II", ck)  # idiag_cookie: the u64's low and high halves
         ntoh = socket.ntohs
         alen = 4 if fam == socket.AF_INET else 16
         s = SockInfo(
@@ -139,6 +141,7 @@ class DiagSocket:
             cc=None,
             info={},
             bbr=None,
+            cookie=(ck_hi << 32) | ck_lo,
         )
         p += _MSG.size
         while p + _RTA.size <= end:
