@@ -48,7 +48,7 @@ import pandas as pd
 from . import analysis
 from .results.schema import json_safe
 from .scenario.errors import ScenarioError
-from .scenario.model import Scenario, load_scenario
+from .scenario.model import NEEDS_MARKING, Scenario, load_scenario
 
 __all__ = [
     "CompareError",
@@ -101,16 +101,14 @@ class CompareError(ValueError):
 # input
 
 
-#: Algorithms built for an ECN-marking bottleneck (a step queue at K, RFC 8257), left out of the
-#: default comparison: on a queue that never marks they only repeat Reno.
-NEEDS_MARKING = ("dctcp",)
-
-
-def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[str]:
+def resolve_algorithms(
+    cc: Optional[str | Sequence[str]], backend: str, marks_ecn: bool = False, notes: Optional[list] = None
+) -> list[str]:
     """The algorithms to compare: ``cc`` (comma-separated or a list; order kept, duplicates
-    dropped) checked against what ``backend`` can run; default all of the backend's but those
-    that need an ECN-marking queue (NEEDS_MARKING: DCTCP is Reno where nothing marks), which
-    are compared when named."""
+    dropped) checked against what ``backend`` can run; default all of the backend's, and those
+    that need an ECN-marking queue (NEEDS_MARKING: DCTCP and Prague are Reno where nothing marks)
+    only when the bottleneck ``marks_ecn`` (otherwise a line in ``notes`` says why they are out);
+    named, they are always compared."""
     from . import backends
     from .scenario.model import known_algorithms
 
@@ -121,7 +119,13 @@ def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[
     except Exception as e:  # a backend that imports but cannot list (e.g. no root)
         raise CompareError(f"--backend {backend}: cannot list its algorithms ({type(e).__name__}: {e})") from None
     if cc is None:
-        names = [n for n in available if n not in NEEDS_MARKING]
+        names = [n for n in available if marks_ecn or n not in NEEDS_MARKING]
+        left = [n for n in available if n not in names]
+        if left and notes is not None:
+            notes.append(
+                f"{', '.join(left)} left out: the bottleneck does not mark ECN (drop-tail, or an AQM with "
+                'ecn = false), where they only repeat Reno; use aqm = "step" or "dualpi2", or name them with --cc'
+            )
     else:
         items = cc.split(",") if isinstance(cc, str) else list(cc)
         names = []
@@ -442,7 +446,8 @@ def run_compare(
     if duration is not None:
         base = base.with_overrides({"duration": duration})
     backends.get_backend(backend)  # unknown / unavailable backend: a clear ScenarioError
-    names = resolve_algorithms(ccs, backend)
+    notes: list[str] = []
+    names = resolve_algorithms(ccs, backend, base.marks_ecn, notes)
     out = Path(out) if out is not None else default_out(base)
     if out.exists() and not out.is_dir():
         raise CompareError(f"--out {out}: is a file (expected a directory)")
@@ -472,7 +477,6 @@ def run_compare(
                     f"{e.problem}" + (f" ({e.key})" if e.key else "")
                 ) from None
 
-    notes = []
     if getattr(base, "sweep", None):
         notes.append(
             f"{base.source} has a [sweep] table: compare uses the base scenario only (the grid is the algorithms)"

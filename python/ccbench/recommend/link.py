@@ -26,7 +26,7 @@ from .. import units
 from ..scenario.errors import ScenarioError
 from ..scenario.model import DEFAULT_RWND_BYTES, Scenario
 from ..scenario.parse import parse_toml, read_toml_text
-from .algorithms import NAMES, UNMODELLED_BBR, UNMODELLED_TEXT, cc_name
+from .algorithms import NAMES, UNMODELLED_BBR, cc_name, unmodelled_text
 from .errors import RecommendError
 
 #: The input space recommend answers in (docs/recommend.md "Limits").
@@ -465,7 +465,7 @@ def parse_bool(v: Optional[str], flag: str) -> Optional[bool]:
 
 def check_cc_name(cc: str, flag: str) -> None:
     if cc in UNMODELLED_BBR:
-        raise RecommendError(flag, f"'{cc}': {UNMODELLED_TEXT}", "one of " + ", ".join(NAMES))
+        raise RecommendError(flag, f"'{cc}': {unmodelled_text(cc)}", "one of " + ", ".join(NAMES))
 
 
 def parse_competing(text: Optional[str]) -> list[tuple[str, int]]:

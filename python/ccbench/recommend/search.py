@@ -17,9 +17,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .. import analysis, backends
-from ..scenario.model import Scenario
+from ..scenario.model import NEEDS_MARKING, Scenario
 from ..sweeps.executors import LocalExecutor
-from .algorithms import ORDER, UNMODELLED_BBR, UNMODELLED_TEXT, cc_name
+from .algorithms import ORDER, UNMODELLED_BBR, cc_name, unmodelled_text
 from .decision import ALPHA, MARGIN, Decision, sequential_decision
 from .errors import RecommendError
 from .goals import GOALS, eligible, goal_score
@@ -97,8 +97,12 @@ class Runner:
             self._ex = None
 
 
-def _candidates(backend: str, candidates: Optional[Sequence[str]], notes: list[str]) -> tuple[list[str], str]:
-    """The candidates (checked against the search backend) and the search backend."""
+def _candidates(
+    backend: str, candidates: Optional[Sequence[str]], notes: list[str], marks_ecn: bool = False
+) -> tuple[list[str], str]:
+    """The candidates (checked against the search backend) and the search backend. By default
+    every algorithm of ORDER the backend runs, those that need ECN marks (NEEDS_MARKING) only where
+    the bottleneck ``marks_ecn``."""
     kernel_names: Optional[list[str]] = None
     if backend == "kernel":
         mod = backends.get_backend("kernel")  # BackendUnavailable when it cannot load
@@ -116,10 +120,18 @@ def _candidates(backend: str, candidates: Optional[Sequence[str]], notes: list[s
         )
     names = [a["name"] for a in backends.algorithms(search)]
     default = sorted((c for c in names if c in ORDER), key=lambda c: (ORDER.get(c, 9), c))
+    if not marks_ecn and not candidates:
+        out = [c for c in default if c in NEEDS_MARKING]
+        default = [c for c in default if c not in NEEDS_MARKING]
+        if out:
+            notes.append(
+                f"not candidates: {', '.join(map(cc_name, out))}, which need a bottleneck that marks ECN "
+                "(aqm step or dualpi2, or an AQM with ecn = true); this one does not, and there they only repeat Reno"
+            )
     cands = [c.strip().lower() for c in candidates] if candidates else default
     for c in cands:
         if c in UNMODELLED_BBR:
-            raise RecommendError("--cc", f"'{c}': {UNMODELLED_TEXT}", "one of " + ", ".join(names))
+            raise RecommendError("--cc", f"'{c}': {unmodelled_text(c)}", "one of " + ", ".join(names))
         if c not in names:
             raise RecommendError("--cc", f"the {search} backend cannot run '{c}'", "one of " + ", ".join(names))
     if not candidates and search == "ns3":
@@ -173,14 +185,18 @@ def recommend(
         raise RecommendError("--workers", f"{workers} is not a number of processes", "1 or more")
     t0 = time.perf_counter()
     notes: list[str] = []
-    cands, search = _candidates(backend, candidates, notes)
     if goal == "fairness" and not link.competing and link.flows < 2:
         link = _with_competing_cubic(link)
-        notes.append(
+        fair_note = (
             "goal fairness without --competing: each candidate shares the link with one CUBIC "
             "flow (Linux's default algorithm)"
         )
+    else:
+        fair_note = None
     points = neighbourhood(link, band, notes)
+    cands, search = _candidates(backend, candidates, notes, validate(link, points[0], "cubic", seed).marks_ecn)
+    if fair_note:
+        notes.append(fair_note)
     # every variant of every candidate is valid for the backend before anything runs
     for pt in points:
         for cc in cands:

@@ -74,6 +74,15 @@ EXTRA_ALGORITHMS = (
 UNMODELLED_ALGORITHMS = {n: "not modelled yet; `bbr` is BBR v1" for n in ("bbr2", "bbrv2", "bbr3", "bbrv3")}
 
 
+#: Queues that mark ECN by design (a step at K, RFC 8257; DualPI2's L4S queue, RFC 9332).
+ECN_QUEUES = ("step", "dualpi2")
+
+
+#: Algorithms built for a bottleneck that CE-marks ECN (DCTCP, RFC 8257; TCP Prague, RFC 9331): where
+#: nothing marks they only repeat Reno, so comparisons and recommendations offer them only there.
+NEEDS_MARKING = ("dctcp", "prague")
+
+
 #: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive window a flow gets by default.
 DEFAULT_RWND_BYTES = 6 * 1024 * 1024
 
@@ -971,6 +980,14 @@ class Scenario(_Model):
         b = self.bottleneck
         buf = self.buffer_bytes if self.buffer_bytes is not None else self.buffer_packets * MTU
         return _aqm.resolved_wire(b.aqm, b.aqm_params, buf)
+
+    @property
+    def marks_ecn(self) -> bool:
+        """True when the bottleneck CE-marks ECN-capable packets: a step or dual queue always, any
+        other AQM with ``ecn`` on (fq_codel's default), drop-tail never."""
+        if self.bottleneck.aqm in ECN_QUEUES:
+            return True
+        return bool(self.aqm_wire.get("ecn"))
 
     @property
     def n_flows(self) -> int:
