@@ -145,6 +145,23 @@ def _cookies_sampled(into: set[int]):
         diag.DiagSocket.dump = dump
 
 
+def check_entries(entries: list[tuple[int, int]], allowed, start: int = 0) -> None:
+    """Each (cwnd, ssthresh) satisfies ``allowed`` for the cwnd the probe showed or, after an undo
+    within the ACK that entered Recovery, for the previous entry's cwnd: in Open or Disorder a
+    DSACK can undo the last reduction (tcp_fastretrans_alert: tcp_try_undo_dsack, cwnd back to
+    prior_cwnd, the cwnd at the previous entry) and the same ACK then start a recovery, with no
+    state change and no probe in between. At most a third of the entries may need that. Entries
+    before ``start`` are not checked."""
+    undone = 0
+    for i, (cwnd, ssthresh) in enumerate(entries):
+        if i < start or allowed(cwnd, ssthresh):
+            continue
+        prev = entries[i - 1][0] if i else None
+        assert prev is not None and prev > cwnd and allowed(prev, ssthresh), (cwnd, ssthresh, prev)
+        undone += 1
+    assert undone <= len(entries) // 3, entries
+
+
 def _scenario(cc: str, rtt: str, buffer: str, duration: str) -> Scenario:
     return Scenario.from_dict(
         {
@@ -197,8 +214,7 @@ def test_scalable_cuts_cwnd_by_an_eighth():
     entries = traced_run("scalable", "20ms").loss_entries()
     print(f"scalable (cwnd before, ssthresh): {entries}")
     assert len(entries) >= 3
-    for cwnd, ssthresh in entries:
-        assert ssthresh == max(cwnd - (cwnd >> 3), 2), (cwnd, ssthresh)
+    check_entries(entries, lambda cwnd, ssthresh: ssthresh == max(cwnd - (cwnd >> 3), 2))
 
 
 # RFC 3649 appendix B as tabulated in tcp_highspeed.c: (upper end of the window band, b(w) << 8)
@@ -225,11 +241,9 @@ def test_highspeed_decreases_by_the_rfc3649_table_at_that_cwnd():
     assert len(entries) >= 3
     (cwnd0, ssthresh0), later = entries[0], entries[1:]
     assert ssthresh0 == _hstcp_ssthresh(cwnd0, 0)
-    for cwnd, ssthresh in later:
-        assert ssthresh in {_hstcp_ssthresh(cwnd, _hstcp_row(cwnd)), _hstcp_ssthresh(cwnd, _hstcp_row(cwnd - 1))}, (
-            cwnd,
-            ssthresh,
-        )
+    check_entries(
+        entries, lambda c, s: s in {_hstcp_ssthresh(c, _hstcp_row(c)), _hstcp_ssthresh(c, _hstcp_row(c - 1))}, start=1
+    )
     assert any(_hstcp_row(c) == 2 and s < c * 0.62 and s > c * 0.58 for c, s in later)
 
 
@@ -239,9 +253,7 @@ def test_bic_backs_off_to_819_of_1024_above_the_low_window():
     entries = traced_run("bic", "20ms").loss_entries()
     print(f"bic (cwnd before, ssthresh): {entries}")
     assert len(entries) >= 3
-    for cwnd, ssthresh in entries:
-        expected = max(cwnd >> 1, 2) if cwnd <= 14 else max(cwnd * 819 // 1024, 2)
-        assert ssthresh == expected, (cwnd, ssthresh)
+    check_entries(entries, lambda c, s: s == (max(c >> 1, 2) if c <= 14 else max(c * 819 // 1024, 2)))
 
 
 def _htcp_betas(cwnd: int, ssthresh: int) -> range:
@@ -266,8 +278,7 @@ def test_htcp_halves_first_then_backs_off_by_min_rtt_over_max_rtt():
     assert len(entries) >= 3
     cwnd0, ssthresh0 = entries[0]
     assert ssthresh0 == (cwnd0 * 64) >> 7
-    for cwnd, ssthresh in entries:
-        assert set(_htcp_betas(cwnd, ssthresh)) & set(range(64, 103)), (cwnd, ssthresh)
+    check_entries(entries, lambda c, s: bool(set(_htcp_betas(c, s)) & set(range(64, 103))))
     assert any(max(_htcp_betas(c, s)) > 0.7 * 128 for c, s in entries[1:])
 
 
@@ -293,7 +304,7 @@ def test_westwood_leaves_recovery_at_bandwidth_times_min_rtt():
         assert cwnd == ssthresh
         assert 0.85 * expected <= cwnd <= 1.1 * expected, (cwnd, expected)
     # entering recovery is Reno's halving (tcp_reno_ssthresh)
-    assert all(s == max(c >> 1, 2) for c, s in entries)
+    check_entries(entries, lambda c, s: s == max(c >> 1, 2))
 
 
 def test_hybla_slow_start_adds_2_to_the_rho_minus_1_per_ack():
