@@ -80,7 +80,7 @@ impl Bbr3 {
 
     /// `bbr_adapt_lower_bounds`: outside probing, cut bw_lo / inflight_lo by beta on loss
     /// (not below what the latest round delivered) and inflight_lo by the ECN cut.
-    fn adapt_lower_bounds(&mut self, sk: &CcSock) {
+    pub(super) fn adapt_lower_bounds(&mut self, sk: &CcSock) {
         if self.is_probing_bandwidth() {
             return;
         }
@@ -120,8 +120,8 @@ impl Bbr3 {
             return None;
         }
         let ce_ratio = ((delivered_ce << BBR_SCALE) / delivered) as u32;
-        let alpha = (((BBR_UNIT - ECN_ALPHA_GAIN) * self.ecn_alpha) >> BBR_SCALE)
-            + ((ECN_ALPHA_GAIN * ce_ratio) >> BBR_SCALE);
+        let alpha =
+            (((BBR_UNIT - ECN_ALPHA_GAIN) * self.ecn_alpha) >> BBR_SCALE) + ((ECN_ALPHA_GAIN * ce_ratio) >> BBR_SCALE);
         self.ecn_alpha = alpha.min(BBR_UNIT);
         self.alpha_last_delivered = sk.delivered;
         self.alpha_last_delivered_ce = sk.delivered_ce;

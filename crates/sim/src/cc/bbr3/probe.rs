@@ -49,7 +49,7 @@ impl Bbr3 {
     }
 
     /// `bbr_pick_probe_wait`: 0-1 rounds already counted, and 2-3 s of wall clock.
-    fn pick_probe_wait(&mut self) {
+    pub(super) fn pick_probe_wait(&mut self) {
         self.rounds_since_probe = self.rng.below(BW_PROBE_RAND_ROUNDS) as u32;
         self.probe_wait_us = BW_PROBE_BASE_US + self.rng.below(BW_PROBE_RAND_US);
     }

@@ -14,8 +14,8 @@
 //! `cong_control` (BBR) keeps its cwnd: only the state changes (`tcp_end_cwnd_reduction`
 //! returns early for it, and BBR v1 acts on Recovery and Loss only).
 use super::{
-    Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, NO_STAMP,
-    RACK_RECOVERY_THRESH, REO_TIMEOUT_MIN_US,
+    Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, NO_STAMP, RACK_RECOVERY_THRESH,
+    REO_TIMEOUT_MIN_US,
 };
 use crate::cc::{CaEvent, CaState, LostSkb};
 use crate::tcp::{ts_tick, Pkt};
