@@ -359,7 +359,7 @@ def test_bbr_versions_that_are_not_modelled_are_refused_by_name():
         code, out, err, _ = _recommend("--rate", "10Mbit", "--rtt", "20ms", *args)
         assert code == 2
         text = (err or out).strip()
-        assert "not modelled yet; `bbr` is BBR v1" in text and "did you mean" not in text
+        assert "not a recommend candidate; `bbr` is BBR v1" in text and "did you mean" not in text
 
 
 def test_json_document_has_versions_and_no_json_inside_strings():

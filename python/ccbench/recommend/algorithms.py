@@ -23,9 +23,10 @@ NS3_NAMES = {
     "dctcp": "DCTCP",
     "ledbat": "LEDBAT",
 }
-#: names of BBR versions no backend models (refused with UNMODELLED_TEXT, not matched to ``bbr``)
-UNMODELLED_BBR = tuple(UNMODELLED_ALGORITHMS)
-UNMODELLED_TEXT = UNMODELLED_ALGORITHMS["bbr3"]
+#: names of BBR versions recommend does not search (refused with UNMODELLED_TEXT, not matched to
+#: ``bbr``): v2, which no backend models, and v3, which only the simulator runs (``bbr3``)
+UNMODELLED_BBR = (*UNMODELLED_ALGORITHMS, "bbr3")
+UNMODELLED_TEXT = "not a recommend candidate; `bbr` is BBR v1 (scenarios run BBR v3 as `bbr3` on the sim backend)"
 
 
 def cc_name(cc: str) -> str:
