@@ -103,6 +103,45 @@ fn too_much_loss_while_probing_cuts_inflight_hi_and_ends_the_probe() {
 }
 
 #[test]
+fn startup_ends_on_six_loss_events_in_a_lossy_recovery_round() {
+    let mut sk = CcSock::new(1448, 300, u32::MAX);
+    sk.ca_state = CaState::Recovery;
+    // 10 of 100 lost is above 2 %; the round ends with this ACK.
+    let rs = RateSample { losses: 1, lost: 10, tx_in_flight: 100, ..RateSample::default() };
+    let startup = |events_before| {
+        let mut b = model_at_link_rate();
+        b.loss_events_in_round = events_before;
+        b.loss_round_start = true;
+        b.inflight_latest = 250;
+        b.check_loss_too_high_in_startup(&sk, &rs);
+        b
+    };
+    // 5 earlier events + this one = 6 (bbr_full_loss_cnt): full, and inflight_hi =
+    // max(bbr_inflight(bw, 1) = 209, inflight_latest 250) = 250.
+    let b = startup(5);
+    assert!(b.full_bw_reached && b.inflight_hi == 250);
+    // 4 + 1 = 5 events: not yet; the count restarts with the next round.
+    let b = startup(4);
+    assert!(!b.full_bw_reached && b.inflight_hi == UNSET && b.loss_events_in_round == 0);
+}
+
+#[test]
+fn startup_ends_after_two_rounds_of_ce_ratio_at_least_one_half() {
+    let mut b = model_at_link_rate();
+    b.min_rtt_us = 1_000;
+    let mut sk = CcSock::new(1448, 10, u32::MAX);
+    sk.ecn_ok = true;
+    // Round 1: 50 of 100 CE (ratio 128 = ecn_thresh): one round counted.
+    (sk.delivered, sk.delivered_ce) = (100, 50);
+    b.update_ecn_alpha(&sk);
+    assert!(!b.full_bw_reached);
+    // Round 2: 60 of 100: the second consecutive round, bbr_full_ecn_cnt = 2: full.
+    (sk.delivered, sk.delivered_ce) = (200, 110);
+    b.update_ecn_alpha(&sk);
+    assert!(b.full_bw_reached);
+}
+
+#[test]
 fn ecn_alpha_moves_by_one_sixteenth_of_the_round_ce_ratio() {
     let mut b = model_at_link_rate();
     b.min_rtt_us = 1_000;
