@@ -186,7 +186,10 @@ impl<'a> World<'a> {
                 let needs_ecn = algo.needs_ecn();
                 let ecn = f.ecn || needs_ecn;
                 let mut receiver = Receiver::new(f.id, total_segs, f.timestamps).with_rwnd(f.rwnd_bytes);
-                receiver = if needs_ecn { receiver.with_dctcp_ecn() } else { receiver.with_ecn(ecn) };
+                // BBRv3 (bbr_precise_ece_ack): on an ECN connection the receiving host echoes
+                // CE per segment the same way.
+                let precise_echo = needs_ecn || (ecn && algo.wants_precise_ce_echo());
+                receiver = if precise_echo { receiver.with_dctcp_ecn() } else { receiver.with_ecn(ecn) };
                 receiver.set_rtt(handshake_rtt_ns(cfg));
                 FlowState {
                     sender: Sender::new(

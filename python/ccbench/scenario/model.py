@@ -46,8 +46,9 @@ from . import wifi as _wifi
 from .errors import ScenarioError, key_path
 from .parse import check_nesting, override_items, parse_toml, read_toml_text, set_path
 
-#: The algorithm names a scenario may use; a backend's ``check()`` refines what it can run.
-BASE_ALGORITHMS = ("reno", "cubic", "bbr", "vegas")
+#: The algorithm names a scenario may use; a backend's ``check()`` refines what it can run
+#: (``bbr3``, BBR v3 from google/bbr, runs on the simulator only).
+BASE_ALGORITHMS = ("reno", "cubic", "bbr", "bbr3", "vegas")
 
 
 #: Algorithms only some backends run (ns-3's or the kernel backend's BPF ports, named after the
@@ -71,7 +72,10 @@ EXTRA_ALGORITHMS = (
 
 #: Names users write for algorithms no backend models yet, with what to say instead of a
 #: "did you mean" that would point at another algorithm.
-UNMODELLED_ALGORITHMS = {n: "not modelled yet; `bbr` is BBR v1" for n in ("bbr2", "bbrv2", "bbr3", "bbrv3")}
+UNMODELLED_ALGORITHMS = {
+    **{n: "not modelled yet; `bbr` is BBR v1, `bbr3` is BBR v3" for n in ("bbr2", "bbrv2")},
+    "bbrv3": "BBR v3 is spelled `bbr3` (`bbr` is BBR v1)",
+}
 
 
 #: Queues that mark ECN by design (a step at K, RFC 8257; DualPI2's L4S queue, RFC 9332).

@@ -17,6 +17,7 @@
 use crate::rng::Rng;
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod minmax;
@@ -84,6 +85,34 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// This ACK was (likely) delayed by the receiver.
     pub is_ack_delayed: bool,
+    /// BBRv3 additions (google/bbr v3 tcp_rate.c / tcp_input.c); no other algorithm reads them.
+    /// Packets in flight just after the sampled packet was sent, itself included
+    /// (`tx_in_flight`, from `tcp_set_tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when the sampled packet was sent (`prior_lost`).
+    pub prior_lost: u64,
+    /// `tp->delivered_ce` when the sampled packet was sent (`prior_delivered_ce`).
+    pub prior_delivered_ce: u64,
+    /// Packets marked lost since the sampled packet was sent (`lost`); 0 without a sample.
+    pub lost: u32,
+    /// Packets delivered by ECE ACKs over the sampled interval (`delivered_ce`).
+    pub delivered_ce: i64,
+    /// This ACK carried ECN-Echo (`is_ece`, FLAG_ECE).
+    pub is_ece: bool,
+}
+
+/// What `skb_marked_lost` learns about a segment just marked lost: its transmit-time snapshot
+/// (google/bbr v3 `TCP_SKB_CB(skb)->tx`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LostSkb {
+    /// `tx.in_flight`: packets in flight just after it was sent, itself included.
+    pub tx_in_flight: u32,
+    /// `tx.lost`: `tp->lost` when it was sent.
+    pub tx_lost: u64,
+    /// `tx.is_app_limited`.
+    pub tx_app_limited: bool,
+    /// `tx.delivered_mstamp != 0`: its delivery has not been sampled yet.
+    pub has_tx_stamp: bool,
 }
 
 /// The part of the TCP socket a congestion control sees. Fields the algorithm may write are
@@ -111,6 +140,8 @@ pub struct CcSock {
     pub delivered: u64,
     /// `tp->delivered_ce`: packets delivered by ACKs that carried ECN-Echo.
     pub delivered_ce: u64,
+    /// ECN negotiated on this connection (`tp->ecn_flags & TCP_ECN_OK`).
+    pub ecn_ok: bool,
     /// `tp->delivered_mstamp`, ns.
     pub delivered_mstamp_ns: u64,
     /// `tp->lost`: packets marked lost so far.
@@ -158,6 +189,7 @@ impl CcSock {
             in_flight: 0,
             delivered: 0,
             delivered_ce: 0,
+            ecn_ok: false,
             delivered_mstamp_ns: 0,
             lost: 0,
             app_limited: 0,
@@ -238,6 +270,17 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// TCP_CONG_WANTS_CE_EVENTS with a precise echo (BBRv3's `bbr_precise_ece_ack`): on a
+    /// connection that negotiated ECN the receiving host, running the same algorithm, echoes
+    /// the CE state of each segment exactly, as DCTCP's receiver does.
+    fn wants_precise_ce_echo(&self) -> bool {
+        false
+    }
+
+    /// `skb_marked_lost` (google/bbr v3): called from `tcp_mark_skb_lost` each time a segment
+    /// is newly counted in `tp->lost` (which already includes it).
+    fn skb_marked_lost(&mut self, _sk: &mut CcSock, _skb: &LostSkb) {}
+
     /// `pkts_acked`: per-ACK RTT sample.
     fn pkts_acked(&mut self, _sk: &mut CcSock, _sample: &AckSample) {}
 
@@ -279,7 +322,7 @@ pub trait CongestionControl: Send {
 }
 
 /// Algorithms the simulator runs, with the Linux source each follows.
-pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "vegas", "dctcp"];
+pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "bbr3", "vegas", "dctcp"];
 
 /// (name, Linux version followed, notes) for `ccbench algorithms`.
 pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -295,6 +338,14 @@ pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
             "Linux 6.6 net/ipv4/tcp_bbr.c (BBR v1)",
             "STARTUP 2/ln2, DRAIN, PROBE_BW 8-phase gain cycle, PROBE_RTT 200 ms / 10 s, \
              10-round max-bw filter, ACK-aggregation allowance, long-term (policer) bw; paced",
+        ),
+        (
+            "bbr3",
+            "google/bbr v3 net/ipv4/tcp_bbr.c (BBR_VERSION 3, commit 001a430b)",
+            "STARTUP 2.77 (cwnd 2), exits on bw plateau, loss > 2 % or ECN; DRAIN; PROBE_BW \
+             DOWN/CRUISE/REFILL/UP, probes every 2-3 s or min(63, BDP) rounds; PROBE_RTT every 5 s \
+             at 0.5 BDP; bw_lo/inflight_lo cut by beta 0.3, inflight_hi from loss/ECN; ECN alpha \
+             1/16 when ECN is negotiated and min RTT <= 5 ms; paced",
         ),
         (
             "vegas",
@@ -317,6 +368,7 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "reno" => Some(Box::new(reno::Reno)),
         "cubic" => Some(Box::new(cubic::Cubic::new())),
         "bbr" => Some(Box::new(bbr::Bbr::new(rng))),
+        "bbr3" => Some(Box::new(bbr3::Bbr3::new(rng))),
         "vegas" => Some(Box::new(vegas::Vegas::new())),
         "dctcp" => Some(Box::new(dctcp::Dctcp::new())),
         _ => None,

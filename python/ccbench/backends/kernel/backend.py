@@ -41,6 +41,13 @@ FAST_SAMPLE_S = 0.01
 FINAL_SAMPLE_LEAD_S = 0.002
 
 
+#: Algorithms the simulator models that no kernel here can run, with the reason.
+SIM_ONLY_ALGORITHMS = {
+    "bbr3": "'bbr3' is BBR v3 (google/bbr branch v3), which mainline Linux does not have: this kernel's "
+    "`bbr` is BBR v1, and there is no BPF port of v3",
+}
+
+
 def available_algorithms() -> list[str]:
     """What the kernel can run: its own modules (kernel.env) and, where BPF congestion controls
     load here, the BPF ports of the others (bpfcc.PORTS), by their scenario names."""
@@ -155,7 +162,9 @@ def check(scenario: Scenario) -> None:
         )
     avail = available_algorithms()
     for i, g in enumerate(scenario.flows):
-        if g.cc not in avail:
+        if g.cc in SIM_ONLY_ALGORITHMS:
+            problems.append((f"flows.{i}.cc", SIM_ONLY_ALGORITHMS[g.cc], "the sim backend, or `bbr` (BBR v1) here"))
+        elif g.cc not in avail:
             port = f" (its BPF port cannot load here: {bpfcc.missing()})" if g.cc in bpfcc.PORTS else ""
             problems.append(
                 (

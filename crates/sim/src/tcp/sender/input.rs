@@ -151,6 +151,7 @@ impl Sender {
         self.rate_gen(now, delivered_now, (self.sk.lost - prior_lost) as u32, rs, *have_prior);
         rs.prior_in_flight = prior_in_flight;
         rs.is_ack_delayed = ack.delayed;
+        rs.is_ece = ece;
 
         self.cong_control(now, rs, delivered_now, newly_lost, una_advanced);
         self.set_xmit_timer(now, reo_armed, una_advanced);

@@ -108,6 +108,10 @@ struct Seg {
     tx_delivered_mstamp: Nanos,
     tx_delivered: u64,
     tx_app_limited: bool,
+    /// google/bbr v3 `tx.in_flight`, `tx.lost`, `tx.delivered_ce` (read by BBRv3 only).
+    tx_in_flight: u32,
+    tx_lost: u64,
+    tx_delivered_ce: u64,
     tprev: u64,
     tnext: u64,
     in_tsorted: bool,
@@ -238,6 +242,7 @@ impl Sender {
         sk.pacing_enabled = p.pacing;
         // TCP_CONG_NEEDS_ECN: ECN whatever the scenario says, ECT on every segment.
         let ecn = if cc.needs_ecn() { SenderEcn::needs_ecn() } else { SenderEcn::new(p.ecn) };
+        sk.ecn_ok = ecn.on();
         Sender {
             flow: p.flow,
             cc,

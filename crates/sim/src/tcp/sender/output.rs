@@ -286,6 +286,10 @@ impl Sender {
     fn on_xmit(&mut self, now: Nanos, seq: u64, new_data: bool) {
         let (ft, dm, d, al) =
             (self.first_tx_mstamp, self.sk.delivered_mstamp_ns, self.sk.delivered, self.sk.app_limited != 0);
+        // v3 `tcp_set_tx_in_flight`: in flight before this send plus the segment itself; the
+        // segment is already counted here (packets_out for new data, retrans_out for a
+        // retransmission), as Linux's `tcp_packets_in_flight() + pcount` counts it.
+        let (inf, lost, dce) = (self.in_flight(), self.sk.lost, self.delivered_ce);
         {
             let s = self.seg_mut(seq);
             s.xmit = now;
@@ -293,6 +297,9 @@ impl Sender {
             s.tx_delivered_mstamp = dm;
             s.tx_delivered = d;
             s.tx_app_limited = al;
+            s.tx_in_flight = inf;
+            s.tx_lost = lost;
+            s.tx_delivered_ce = dce;
         }
         self.ts_append(seq);
         self.data_sent += 1;
@@ -337,6 +344,9 @@ impl Sender {
             tx_delivered_mstamp: 0,
             tx_delivered: 0,
             tx_app_limited: false,
+            tx_in_flight: 0,
+            tx_lost: 0,
+            tx_delivered_ce: 0,
             tprev: NIL,
             tnext: NIL,
             in_tsorted: false,

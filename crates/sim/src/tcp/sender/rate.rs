@@ -28,6 +28,9 @@ impl Sender {
             rs.prior_mstamp_ns = s.tx_delivered_mstamp;
             rs.is_app_limited = s.tx_app_limited;
             rs.is_retrans = s.flags & F_EVER_RETRANS != 0;
+            rs.tx_in_flight = s.tx_in_flight;
+            rs.prior_lost = s.tx_lost;
+            rs.prior_delivered_ce = s.tx_delivered_ce;
             *last_end = seq + 1;
             self.first_tx_mstamp = s.xmit;
             rs.interval_us = (s.xmit.saturating_sub(s.tx_first_tx) / NS_PER_US) as i64;
@@ -53,6 +56,9 @@ impl Sender {
             return;
         }
         rs.delivered = (self.sk.delivered - rs.prior_delivered) as i64;
+        // v3 additions: losses and CE-marked deliveries since the sampled packet was sent.
+        rs.lost = (self.sk.lost - rs.prior_lost) as u32;
+        rs.delivered_ce = (self.delivered_ce - rs.prior_delivered_ce) as i64;
         let snd_us = rs.interval_us.max(0);
         let ack_us = (now.saturating_sub(rs.prior_mstamp_ns) / NS_PER_US) as i64;
         rs.interval_us = snd_us.max(ack_us);

@@ -14,10 +14,10 @@
 //! `cong_control` (BBR) keeps its cwnd: only the state changes (`tcp_end_cwnd_reduction`
 //! returns early for it, and BBR v1 acts on Recovery and Loss only).
 use super::{
-    Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, RACK_RECOVERY_THRESH,
+    Sender, TimerKind, DUPTHRESH, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED, NIL, NO_STAMP, RACK_RECOVERY_THRESH,
     REO_TIMEOUT_MIN_US,
 };
-use crate::cc::{CaEvent, CaState};
+use crate::cc::{CaEvent, CaState, LostSkb};
 use crate::tcp::{ts_tick, Pkt};
 use crate::time::{Nanos, NS_PER_JIFFY, NS_PER_US};
 
@@ -214,14 +214,28 @@ impl Sender {
                 self.retrans_out -= 1;
                 self.mib.lost_retransmit += 1;
                 self.seg_mut(seq).flags = f & !F_RETRANS;
-                self.sk.lost += 1;
+                self.notify_skb_loss_event(seq);
             }
         } else {
             self.lost_out += 1;
             self.seg_mut(seq).flags = f | F_LOST;
-            self.sk.lost += 1;
+            self.notify_skb_loss_event(seq);
         }
         self.lost_queue.push_back(seq);
+    }
+
+    /// `tcp_notify_skb_loss_event` (google/bbr v3): count the segment in `tp->lost`, then
+    /// hand its transmit snapshot to the algorithm's `skb_marked_lost`.
+    fn notify_skb_loss_event(&mut self, seq: u64) {
+        self.sk.lost += 1;
+        let s = *self.seg(seq);
+        let skb = LostSkb {
+            tx_in_flight: s.tx_in_flight,
+            tx_lost: s.tx_lost,
+            tx_app_limited: s.tx_app_limited,
+            has_tx_stamp: s.tx_delivered_mstamp != NO_STAMP,
+        };
+        self.cc.skb_marked_lost(&mut self.sk, &skb);
     }
 
     /// `tcp_rack_advance`.
