@@ -49,8 +49,9 @@ pub struct Dumbbell {
     pub wifi: Option<WifiHop>,
 }
 
-/// Access buffer: a host's transmit queue (Linux txqueuelen default).
-const ACCESS_QUEUE_PKTS: u64 = 1000;
+/// Access buffer: a host's transmit queue (Linux txqueuelen default). ccbench-link's access
+/// links (crates/link/src/access.rs) use the same.
+pub const ACCESS_QUEUE_PKTS: u64 = 1000;
 
 impl Dumbbell {
     pub fn build(cfg: &SimConfig) -> Self {
