@@ -2,8 +2,7 @@
 by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3.
 
 ``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
-ccbench-link, an algorithm the kernel lacks, an access-link rate the emulator does not do, a mix
-of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)``
+ccbench-link, an algorithm the kernel lacks, a mix of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)``
 builds the namespaces, starts the emulator and the
 flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
 same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
@@ -94,14 +93,6 @@ def check(scenario: Scenario) -> None:
     b = scenario.bottleneck
     if b.aqm not in LINK_AQMS:
         problems.append(("bottleneck.aqm", f"'{b.aqm}' is not implemented in ccbench-link yet", " or ".join(LINK_AQMS)))
-    if scenario.access.rate_bps is not None:
-        problems.append(
-            (
-                "access.rate",
-                "the kernel backend does not emulate access-link serialisation yet (access.delay is supported)",
-                "no access.rate",
-            )
-        )
     if scenario.probe.ping_s > 0 and env.ping_path() is None:
         problems.append(("probe.ping", "ping is not installed", "`apt-get install iputils-ping`, or ping = 0"))
     if 0 < scenario.probe.ping_s < 0.002:
