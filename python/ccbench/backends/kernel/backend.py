@@ -2,10 +2,10 @@
 by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3.
 
 ``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
-ccbench-link, an algorithm the kernel lacks, a mix of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)``
-builds the namespaces, starts the emulator and the
-flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
-same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
+ccbench-link, an algorithm the kernel lacks, a mix of ECN on and off, a reverse flow it cannot
+run yet) before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator
+and the flows, samples tcp_info through sock_diag, tears everything down in every case and
+returns the same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
 """
 
 from __future__ import annotations
