@@ -27,46 +27,62 @@ use ccbench_queue::{Limit, QueueStats, Rounding, ScheduledDropTail};
 use ccbench_sim::topology::ACCESS_QUEUE_PKTS;
 use serde::Serialize;
 
-/// The scenario's access links: rate (IP bits per second) and one-way delay of each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The scenario's access links: each host's rate (IP bits per second; the flow's own
+/// `access_rate_bps`, else `access.rate_bps`) and the one-way delay of each link.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccessSpec {
-    pub rate_bps: u64,
+    /// `access.rate_bps`: the rate of a host without its own.
+    pub rate_bps: Option<u64>,
+    /// Host f's own rate (flow f's `access_rate_bps`), where set.
+    pub host_rates_bps: Vec<Option<u64>>,
     pub delay_ns: u64,
 }
 
-/// One side's access links (entry or exit), one per host, made when a host first sends.
+impl AccessSpec {
+    /// The rate of `host`'s links; None: no serialisation (the access delay alone).
+    #[inline]
+    pub fn rate_of(&self, host: usize) -> Option<u64> {
+        self.host_rates_bps.get(host).copied().flatten().or(self.rate_bps)
+    }
+}
+
+/// One side's access links (entry or exit), one per host, made when a host first sends; None
+/// for a host whose links have no rate.
 pub struct AccessLinks {
-    rate_bps: u64,
-    links: Vec<ScheduledDropTail>,
+    links: Vec<Option<ScheduledDropTail>>,
 }
 
 impl AccessLinks {
-    pub fn new(rate_bps: u64) -> Self {
-        AccessLinks { rate_bps, links: Vec::new() }
+    pub fn new() -> Self {
+        AccessLinks { links: Vec::new() }
     }
 
-    /// Offer `len` IP bytes at `now` to `host`'s link: the end of its transmission, or None
-    /// when the host's buffer is full (drop-tail).
+    /// Offer `len` IP bytes at `now` to `host`'s link: the end of its transmission (`now` on a
+    /// link without a rate), or None when the host's buffer is full (drop-tail).
     #[inline]
-    pub fn offer(&mut self, now: u64, host: usize, len: u32) -> Option<u64> {
+    pub fn offer(&mut self, spec: &AccessSpec, now: u64, host: usize, len: u32) -> Option<u64> {
         while self.links.len() <= host {
             // CarryRemainder: the rate exact on average against the real clock, as path.rs
             let limit = Limit::Packets(ACCESS_QUEUE_PKTS);
-            self.links.push(ScheduledDropTail::new(self.rate_bps, limit, Rounding::CarryRemainder));
+            let rate = spec.rate_of(self.links.len());
+            self.links.push(rate.map(|r| ScheduledDropTail::new(r, limit, Rounding::CarryRemainder)));
         }
-        self.links[host].offer(now, len)
+        match &mut self.links[host] {
+            Some(l) => l.offer(now, len),
+            None => Some(now),
+        }
     }
 
     /// Packets waiting (not yet in transmission) in `host`'s link at `now`.
     #[cfg(test)]
     pub fn backlog_packets(&mut self, host: usize, now: u64) -> u64 {
-        self.links.get_mut(host).map_or(0, |l| l.backlog_packets(now))
+        self.links.get_mut(host).and_then(Option::as_mut).map_or(0, |l| l.backlog_packets(now))
     }
 
     /// All hosts' links together: counts summed, backlog maxima the largest of any one link.
     pub fn stats(&self) -> QueueStats {
         let mut s = QueueStats::default();
-        for l in &self.links {
+        for l in self.links.iter().flatten() {
             let q = &l.stats;
             s.enqueued += q.enqueued;
             s.dequeued += q.dequeued;
@@ -96,8 +112,8 @@ impl AccessStage {
         AccessStage {
             spec,
             hosts: HostOf::new(measured_tcp_ports),
-            entry: AccessLinks::new(spec.rate_bps),
-            exit: AccessLinks::new(spec.rate_bps),
+            entry: AccessLinks::new(),
+            exit: AccessLinks::new(),
             entering: DelayLine::new(),
             leaving: DelayLine::new(),
         }
@@ -109,7 +125,7 @@ impl AccessStage {
     pub fn enter(&mut self, now: u64, pkt: &[u8], slot: u32) -> bool {
         let len = pkt.len() as u32;
         let sent = match self.hosts.of(pkt) {
-            Some(h) => match self.entry.offer(now, h, len) {
+            Some(h) => match self.entry.offer(&self.spec, now, h, len) {
                 Some(end) => end,
                 None => return false,
             },
@@ -131,7 +147,7 @@ impl AccessStage {
     pub fn leave(&mut self, due: u64, pkt: &[u8], slot: u32) -> bool {
         let len = pkt.len() as u32;
         let sent = match self.hosts.of(pkt) {
-            Some(h) => match self.exit.offer(due, h, len) {
+            Some(h) => match self.exit.offer(&self.spec, due, h, len) {
                 Some(end) => end,
                 None => return false,
             },
@@ -163,6 +179,7 @@ impl AccessStage {
     pub fn report(&self) -> AccessJson {
         AccessJson {
             rate_bps: self.spec.rate_bps,
+            host_rates_bps: self.spec.host_rates_bps.clone(),
             delay_ns: self.spec.delay_ns,
             entry: AccessSideJson::from(self.entry.stats()),
             exit: AccessSideJson::from(self.exit.stats()),
@@ -173,7 +190,8 @@ impl AccessStage {
 /// A direction's access links in the report (`access` of a direction; null without a rate).
 #[derive(Debug, Clone, Serialize)]
 pub struct AccessJson {
-    rate_bps: u64,
+    rate_bps: Option<u64>,
+    host_rates_bps: Vec<Option<u64>>,
     delay_ns: u64,
     /// The hosts' links in front of the bottleneck (sender uplinks on the data direction).
     entry: AccessSideJson,
@@ -212,7 +230,7 @@ mod tests {
 
     /// 12 Mbit/s: a 1500-byte packet takes 1500 × 8 / 12e6 s = 1 ms, a 52-byte ACK 34 667 ns.
     fn stage(delay_ns: u64) -> AccessStage {
-        AccessStage::new(AccessSpec { rate_bps: 12_000_000, delay_ns }, &[40000, 40001])
+        AccessStage::new(AccessSpec { rate_bps: Some(12_000_000), host_rates_bps: vec![], delay_ns }, &[40000, 40001])
     }
 
     fn drain_entering(s: &mut AccessStage) -> Vec<(u64, u32)> {
@@ -272,6 +290,20 @@ mod tests {
         assert_eq!(at(101), T0 + MS / 2 + 2 * MS);
         assert_eq!(at(99), T0 + 100 * MS + 2 * MS);
         assert_eq!(s.entry.backlog_packets(1, T0 + MS), 0);
+    }
+
+    #[test]
+    fn a_host_s_own_rate_replaces_the_scenario_s_and_none_means_no_serialisation() {
+        // host 0 at 4 Mbit/s (3 ms per 1500 B), host 1 at the scenario's 12 (1 ms), host 2
+        // (port 40002) has no rate at all
+        let spec = AccessSpec { rate_bps: None, host_rates_bps: vec![Some(4_000_000), Some(12_000_000)], delay_ns: 0 };
+        let mut s = AccessStage::new(spec, &[40000, 40001, 40002]);
+        for (slot, port) in [(0, 40000), (1, 40000), (2, 40001), (3, 40001), (4, 40002), (5, 40002)] {
+            assert!(s.enter(T0, &ipv4(TCP, port, 5201, 1500), slot));
+        }
+        let got = drain_entering(&mut s);
+        let at = |slot: u32| got.iter().find(|g| g.1 == slot).unwrap().0 - T0;
+        assert_eq!([at(0), at(1), at(2), at(3), at(4), at(5)], [3 * MS, 6 * MS, MS, 2 * MS, 0, 0]);
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub struct LinkConfig {
     /// Each host's access links: one-way delay (sender side and receiver side alike; base
     /// RTT = rtt + 4 × delay, as the simulator) and, if set, their rate (access.rs).
     pub access: AccessConfig,
+    /// Flow f's own access rate (its hosts' links), where the scenario gives one.
+    pub flow_access_rates_bps: Vec<Option<u64>>,
     /// The measured TCP connections' client ports (`measured_tcp_ports`, set by the kernel
     /// backend): only their data segments and ACKs meet loss and jitter (measured.rs). Empty:
     /// every packet does.
@@ -87,6 +89,17 @@ impl LinkConfig {
         } else {
             (v.clone(), 1, 100_000_000, AccessConfig::default())
         };
+        // flow f's own access rate (`flows[f].access_rate_bps`; flows are in id order)
+        let no_flows = Vec::new();
+        let flows = obj.get("flows").and_then(Value::as_array).unwrap_or(&no_flows);
+        let flow_access_rates_bps = flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match f.get("access_rate_bps") {
+                None | Some(Value::Null) => Ok(None),
+                Some(r) => r.as_u64().map(Some).ok_or(format!("flows[{i}].access_rate_bps: an integer is expected")),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         let (bn, wifi) = take_wifi(bn)?;
         let mut bottleneck: Bottleneck = serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
         bottleneck.wifi = wifi;
@@ -95,7 +108,14 @@ impl LinkConfig {
             Some(v) => serde_json::from_value(v.clone())
                 .map_err(|e| format!("measured_tcp_ports: a list of TCP ports is expected: {e}"))?,
         };
-        let cfg = LinkConfig { bottleneck, seed, sample_interval_ns: sample, access, measured_tcp_ports };
+        let cfg = LinkConfig {
+            bottleneck,
+            seed,
+            sample_interval_ns: sample,
+            access,
+            flow_access_rates_bps,
+            measured_tcp_ports,
+        };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -105,6 +125,9 @@ impl LinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.access.rate_bps == Some(0) {
             return Err("access.rate_bps: must be positive (or null: no access rate)".into());
+        }
+        if let Some(i) = self.flow_access_rates_bps.iter().position(|r| *r == Some(0)) {
+            return Err(format!("flows[{i}].access_rate_bps: must be positive (or null: access.rate_bps)"));
         }
         self.bottleneck.validate()
     }
@@ -119,7 +142,12 @@ impl LinkConfig {
     pub fn directions(&self) -> [DirConfig; 2] {
         let b = &self.bottleneck;
         let a = &self.access;
-        let access = a.rate_bps.map(|rate_bps| AccessSpec { rate_bps, delay_ns: a.delay_ns });
+        let rated = a.rate_bps.is_some() || self.flow_access_rates_bps.iter().any(Option::is_some);
+        let access = rated.then(|| AccessSpec {
+            rate_bps: a.rate_bps,
+            host_rates_bps: self.flow_access_rates_bps.clone(),
+            delay_ns: a.delay_ns,
+        });
         // Without an access rate both access links are pure delays folded into the bottleneck's
         // delay line (topology.rs does the same). With one, the entry link's delay is the access
         // stage's and the exit link's stays in the delay line (access.rs says why).
@@ -144,7 +172,7 @@ impl LinkConfig {
             seed: label_seed,
             sample_interval_ns: self.sample_interval_ns,
             measured_tcp_ports: self.measured_tcp_ports.clone(),
-            access,
+            access: access.clone(),
         };
         let data = matches!(b.impair, Impair::Data | Impair::Both);
         let ack = matches!(b.impair, Impair::Ack | Impair::Both);
@@ -216,9 +244,19 @@ mod tests {
             "access":{"rate_bps":20000000,"delay_ns":1000000}}"#;
         let c = LinkConfig::from_json(j).unwrap();
         for d in c.directions() {
-            assert_eq!(d.access, Some(AccessSpec { rate_bps: 20_000_000, delay_ns: 1_000_000 }));
+            let spec = AccessSpec { rate_bps: Some(20_000_000), host_rates_bps: vec![], delay_ns: 1_000_000 };
+            assert_eq!(d.access, Some(spec));
             assert_eq!(d.delay_ns + d.access.unwrap().delay_ns, 22_000_000);
         }
+        // a flow's own rate: access links without a scenario rate, per host
+        let own = j
+            .replace("20000000,", "null,")
+            .replace(r#""access":"#, r#""flows":[{"id":0,"access_rate_bps":10000000},{"id":1}],"access":"#);
+        let c = LinkConfig::from_json(&own).unwrap();
+        let spec = c.directions()[0].access.clone().unwrap();
+        assert_eq!((spec.rate_of(0), spec.rate_of(1), spec.rate_of(5)), (Some(10_000_000), None, None));
+        let e = LinkConfig::from_json(&own.replace("10000000}", "0}")).unwrap_err();
+        assert!(e.contains("flows[0].access_rate_bps"), "{e}");
         // without a rate: no access links, both delays folded (20 + 2 × 1 ms)
         let c = LinkConfig::from_json(&j.replace("20000000,", "null,")).unwrap();
         assert!(c.directions().iter().all(|d| d.access.is_none() && d.delay_ns == 22_000_000));

@@ -82,7 +82,7 @@ pub fn forward_wifi(
     let mut path = WifiPath::new(&wifi, &cfgs, t0);
     let mut measured = [Measured::new(&cfgs[0].measured_tcp_ports), Measured::new(&cfgs[1].measured_tcp_ports)];
     let mut io = [DirIo::new(), DirIo::new()];
-    let stage = |c: &DirConfig| c.access.map(|spec| AccessStage::new(spec, &c.measured_tcp_ports));
+    let stage = |c: &DirConfig| c.access.clone().map(|spec| AccessStage::new(spec, &c.measured_tcp_ports));
     let mut access = [stage(&cfgs[0]), stage(&cfgs[1])];
     // The latest time given to the medium: arrivals from the entry links join it in time order.
     let mut medium_at = 0u64;

@@ -106,7 +106,7 @@ pub fn forward(
     let rt = enter_realtime(rt_prio);
     let mut model = PathModel::new(&cfg);
     let mut measured = Measured::new(&cfg.measured_tcp_ports);
-    let mut access = cfg.access.map(|spec| AccessStage::new(spec, &cfg.measured_tcp_ports));
+    let mut access = cfg.access.clone().map(|spec| AccessStage::new(spec, &cfg.measured_tcp_ports));
     model.start_trace_at(t0);
     let mut line = DelayLine::new();
     let mut late = Lateness::new();
