@@ -70,14 +70,14 @@ def test_the_queue_builds_in_the_access_link_not_the_bottleneck(one):
     it sends in 0.24 ms: a data packet never finds another waiting there. Only packets of no
     host skip the uplink's spacing (iperf3's control connection: its few packets of results at
     the end arrive together), so the bottleneck's largest backlog is a few packets and its
-    queue, sampled every 100 ms, holds at most one. CUBIC's window beyond the BDP waits in the uplink instead: it
-    holds hundreds of packets, and the ping, which shares the first host's uplink as in the
+    queue, sampled every 100 ms, holds at most two. CUBIC's window beyond the BDP waits in the
+    uplink instead: it holds hundreds of packets, and the ping, which shares the first host's uplink as in the
     simulator, waits behind them, far above the 40 ms base RTT, on both backends alike."""
     _, kres, link, sres = one
     data = link["directions"][0]
     uplink = data["access"]["entry"]
     print(f"uplink max backlog {uplink['max_backlog_packets']} pkt, bottleneck {data['max_backlog_packets']} pkt")
-    assert data["max_backlog_packets"] <= 8 and max(data["queue_samples"]["bytes"]) <= 1500
+    assert data["max_backlog_packets"] <= 8 and max(data["queue_samples"]["bytes"]) <= 2 * 1500
     assert uplink["max_backlog_packets"] >= 200 and uplink["dropped"] == 0
     # the receiver's downlink carries the same rate: no queue there either
     assert data["access"]["exit"]["max_backlog_packets"] <= 3
