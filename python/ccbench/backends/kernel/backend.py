@@ -591,7 +591,7 @@ def _assemble(
             flow_rows.append({"flow_id": f.id, "start_s": f.start_s, "completed": False})
     extra: dict[str, Any] = {
         "link_utilisation": _utilisation(q_t, qs.get("departed_bytes") or [], dur, scenario.bottleneck.rate_bps),
-        "drops": sum(d.get("dropped", 0) for d in dirs) if report else None,
+        "drops": sum(queue_drops(d) for d in dirs) if report else None,
         "ce_marked": sum(d.get("ce_marked", 0) for d in dirs) if report else None,
         "random_losses": sum(d.get("lost", 0) for d in dirs) if report else None,
         "probe_rtt_p50_ms": _pct(rtts, 50),
@@ -624,6 +624,13 @@ def _assemble(
     )
     res.links = link_counters(dirs) if report else []
     return res
+
+
+def queue_drops(direction: dict) -> int:
+    """Queue drops of one direction of ccbench-link's report: the bottleneck's and, with access
+    links, their entry and exit links' (the simulator's ``drops`` counts every link's)."""
+    access = direction.get("access") or {}
+    return direction.get("dropped", 0) + sum((access.get(side) or {}).get("dropped", 0) for side in ("entry", "exit"))
 
 
 #: ccbench-link's two directions under the simulator's names for the same links.
