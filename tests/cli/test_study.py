@@ -249,12 +249,21 @@ def test_study_intervals_of_nonnegative_metrics_are_not_below_zero():
     assert jain.hi == 1.0 and jain.lo > 0.8
 
 
-def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path):
-    """dumbbell-loss sets an access-link rate, which the kernel backend does not emulate (and
-    without root it cannot run at all): the study must stop with the part and the reason
-    before any run is stored, not store 18 failed runs."""
+def test_a_study_the_backend_cannot_run_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    """A backend that refuses one of dumbbell-loss's keys (here a stand-in check refusing its
+    access-link rate, so that the test never runs the study on a machine where the kernel
+    backend could): the study must stop with the part and the reason before any run is stored,
+    not store 18 failed runs."""
+    from ccbench import backends
+    from ccbench.scenario.errors import ScenarioError
     from ccbench.study.run import run_study
     from ccbench.study.spec import StudyError
+
+    def check(sc, backend):
+        if sc.access.rate_bps:
+            raise ScenarioError("f.toml", "access.rate", "refused by this stand-in", "no access.rate")
+
+    monkeypatch.setattr(backends, "check", check)
 
     out = tmp_path / "k"
     with pytest.raises(StudyError) as ei:

@@ -336,21 +336,21 @@ def _toml(path: Path) -> dict:
 
 def test_kernel_backend_runs_one_at_a_time(tmp_path):
     """--backend kernel forces one local worker and says so; refused runs are failed, not fatal.
-    (an access-link rate is refused by the kernel backend's check, so no namespace is ever
-    created here.)"""
+    (a ping interval below ping's 2 ms minimum is refused by the kernel backend's check, so no
+    namespace is ever created here.)"""
     import io
 
     from rich.console import Console
 
     buf = io.StringIO()
     sc = scenario(
-        {"bottleneck.loss": ["0%", "1%"]}, bottleneck={"rate": "10Mbit", "rtt": "20ms"}, access={"rate": "100Mbit"}
+        {"bottleneck.loss": ["0%", "1%"]}, bottleneck={"rate": "10Mbit", "rtt": "20ms"}, probe={"ping": "1ms"}
     )
     s = run_sweep(sc, tmp_path / "k", backend="kernel", workers=4, progress=True, console=Console(file=buf, width=200))
     out = buf.getvalue()
     assert "kernel backend: one run at a time per machine" in out and "--workers 4 ignored" in out
     assert s.executor == "1 local process" and (s.ok, s.failed) == (0, 2)
-    assert all("access.rate" in e or "backend" in e for e in load(tmp_path / "k").runs["error"])
+    assert all("probe.ping" in e or "backend" in e for e in load(tmp_path / "k").runs["error"])
 
 
 def _hold_lock(path, log, i):

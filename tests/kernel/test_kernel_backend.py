@@ -164,7 +164,7 @@ def test_refuses_mixed_timestamps_naming_the_groups():
             assert not any("timestamps" in (p[0] or "") for p in e.problems), str(e)
 
 
-def test_refuses_access_rate_but_takes_every_aqm():
+def test_takes_an_access_rate_and_every_aqm():
     from ccbench.backends import kernel
 
     sc = Scenario.from_dict(
@@ -175,9 +175,12 @@ def test_refuses_access_rate_but_takes_every_aqm():
             "flows": [{"cc": "cubic"}],
         }
     )
-    with pytest.raises(ScenarioError) as ei:
+    # ccbench-link emulates access links with a rate (crates/link/src/access.rs); whatever else
+    # this machine lacks (root, iperf3, ...), neither key is refused
+    try:
         kernel.check(sc)
-    assert "access.rate" in str(ei.value) and "bottleneck.aqm" not in str(ei.value)
+    except ScenarioError as e:
+        assert not any(p[0] in ("access.rate", "bottleneck.aqm") for p in e.problems), str(e)
     # ccbench-link serves every discipline the simulator does (its AQM arm)
     from ccbench.scenario import aqm
 

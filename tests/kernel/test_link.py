@@ -64,9 +64,13 @@ def test_takes_every_discipline_with_its_resolved_parameters(aqm):
 
 
 @needs_bin
-def test_refuses_access_rate():
+def test_takes_an_access_rate_on_both_directions():
     c = cfg()
     c["access"] = {"rate_bps": 1_000_000_000, "delay_ns": 0}
+    r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("1000000000,") == 2, r.stdout  # Some(1000000000) in each direction
+    c["access"]["rate_bps"] = 0
     r = subprocess.run([str(BIN), "--config", json.dumps(c), "--check-config"], capture_output=True, text=True)
     assert r.returncode == 2 and "access.rate_bps" in r.stderr
 

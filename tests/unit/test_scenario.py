@@ -156,8 +156,8 @@ RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
 #: on a Wi-Fi link, sim/test_wifi.py).
 OPTIONAL_BOTTLENECK_KEYS = {"trace", "wifi"}
 #: FlowConfig / FlowGroupConfig fields the Python side sends only when not the default (ecn when
-#: on, direction when "reverse").
-OPTIONAL_FLOW_KEYS = {"ecn", "direction"}
+#: on, direction when "reverse", access_rate_bps when set).
+OPTIONAL_FLOW_KEYS = {"ecn", "direction", "access_rate_bps"}
 
 
 def test_fixture_matches_the_rust_source():

@@ -26,8 +26,8 @@ def test_an_unknown_part_is_refused_naming_the_study_s_parts():
 
 
 def test_a_part_the_backend_cannot_run_names_the_option_that_runs_the_others(monkeypatch):
-    """The kernel backend has no access-link rate: the shaping part is refused, and the message
-    says how to run the rest."""
+    """A backend that refuses access-link rates (a stand-in check): the shaping part is refused,
+    and the message says how to run the rest."""
     from ccbench import backends
     from ccbench.scenario.errors import ScenarioError
 

@@ -1,15 +1,16 @@
 //! Configuration: the normalised scenario JSON of `crates/sim/src/config/mod.rs` (the whole
-//! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck` and `access.delay_ns` are
-//! read), or just its `bottleneck` object. Both backends therefore read one format, and the
-//! bottleneck's `aqm` / `aqm_params` are validated and resolved by the same code as the
-//! simulator's (`ccbench_queue::aqm`). A field this emulator cannot honour (an access-link rate) is refused.
+//! `SimConfig`, of which only `seed`, `sample_interval_ns`, `bottleneck`, `access` and
+//! `measured_tcp_ports` are read), or just its `bottleneck` object. Both backends therefore read
+//! one format, and the bottleneck's `aqm` / `aqm_params` are validated and resolved by the same
+//! code as the simulator's (`ccbench_queue::aqm`).
+use crate::access::AccessSpec;
 use ccbench_queue::Trace;
 use serde_json::Value;
 use std::sync::Arc;
 // The scenario's bottleneck types are the simulator's (crates/sim/src/config/), its buffer and
 // queue-discipline parameters ccbench-queue's: one definition, one validation, for both backends.
 pub use ccbench_queue::{AqmParams, BufferConfig};
-pub use ccbench_sim::config::{BottleneckConfig as Bottleneck, Impair, JitterDist, LossConfig};
+pub use ccbench_sim::config::{AccessConfig, BottleneckConfig as Bottleneck, Impair, JitterDist, LossConfig};
 pub use ccbench_wifi::WifiConfig;
 
 /// Everything the emulator needs.
@@ -18,9 +19,11 @@ pub struct LinkConfig {
     pub bottleneck: Bottleneck,
     pub seed: u64,
     pub sample_interval_ns: u64,
-    /// One-way delay of each access link (sender side and receiver side); the emulator adds
-    /// 2 × this to each direction so that base RTT = rtt + 4 × access delay, as the simulator.
-    pub access_delay_ns: u64,
+    /// Each host's access links: one-way delay (sender side and receiver side alike; base
+    /// RTT = rtt + 4 × delay, as the simulator) and, if set, their rate (access.rs).
+    pub access: AccessConfig,
+    /// Flow f's own access rate (its hosts' links), where the scenario gives one.
+    pub flow_access_rates_bps: Vec<Option<u64>>,
     /// The measured TCP connections' client ports (`measured_tcp_ports`, set by the kernel
     /// backend): only their data segments and ACKs meet loss and jitter (measured.rs). Empty:
     /// every packet does.
@@ -51,6 +54,9 @@ pub struct DirConfig {
     pub sample_interval_ns: u64,
     /// See `LinkConfig::measured_tcp_ports`.
     pub measured_tcp_ports: Vec<u16>,
+    /// The hosts' access links around this direction's bottleneck (None: no access rate, the
+    /// access delays are part of `delay_ns`).
+    pub access: Option<AccessSpec>,
 }
 
 impl DirConfig {
@@ -72,22 +78,28 @@ impl LinkConfig {
     pub fn from_json(text: &str) -> Result<LinkConfig, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("config is not JSON: {e}"))?;
         let obj = v.as_object().ok_or("config must be a JSON object")?;
-        let (bn, seed, sample, access_delay) = if let Some(b) = obj.get("bottleneck") {
+        let (bn, seed, sample, access) = if let Some(b) = obj.get("bottleneck") {
             let seed = obj.get("seed").and_then(Value::as_u64).unwrap_or(1);
             let sample = obj.get("sample_interval_ns").and_then(Value::as_u64).unwrap_or(100_000_000);
-            let mut access_delay = 0;
-            if let Some(a) = obj.get("access") {
-                if a.get("rate_bps").map(|r| !r.is_null()).unwrap_or(false) {
-                    return Err("access.rate_bps: access-link serialisation is not emulated by \
-                                ccbench-link (leave it unset)"
-                        .into());
-                }
-                access_delay = a.get("delay_ns").and_then(Value::as_u64).unwrap_or(0);
-            }
-            (b.clone(), seed, sample, access_delay)
+            let access: AccessConfig = match obj.get("access") {
+                None | Some(Value::Null) => AccessConfig::default(),
+                Some(a) => serde_json::from_value(a.clone()).map_err(|e| format!("access: {e}"))?,
+            };
+            (b.clone(), seed, sample, access)
         } else {
-            (v.clone(), 1, 100_000_000, 0)
+            (v.clone(), 1, 100_000_000, AccessConfig::default())
         };
+        // flow f's own access rate (`flows[f].access_rate_bps`; flows are in id order)
+        let no_flows = Vec::new();
+        let flows = obj.get("flows").and_then(Value::as_array).unwrap_or(&no_flows);
+        let flow_access_rates_bps = flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| match f.get("access_rate_bps") {
+                None | Some(Value::Null) => Ok(None),
+                Some(r) => r.as_u64().map(Some).ok_or(format!("flows[{i}].access_rate_bps: an integer is expected")),
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         let (bn, wifi) = take_wifi(bn)?;
         let mut bottleneck: Bottleneck = serde_json::from_value(bn).map_err(|e| format!("bottleneck: {e}"))?;
         bottleneck.wifi = wifi;
@@ -100,7 +112,8 @@ impl LinkConfig {
             bottleneck,
             seed,
             sample_interval_ns: sample,
-            access_delay_ns: access_delay,
+            access,
+            flow_access_rates_bps,
             measured_tcp_ports,
         };
         cfg.validate()?;
@@ -110,6 +123,12 @@ impl LinkConfig {
     /// Every discipline of `ccbench_queue::aqm` runs here (the AQM arm of path.rs, or
     /// in front of each Wi-Fi station's driver queue).
     pub fn validate(&self) -> Result<(), String> {
+        if self.access.rate_bps == Some(0) {
+            return Err("access.rate_bps: must be positive (or null: no access rate)".into());
+        }
+        if let Some(i) = self.flow_access_rates_bps.iter().position(|r| *r == Some(0)) {
+            return Err(format!("flows[{i}].access_rate_bps: must be positive (or null: access.rate_bps)"));
+        }
         self.bottleneck.validate()
     }
 
@@ -122,7 +141,18 @@ impl LinkConfig {
     /// The two directions: 0 = data (sender → receiver), 1 = ACK (receiver → sender).
     pub fn directions(&self) -> [DirConfig; 2] {
         let b = &self.bottleneck;
-        let one_way = b.rtt_ns / 2 + 2 * self.access_delay_ns;
+        let a = &self.access;
+        let rated = a.rate_bps.is_some() || self.flow_access_rates_bps.iter().any(Option::is_some);
+        let access = rated.then(|| AccessSpec {
+            rate_bps: a.rate_bps,
+            host_rates_bps: self.flow_access_rates_bps.clone(),
+            delay_ns: a.delay_ns,
+        });
+        // Without an access rate both access links are pure delays folded into the bottleneck's
+        // delay line (topology.rs does the same). With one, the entry link's delay is the access
+        // stage's and the exit link's stays in the delay line (access.rs says why).
+        let folded = if access.is_some() { a.delay_ns } else { 2 * a.delay_ns };
+        let one_way = b.rtt_ns / 2 + folded;
         // validated with the config (BottleneckConfig::validate): [data, ack]
         let traces = b.trace.as_ref().map(|t| t.traces().expect("bottleneck.trace is validated"));
         let trace = |i: usize| traces.as_ref().map(|t| t[i].clone());
@@ -142,6 +172,7 @@ impl LinkConfig {
             seed: label_seed,
             sample_interval_ns: self.sample_interval_ns,
             measured_tcp_ports: self.measured_tcp_ports.clone(),
+            access: access.clone(),
         };
         let data = matches!(b.impair, Impair::Data | Impair::Both);
         let ack = matches!(b.impair, Impair::Ack | Impair::Both);
@@ -203,6 +234,36 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("quantum"), "{e}");
         assert!(LinkConfig::from_json(r#"{"rate_bps":1,"rtt_ns":2,"buffer":{"packets":10},"bogus":1}"#).is_err());
+    }
+
+    #[test]
+    fn an_access_rate_gives_both_directions_access_links_and_keeps_base_rtt() {
+        // rtt 40 ms, access delay 1 ms: base RTT = 40 + 4 × 1 = 44 ms, i.e. 22 ms one way, of
+        // which the entry link's 1 ms is the access stage's and 21 ms the delay line's.
+        let j = r#"{"seed":3,"bottleneck":{"rate_bps":50000000,"rtt_ns":40000000,"buffer":{"packets":100}},
+            "access":{"rate_bps":20000000,"delay_ns":1000000}}"#;
+        let c = LinkConfig::from_json(j).unwrap();
+        for d in c.directions() {
+            let spec = AccessSpec { rate_bps: Some(20_000_000), host_rates_bps: vec![], delay_ns: 1_000_000 };
+            assert_eq!(d.access, Some(spec));
+            assert_eq!(d.delay_ns + d.access.unwrap().delay_ns, 22_000_000);
+        }
+        // a flow's own rate: access links without a scenario rate, per host
+        let own = j
+            .replace("20000000,", "null,")
+            .replace(r#""access":"#, r#""flows":[{"id":0,"access_rate_bps":10000000},{"id":1}],"access":"#);
+        let c = LinkConfig::from_json(&own).unwrap();
+        let spec = c.directions()[0].access.clone().unwrap();
+        assert_eq!((spec.rate_of(0), spec.rate_of(1), spec.rate_of(5)), (Some(10_000_000), None, None));
+        let e = LinkConfig::from_json(&own.replace("10000000}", "0}")).unwrap_err();
+        assert!(e.contains("flows[0].access_rate_bps"), "{e}");
+        // without a rate: no access links, both delays folded (20 + 2 × 1 ms)
+        let c = LinkConfig::from_json(&j.replace("20000000,", "null,")).unwrap();
+        assert!(c.directions().iter().all(|d| d.access.is_none() && d.delay_ns == 22_000_000));
+        let e = LinkConfig::from_json(&j.replace("20000000,", "0,")).unwrap_err();
+        assert!(e.contains("access.rate_bps"), "{e}");
+        let e = LinkConfig::from_json(&j.replace("\"delay_ns\"", "\"dly\"")).unwrap_err();
+        assert!(e.starts_with("access:"), "{e}");
     }
 
     #[test]

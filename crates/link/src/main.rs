@@ -13,12 +13,17 @@
 //! thread serves both devices through it (wifi.rs, wifi_loop.rs) and the report gains a `wifi`
 //! object with the medium's statistics.
 //!
+//! With `access.rate` each host also has its own access links in front of and behind the
+//! bottleneck, as in the simulator (access.rs).
+//!
 //! This file only orchestrates: arguments (cli.rs), config, devices, threads, the report.
+mod access;
 mod cli;
 mod config;
 mod ecn;
 mod flowkey;
 mod gso;
+mod hostof;
 mod idle;
 mod measured;
 mod path;

@@ -311,6 +311,7 @@ mod tests {
             seed: 1,
             sample_interval_ns: 0,
             measured_tcp_ports: Vec::new(),
+            access: None,
         }
     }
 

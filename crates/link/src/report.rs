@@ -3,6 +3,7 @@
 //! thread's CPU use; with a Wi-Fi hop also the medium's statistics (`wifi`). The kernel backend
 //! reads it (python/ccbench/backends/kernel/). Every type here derives `Serialize`; the tests check the
 //! JSON against the same report written out key by key with `json!`.
+use crate::access::AccessJson;
 use crate::config::DirConfig;
 use crate::path::Counters;
 use crate::port_losses::PortLosses;
@@ -35,6 +36,8 @@ pub struct DirReport {
     pub gso_super: u64,
     pub gso_errors: u64,
     pub per_port: PortLosses,
+    /// The hosts' access links around this direction (None: no access rate).
+    pub access: Option<AccessJson>,
 }
 
 #[derive(Serialize)]
@@ -92,6 +95,8 @@ pub struct DirJson<'a> {
     gso_errors: u64,
     /// Source port → [dropped, lost].
     tcp_sport_dropped_lost: &'a PortLosses,
+    /// The access links' packets, drops and largest backlog (null without an access rate).
+    access: Option<&'a AccessJson>,
 }
 
 /// How late packets left their delay line, in µs.
@@ -162,6 +167,7 @@ impl DirReport {
             gso_super_packets: self.gso_super,
             gso_errors: self.gso_errors,
             tcp_sport_dropped_lost: &self.per_port,
+            access: self.access.as_ref(),
         }
     }
 }
@@ -297,6 +303,7 @@ mod tests {
             "gso_super_packets": r.gso_super, "gso_errors": r.gso_errors,
             "tcp_sport_dropped_lost": r.per_port.iter().map(|(k, v)| (k.to_string(), json!([v.0, v.1])))
                 .collect::<serde_json::Map<String, serde_json::Value>>(),
+            "access": r.access.as_ref().map(|a| serde_json::to_value(a).unwrap()),
         })
     }
 
@@ -343,6 +350,7 @@ mod tests {
             gso_super: 0,
             gso_errors: 0,
             per_port: [(5201, (1, 2)), (443, (0, 1))].into_iter().collect(),
+            access: None,
         }
     }
 

@@ -234,6 +234,7 @@ mod tests {
             seed: 3,
             sample_interval_ns: 0,
             measured_tcp_ports: Vec::new(),
+            access: None,
         }
     }
 

@@ -2,12 +2,15 @@
 //! shared medium (wifi.rs), because the two directions contend for the same airtime and cannot
 //! be forwarded independently as the wire's two threads do.
 //!
-//! Each turn: run the medium up to now and settle what it released or dropped (into the
-//! direction's delay line, or free the slot); write every packet due from both delay lines;
-//! read a bounded batch from each device (enqueued at its station at its arrival time); take
-//! queue samples. Then wait (ppoll on both devices) until the earliest of the medium's next
+//! Each turn: with access links (access.rs), every packet the hosts' entry links have sent by
+//! now reaches its station; run the medium up to now and settle what it released or dropped
+//! (into the direction's delay line, or free the slot); write every packet due from both delay
+//! lines (with access links: through the host's exit link); read a bounded batch from each
+//! device (enqueued at its station, or its entry link, at its arrival time); take queue
+//! samples. Then wait (ppoll on both devices) until the earliest of the medium's next
 //! event, either delay line's next due time and the next sample, spinning the last `spin_us`
 //! as the wire's threads do, and resting after `max_busy_us` without sleep.
+use crate::access::AccessStage;
 use crate::config::{DirConfig, WifiConfig};
 use crate::measured::Measured;
 use crate::path::{DelayLine, Outcome, Verdict};
@@ -55,6 +58,16 @@ fn settle_all(outcomes: &[(Dir, Outcome)], slab: &mut Slab, io: &mut [DirIo; 2])
     }
 }
 
+/// A packet (in `slot`) reaches station `dir` at `now`: `Queued` (the slot is the path's) or
+/// `Dropped`.
+#[inline]
+fn to_station(path: &mut WifiPath, measured: &mut Measured, now: u64, dir: Dir, slot: u32, pkt: &[u8]) -> Verdict {
+    let impaired = measured.impairs(pkt);
+    let len = pkt.len() as u32;
+    let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired };
+    path.offer(now, dir, a)
+}
+
 /// Serve both directions: `fds[0]` is the sender side (data in, ACKs out), `fds[1]` the
 /// receiver side. Returns the two directions' reports and the medium's statistics.
 pub fn forward_wifi(
@@ -69,6 +82,10 @@ pub fn forward_wifi(
     let mut path = WifiPath::new(&wifi, &cfgs, t0);
     let mut measured = [Measured::new(&cfgs[0].measured_tcp_ports), Measured::new(&cfgs[1].measured_tcp_ports)];
     let mut io = [DirIo::new(), DirIo::new()];
+    let stage = |c: &DirConfig| c.access.clone().map(|spec| AccessStage::new(spec, &c.measured_tcp_ports));
+    let mut access = [stage(&cfgs[0]), stage(&cfgs[1])];
+    // The latest time given to the medium: arrivals from the entry links join it in time order.
+    let mut medium_at = 0u64;
     let mut slab = Slab::new();
     let mut outcomes: Vec<(Dir, Outcome)> = Vec::new();
     // The medium's counters at each sample instant (so the backend can take the run's window).
@@ -82,8 +99,23 @@ pub fn forward_wifi(
     ];
 
     while !stopped() {
-        // 0. The medium up to now: what the far stations released, what was dropped.
-        path.serve(now_ns());
+        // 0. What the hosts' entry links have sent reaches the stations at its due time (or
+        // as soon after as the medium's clock allows).
+        let now = now_ns();
+        for (d, dir) in Dir::BOTH.into_iter().enumerate() {
+            let Some(a) = access[d].as_mut() else { continue };
+            while let Some((due, slot, len)) = a.pop_entering(now) {
+                medium_at = medium_at.max(due);
+                let pkt = slab.packet(slot, len);
+                if to_station(&mut path, &mut measured[d], medium_at, dir, slot, pkt) != Verdict::Queued {
+                    count_loss(&mut io[d].per_port, pkt, Verdict::Dropped);
+                    slab.release(slot);
+                }
+            }
+        }
+        // The medium up to now: what the far stations released, what was dropped.
+        medium_at = medium_at.max(now_ns());
+        path.serve(medium_at);
         path.take_outcomes(&mut outcomes);
         settle_all(&outcomes, &mut slab, &mut io);
         // 1. Deliver everything due, in both directions (data to the receiver, ACKs back).
@@ -91,7 +123,23 @@ pub fn forward_wifi(
             let fd_out = fds[1 - d];
             loop {
                 let now = now_ns();
-                let Some((due, slot, len)) = io[d].line.pop_due(now) else { break };
+                // with access links: the delay line hands its packets to the exit links, and
+                // those write what they have serialised
+                let due_out = match access[d].as_mut() {
+                    None => io[d].line.pop_due(now),
+                    Some(a) => {
+                        if let Some((due, slot, len)) = io[d].line.pop_due(now) {
+                            let pkt = slab.packet(slot, len);
+                            if !a.leave(due, pkt, slot) {
+                                count_loss(&mut io[d].per_port, pkt, Verdict::Dropped);
+                                slab.release(slot);
+                            }
+                            continue;
+                        }
+                        a.pop_leaving(now)
+                    }
+                };
+                let Some((due, slot, len)) = due_out else { break };
                 io[d].late.add(now - due);
                 let pkt = slab.packet(slot, len);
                 let r = unsafe { libc::write(fd_out, pkt.as_ptr() as *const libc::c_void, len as usize) };
@@ -131,9 +179,20 @@ pub fn forward_wifi(
                 }
                 let now = now_ns();
                 let pkt = slab.packet(slot, len);
-                let impaired = measured[d].impairs(pkt);
-                let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired };
-                match path.offer(now, dir, a) {
+                let v = match access[d].as_mut() {
+                    Some(a) => {
+                        if a.enter(now, pkt, slot) {
+                            Verdict::Queued
+                        } else {
+                            Verdict::Dropped
+                        }
+                    }
+                    None => {
+                        medium_at = medium_at.max(now);
+                        to_station(&mut path, &mut measured[d], medium_at, dir, slot, pkt)
+                    }
+                };
+                match v {
                     Verdict::Queued => slab.take(),
                     v => count_loss(&mut io[d].per_port, pkt, v),
                 }
@@ -160,7 +219,9 @@ pub fn forward_wifi(
         }
         // 4. Wait for the earliest deadline (idle.rs).
         let mut wake = now + 50_000_000;
-        for t in [io[0].line.next_time(), io[1].line.next_time(), path.next_service()].into_iter().flatten() {
+        let access_next = access.iter().flatten().filter_map(AccessStage::next_time);
+        let lines = [io[0].line.next_time(), io[1].line.next_time(), path.next_service()];
+        for t in lines.into_iter().flatten().chain(access_next) {
             wake = wake.min(t);
         }
         if next_sample != u64::MAX {
@@ -172,28 +233,33 @@ pub fn forward_wifi(
     let wifi_json = WifiJson::new(&path, now_ns(), &medium_samples);
     let [c0, c1] = cfgs;
     let [io0, io1] = io;
-    let report = |cfg: DirConfig, dir: Dir, io: DirIo, cpu: (f64, f64), spin: u64, rests: u64| DirReport {
-        cfg,
-        counters: path.counters[dir as usize].clone(),
-        queue: path.queue_stats(dir),
-        bytes_served: path.bytes_released(dir),
-        held: io.line.len() + path.held_packets(dir) as usize,
-        late: io.late,
-        samples: io.samples,
-        read_errors: io.read_errors,
-        oversize: io.oversize,
-        cpu_user_s: cpu.0,
-        cpu_sys_s: cpu.1,
-        rt,
-        forced_rests: rests,
-        spin_s: spin as f64 / 1e9,
-        gso_super: 0,
-        gso_errors: 0,
-        per_port: io.per_port,
-    };
+    let [a0, a1] = access;
+    let report =
+        |cfg: DirConfig, dir: Dir, io: DirIo, access: Option<AccessStage>, cpu: (f64, f64), spin: u64, rests: u64| {
+            DirReport {
+                cfg,
+                counters: path.counters[dir as usize].clone(),
+                queue: path.queue_stats(dir),
+                bytes_served: path.bytes_released(dir),
+                held: io.line.len() + path.held_packets(dir) as usize + access.as_ref().map_or(0, AccessStage::held),
+                late: io.late,
+                samples: io.samples,
+                read_errors: io.read_errors,
+                oversize: io.oversize,
+                cpu_user_s: cpu.0,
+                cpu_sys_s: cpu.1,
+                rt,
+                forced_rests: rests,
+                spin_s: spin as f64 / 1e9,
+                gso_super: 0,
+                gso_errors: 0,
+                per_port: io.per_port,
+                access: access.as_ref().map(AccessStage::report),
+            }
+        };
     // One thread serves both directions: its CPU time, spinning and rests are reported on the
     // data direction (the ACK direction shows 0).
-    let r0 = report(c0, Dir::Fwd, io0, (u, s), idler.spin_total, idler.forced_rests);
-    let r1 = report(c1, Dir::Rev, io1, (0.0, 0.0), 0, 0);
+    let r0 = report(c0, Dir::Fwd, io0, a0, (u, s), idler.spin_total, idler.forced_rests);
+    let r1 = report(c1, Dir::Rev, io1, a1, (0.0, 0.0), 0, 0);
     ([r0, r1], wifi_json)
 }

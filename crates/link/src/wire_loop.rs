@@ -2,10 +2,12 @@
 //! device, pass them through the path model (path.rs: the queue discipline at the bottleneck
 //! rate, random loss, propagation delay + jitter) and write them to the other device when due.
 //!
-//! Each turn: (0) the AQM arm's transmitter takes every packet due by now; (1) write every
-//! packet due from the delay line; (2) read a bounded batch (with --gso, TCP super-packets cut
-//! into wire packets here); (3) take queue samples; (4) wait until shortly before the next
-//! deadline (idle.rs).
+//! Each turn: (0) the AQM arm's transmitter takes every packet due by now, and with access
+//! links (access.rs) every packet the hosts' entry links have sent by now enters the bottleneck;
+//! (1) write every packet due from the delay line (with access links: through the host's exit
+//! link first); (2) read a bounded batch (with --gso, TCP super-packets cut into wire packets
+//! here); (3) take queue samples; (4) wait until shortly before the next deadline (idle.rs).
+use crate::access::AccessStage;
 use crate::config::DirConfig;
 use crate::measured::Measured;
 use crate::path::{DelayLine, Outcome, PathModel, Verdict};
@@ -48,6 +50,42 @@ fn offer(
     }
 }
 
+/// An arriving packet (already in `slot`) goes to its host's entry link when there are access
+/// links, else straight to the path model. `Ok`: the slot is taken.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn admit(
+    access: &mut Option<AccessStage>,
+    model: &mut PathModel,
+    measured: &mut Measured,
+    now: u64,
+    slot: u32,
+    pkt: &[u8],
+    line: &mut DelayLine,
+) -> Result<(), Verdict> {
+    match access {
+        Some(a) => a.enter(now, pkt, slot).then_some(()).ok_or(Verdict::Dropped),
+        None => offer(model, measured, now, slot, pkt, line),
+    }
+}
+
+/// Write one packet to `fd_out` (with a zero virtio-net header when `vnet_out`): whether the
+/// write succeeded.
+#[inline]
+fn write_packet(fd_out: RawFd, vnet_out: bool, pkt: &[u8]) -> bool {
+    let r = if vnet_out {
+        let zero_hdr = [0u8; tun::VNET_HDR_LEN];
+        let iov = [
+            libc::iovec { iov_base: zero_hdr.as_ptr() as *mut libc::c_void, iov_len: tun::VNET_HDR_LEN },
+            libc::iovec { iov_base: pkt.as_ptr() as *mut libc::c_void, iov_len: pkt.len() },
+        ];
+        unsafe { libc::writev(fd_out, iov.as_ptr(), 2) }
+    } else {
+        unsafe { libc::write(fd_out, pkt.as_ptr() as *const libc::c_void, pkt.len()) }
+    };
+    r >= 0
+}
+
 /// Forward from `fd_in` to `fd_out` until the run stops. `vnet_in` / `vnet_out`: the device
 /// carries a virtio-net header (--gso: the sender-side device).
 pub fn forward(
@@ -60,7 +98,6 @@ pub fn forward(
     vnet_out: bool,
 ) -> DirReport {
     let Timing { spin_ns, max_busy_ns, rest_ns, rt_prio, deadline } = tm;
-    let zero_hdr = [0u8; tun::VNET_HDR_LEN];
     let mut big = if vnet_in { vec![0u8; 256 * 1024] } else { Vec::new() };
     let mut gso_super = 0u64;
     let mut per_port = PortLosses::new();
@@ -69,6 +106,7 @@ pub fn forward(
     let rt = enter_realtime(rt_prio);
     let mut model = PathModel::new(&cfg);
     let mut measured = Measured::new(&cfg.measured_tcp_ports);
+    let mut access = cfg.access.clone().map(|spec| AccessStage::new(spec, &cfg.measured_tcp_ports));
     model.start_trace_at(t0);
     let mut line = DelayLine::new();
     let mut late = Lateness::new();
@@ -90,26 +128,48 @@ pub fn forward(
                 settle(o, &mut slab, &mut line, &mut per_port);
             }
         }
-        // 1. Deliver everything that is due.
+        // 0b. Access links: what the entry links have sent by now enters the bottleneck at
+        // its due time (the fast path's departures are then exact whatever the loop's delay).
+        if let Some(a) = access.as_mut() {
+            let now = now_ns();
+            while let Some((due, slot, len)) = a.pop_entering(now) {
+                if let Err(v) = offer(&mut model, &mut measured, due, slot, slab.packet(slot, len), &mut line) {
+                    count_loss(&mut per_port, slab.packet(slot, len), v);
+                    slab.release(slot);
+                }
+            }
+        }
+        // 1. Deliver everything that is due (with access links: to the host's exit link, which
+        // hands it out when serialised).
         loop {
             let now = now_ns();
             let Some((due, slot, len)) = line.pop_due(now) else { break };
-            late.add(now - due);
             let pkt = slab.packet(slot, len);
-            let r = if vnet_out {
-                let iov = [
-                    libc::iovec { iov_base: zero_hdr.as_ptr() as *mut libc::c_void, iov_len: tun::VNET_HDR_LEN },
-                    libc::iovec { iov_base: pkt.as_ptr() as *mut libc::c_void, iov_len: len as usize },
-                ];
-                unsafe { libc::writev(fd_out, iov.as_ptr(), 2) }
-            } else {
-                unsafe { libc::write(fd_out, pkt.as_ptr() as *const libc::c_void, len as usize) }
-            };
-            if r < 0 {
-                model.counters.write_errors += 1;
-            } else {
+            if let Some(a) = access.as_mut() {
+                if !a.leave(due, pkt, slot) {
+                    count_loss(&mut per_port, pkt, Verdict::Dropped);
+                    slab.release(slot);
+                }
+                continue;
+            }
+            late.add(now - due);
+            if write_packet(fd_out, vnet_out, pkt) {
                 model.counters.packets_out += 1;
                 model.counters.bytes_out += len as u64;
+            } else {
+                model.counters.write_errors += 1;
+            }
+            slab.release(slot);
+        }
+        while let Some(a) = access.as_mut() {
+            let now = now_ns();
+            let Some((due, slot, len)) = a.pop_leaving(now) else { break };
+            late.add(now - due);
+            if write_packet(fd_out, vnet_out, slab.packet(slot, len)) {
+                model.counters.packets_out += 1;
+                model.counters.bytes_out += len as u64;
+            } else {
+                model.counters.write_errors += 1;
             }
             slab.release(slot);
         }
@@ -140,7 +200,7 @@ pub fn forward(
                     }
                     let slot = slab.peek_free();
                     slab.slot_mut(slot)[..seg.len()].copy_from_slice(seg);
-                    match offer(&mut model, &mut measured, now, slot, seg, &mut line) {
+                    match admit(&mut access, &mut model, &mut measured, now, slot, seg, &mut line) {
                         Ok(()) => slab.take(),
                         Err(v) => count_loss(&mut per_port, seg, v),
                     }
@@ -185,7 +245,7 @@ pub fn forward(
                 continue;
             }
             let now = now_ns();
-            match offer(&mut model, &mut measured, now, slot, slab.packet(slot, len), &mut line) {
+            match admit(&mut access, &mut model, &mut measured, now, slot, slab.packet(slot, len), &mut line) {
                 Ok(()) => slab.take(),
                 Err(v) => count_loss(&mut per_port, slab.packet(slot, len), v),
             }
@@ -211,7 +271,7 @@ pub fn forward(
         }
         // 4. Wait until shortly before the next deadline (idle.rs).
         let mut wake = line.next_time().unwrap_or(now + 50_000_000).min(now + 50_000_000);
-        if let Some(t) = model.next_service() {
+        for t in [model.next_service(), access.as_ref().and_then(AccessStage::next_time)].into_iter().flatten() {
             wake = wake.min(t);
         }
         if next_sample != u64::MAX {
@@ -222,7 +282,7 @@ pub fn forward(
     let (u, s) = thread_cpu();
     DirReport {
         cfg,
-        held: line.len() + model.held_packets() as usize,
+        held: line.len() + model.held_packets() as usize + access.as_ref().map_or(0, AccessStage::held),
         counters: model.counters.clone(),
         queue: model.queue_stats(),
         bytes_served: model.bytes_served(),
@@ -238,5 +298,6 @@ pub fn forward(
         gso_super,
         gso_errors,
         per_port,
+        access: access.as_ref().map(AccessStage::report),
     }
 }

@@ -5,7 +5,7 @@
 //! data of forward flows (and the ACKs of reverse flows), the reverse link the ACKs of forward
 //! flows (and the data of reverse flows); a flow's "sender host" is always the left one, so a
 //! reverse flow's sender sits on the right. With an access
-//! rate, flow f also has 2+4f sender uplink, 3+4f receiver downlink, 4+4f receiver uplink,
+//! rate (the scenario's, or a flow's own `access_rate_bps`), flow f also has 2+4f sender uplink, 3+4f receiver downlink, 4+4f receiver uplink,
 //! 5+4f sender downlink. Without an access rate the access links are pure delays, which are
 //! folded exactly into the bottleneck: a packet enters the bottleneck queue `access.delay`
 //! after it leaves its host, and the bottleneck's delay line includes the far access delay.
@@ -49,14 +49,17 @@ pub struct Dumbbell {
     pub wifi: Option<WifiHop>,
 }
 
-/// Access buffer: a host's transmit queue (Linux txqueuelen default).
-const ACCESS_QUEUE_PKTS: u64 = 1000;
+/// Access buffer: a host's transmit queue (Linux txqueuelen default). ccbench-link's access
+/// links (crates/link/src/access.rs) use the same.
+pub const ACCESS_QUEUE_PKTS: u64 = 1000;
 
 impl Dumbbell {
     pub fn build(cfg: &SimConfig) -> Self {
         let b = &cfg.bottleneck;
         let a = &cfg.access;
-        let access = a.rate_bps.is_some();
+        // a flow's own access rate, else the scenario's; links for every flow if any has one (a
+        // flow with neither gets links without a rate: its access delays alone)
+        let access = a.rate_bps.is_some() || cfg.flows.iter().any(|f| f.access_rate_bps.is_some());
         let half = b.rtt_ns / 2;
         let fold = if access { 0 } else { a.delay_ns };
         let jitter = Jitter { dist: b.jitter_dist, jitter_ns: b.jitter_ns };
@@ -121,13 +124,13 @@ impl Dumbbell {
                 cfg.seed,
             ),
         ];
-        if let Some(rate) = a.rate_bps {
+        if access {
             for f in &cfg.flows {
                 for side in ["snd-up", "rcv-down", "rcv-up", "snd-down"] {
                     links.push(Link::new(
                         LinkSpec {
                             name: format!("access/{}/{side}", f.id),
-                            rate_bps: Some(rate),
+                            rate_bps: f.access_rate_bps.or(a.rate_bps),
                             buffer: BufferConfig::Packets(ACCESS_QUEUE_PKTS),
                             delay_ns: a.delay_ns,
                             jitter: None,

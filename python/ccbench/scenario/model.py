@@ -453,6 +453,15 @@ class FlowGroup(_Model):
     #: Which way the data crosses the bottleneck: "forward" (sender → receiver side) or
     #: "reverse" (receiver side → sender side, the ACKs go forward): RRUL-style two-way load.
     direction: Literal["forward", "reverse"] = "forward"
+    #: The rate of these connections' own access links instead of ``access.rate`` (None: that).
+    access_rate_bps: Optional[int] = Field(None, alias="access_rate")
+
+    @field_validator("access_rate_bps", mode="before")
+    @classmethod
+    def _access_rate(cls, v):
+        if v is None:
+            return None
+        return _rate_bps(v, units.RATE_FORM + " (or leave it out: access.rate)")
 
     @field_validator("cc", mode="before")
     @classmethod
@@ -637,6 +646,7 @@ class FlowSpec:
     timestamps: bool = True
     ecn: bool = False
     direction: str = "forward"
+    access_rate_bps: Optional[int] = None
 
     @property
     def start_ns(self) -> int:
@@ -1028,6 +1038,7 @@ class Scenario(_Model):
                 timestamps=g.timestamps,
                 ecn=g.ecn,
                 direction=g.direction,
+                access_rate_bps=g.access_rate_bps,
             )
             for fid, gi, g, start_s in self._flow_starts()
         ]
@@ -1054,6 +1065,8 @@ class Scenario(_Model):
                     **({"ecn": True} if g.ecn else {}),
                     # only when reverse (serde default forward), likewise
                     **({"direction": "reverse"} if g.direction == "reverse" else {}),
+                    # only when set (serde default None), likewise
+                    **({"access_rate_bps": g.access_rate_bps} if g.access_rate_bps is not None else {}),
                 }
                 for fid, gi, g, start_s in self._flow_starts()
             ],
@@ -1081,6 +1094,8 @@ class Scenario(_Model):
                     **({"ecn": True} if g.ecn else {}),
                     # only when reverse (serde default forward), likewise
                     **({"direction": "reverse"} if g.direction == "reverse" else {}),
+                    # only when set (serde default None), likewise
+                    **({"access_rate_bps": g.access_rate_bps} if g.access_rate_bps is not None else {}),
                 }
                 for g in self.flows
             ],
@@ -1157,6 +1172,8 @@ class Scenario(_Model):
                     **({} if g.timestamps else {"timestamps": False}),
                     **({"ecn": True} if g.ecn else {}),
                     **({"direction": "reverse"} if g.direction == "reverse" else {}),
+                    # only when set (serde default None), likewise
+                    **({"access_rate_bps": g.access_rate_bps} if g.access_rate_bps is not None else {}),
                 }
                 for g in self.flows
             ],
@@ -1240,6 +1257,7 @@ _FORMS = {
     "timestamps": "true or false (TCP timestamps on these connections; default true)",
     "ecn": "true or false (ECN on these connections; default false)",
     "direction": '"forward" or "reverse" (which way the data crosses the bottleneck; default "forward")',
+    "access_rate": units.RATE_FORM + " (these connections' access-link rate instead of access.rate)",
     "reorder": "true or false",
     "trace": 'a Mahimahi trace file relative to the scenario, or a shipped trace such as "lte-steady"',
     "trace_reverse": 'a Mahimahi trace file relative to the scenario, or a shipped trace such as "lte-steady"',

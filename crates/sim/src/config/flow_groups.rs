@@ -38,6 +38,9 @@ pub struct FlowGroupConfig {
     pub ecn: bool,
     #[serde(default, skip_serializing_if = "Direction::is_forward")]
     pub direction: Direction,
+    /// As `FlowConfig::access_rate_bps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_rate_bps: Option<u64>,
 }
 
 fn default_true() -> bool {
@@ -87,6 +90,7 @@ pub fn expand(groups: &[FlowGroupConfig], seed: u64, start_jitter_ns: u64) -> Re
                 timestamps: g.timestamps,
                 ecn: g.ecn,
                 direction: g.direction,
+                access_rate_bps: g.access_rate_bps,
             });
             id = id.wrapping_add(1);
         }
@@ -111,6 +115,7 @@ mod tests {
             timestamps: true,
             ecn: false,
             direction: Direction::Forward,
+            access_rate_bps: None,
         }
     }
 

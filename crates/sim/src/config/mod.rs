@@ -224,6 +224,10 @@ pub struct FlowConfig {
     /// when reverse, so configs without reverse flows read and write as before.
     #[serde(default, skip_serializing_if = "Direction::is_forward")]
     pub direction: Direction,
+    /// The rate of this connection's hosts' access links instead of `access.rate_bps` (None:
+    /// that one). Serialised only when set, so configs without it read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_rate_bps: Option<u64>,
 }
 
 /// The direction of a flow's data across the dumbbell (`FlowConfig::direction`).
@@ -284,6 +288,7 @@ impl FlowConfig {
             timestamps: true,
             ecn: false,
             direction: Direction::Forward,
+            access_rate_bps: None,
         }
     }
 }

@@ -2,11 +2,10 @@
 by our userspace link emulator (crates/link, ``ccbench-link``), driven by iperf3.
 
 ``check(scenario)`` refuses what this machine cannot run (not root, no TUN, no iperf3, no
-ccbench-link, an algorithm the kernel lacks, an access-link rate the emulator does not do, a mix
-of ECN on and off, a reverse flow it cannot run yet) before anything starts; ``run(scenario)``
-builds the namespaces, starts the emulator and the
-flows, samples tcp_info through sock_diag, tears everything down in every case and returns the
-same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
+ccbench-link, an algorithm the kernel lacks, a mix of ECN on and off, a reverse flow it cannot
+run yet) before anything starts; ``run(scenario)`` builds the namespaces, starts the emulator
+and the flows, samples tcp_info through sock_diag, tears everything down in every case and
+returns the same tables as the simulator through ``build_result``. See docs/kernel-backend.md.
 """
 
 from __future__ import annotations
@@ -101,14 +100,6 @@ def check(scenario: Scenario) -> None:
     b = scenario.bottleneck
     if b.aqm not in LINK_AQMS:
         problems.append(("bottleneck.aqm", f"'{b.aqm}' is not implemented in ccbench-link yet", " or ".join(LINK_AQMS)))
-    if scenario.access.rate_bps is not None:
-        problems.append(
-            (
-                "access.rate",
-                "the kernel backend does not emulate access-link serialisation yet (access.delay is supported)",
-                "no access.rate",
-            )
-        )
     if scenario.probe.ping_s > 0 and env.ping_path() is None:
         problems.append(("probe.ping", "ping is not installed", "`apt-get install iputils-ping`, or ping = 0"))
     if 0 < scenario.probe.ping_s < 0.002:
@@ -609,7 +600,7 @@ def _assemble(
             flow_rows.append({"flow_id": f.id, "start_s": f.start_s, "completed": False})
     extra: dict[str, Any] = {
         "link_utilisation": _utilisation(q_t, qs.get("departed_bytes") or [], dur, scenario.bottleneck.rate_bps),
-        "drops": sum(d.get("dropped", 0) for d in dirs) if report else None,
+        "drops": sum(queue_drops(d) for d in dirs) if report else None,
         "ce_marked": sum(d.get("ce_marked", 0) for d in dirs) if report else None,
         "random_losses": sum(d.get("lost", 0) for d in dirs) if report else None,
         "probe_rtt_p50_ms": _pct(rtts, 50),
@@ -642,6 +633,13 @@ def _assemble(
     )
     res.links = link_counters(dirs) if report else []
     return res
+
+
+def queue_drops(direction: dict) -> int:
+    """Queue drops of one direction of ccbench-link's report: the bottleneck's and, with access
+    links, their entry and exit links' (the simulator's ``drops`` counts every link's)."""
+    access = direction.get("access") or {}
+    return direction.get("dropped", 0) + sum((access.get(side) or {}).get("dropped", 0) for side in ("entry", "exit"))
 
 
 #: ccbench-link's two directions under the simulator's names for the same links.

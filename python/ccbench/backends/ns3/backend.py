@@ -268,6 +268,14 @@ def check(scenario: Scenario) -> None:
     for i, g in enumerate(scenario.flows):
         if g.cc not in ALGORITHMS:
             problems.append((f"flows.{i}.cc", f"ns-3 {NS3_VERSION} has no '{g.cc}'", "one of " + ", ".join(ALGORITHMS)))
+        if g.access_rate_bps is not None:
+            problems.append(
+                (
+                    f"flows.{i}.access_rate",
+                    "the ns3 backend gives every host the scenario's access rate",
+                    "access.rate alone (the sim and kernel backends run per-flow rates)",
+                )
+            )
     if problems:
         k, p, e = problems[0]
         raise ScenarioError(scenario.source, k, p, e, problems)
