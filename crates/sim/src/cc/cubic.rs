@@ -148,9 +148,15 @@ impl Cubic {
         (4 * 65536 * 1_000_000 / sk.pacing_rate).min(1000)
     }
 
+    /// `hystart_update` (Linux 6.18): a new round starts once snd_una passes end_seq — on every
+    /// slow-start ACK with an RTT sample, small windows included, so rounds keep the phase of
+    /// the flights from the first ACK on; the two exit tests run only from hystart_low_window.
     fn hystart_update(&mut self, sk: &mut CcSock, delay_us: u64) {
         if sk.snd_una > self.end_seq {
             self.hystart_reset(sk);
+        }
+        if sk.cwnd < HYSTART_LOW_WINDOW {
+            return;
         }
         let now_us = sk.now_ns / NS_PER_US;
         // ACK train: ACKs closely spaced for longer than ~min_rtt/2 mean the pipe is full.
@@ -255,7 +261,7 @@ impl CongestionControl for Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay {
             self.delay_min_us = delay;
         }
-        if !self.found && sk.in_slow_start() && sk.cwnd >= HYSTART_LOW_WINDOW {
+        if !self.found && sk.in_slow_start() {
             self.hystart_update(sk, delay);
         }
     }
@@ -312,6 +318,34 @@ mod tests {
             let got = cwnd_at[&(secs * 10)] as f64;
             assert!((got - w).abs() / w < 0.02, "t={secs}s cwnd {got} vs W(t) {w:.1} (K {k_s:.2})");
         }
+    }
+
+    #[test]
+    fn hystart_rounds_start_below_the_low_window() {
+        // Linux 6.18 hystart_update resets the round (end_seq = snd_nxt) before it checks
+        // hystart_low_window, so a round boundary falls on the first ACK past end_seq even
+        // while cwnd < 16. init leaves end_seq at snd_nxt = 0; an ACK moving snd_una to 2 with
+        // cwnd 12 and snd_nxt 14 starts the round that ends at segment 14.
+        let mut c = Cubic::new();
+        let mut sk = CcSock::new(1448, 10, u32::MAX);
+        c.init(&mut sk);
+        sk.cwnd = 12;
+        sk.snd_una = 2;
+        sk.snd_nxt = 14;
+        sk.now_ns = 50_000_000;
+        c.pkts_acked(&mut sk, &AckSample { pkts_acked: 2, rtt_us: 50_000, in_flight: 10 });
+        assert_eq!(c.end_seq, 14);
+        assert_eq!(c.round_start_us, 50_000);
+        // Neither exit test ran: no samples counted, no exit found.
+        assert_eq!(c.sample_cnt, 0);
+        assert!(!c.found);
+        // From cwnd 16 on, samples count towards the delay test of the round.
+        sk.cwnd = 16;
+        sk.snd_una = 6;
+        sk.now_ns = 51_000_000;
+        c.pkts_acked(&mut sk, &AckSample { pkts_acked: 4, rtt_us: 50_000, in_flight: 10 });
+        assert_eq!(c.end_seq, 14);
+        assert_eq!(c.sample_cnt, 1);
     }
 
     fn c_k_seconds(wmax: f64, cwnd: f64) -> f64 {
