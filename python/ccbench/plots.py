@@ -1041,7 +1041,14 @@ def jain(results: Any, confidence: float = 0.95) -> Figure:
         names.append(label or "all runs")
         overall.append(_mean_ci(g["jain_index"], high=1.0))
         between.append(_mean_ci(g["jain_index_groups"], high=1.0) if has_groups else None)
-    fig, axes = new_figure(width=min(12.0, max(6.0, 0.7 * len(names) + 2.5)))
+    # a cell's label needs about 0.075 in per character of its longest line (small font) and each
+    # of its lines about 0.17 in: grow the figure with them so the axes keep most of it
+    longest = max(len(line) for n in names for line in n.split("\n"))
+    lines = max(n.count("\n") + 1 for n in names)
+    per_cell = max(0.7, 0.075 * longest)
+    fig, axes = new_figure(
+        width=min(14.0, max(6.0, per_cell * len(names) + (4.0 if has_groups else 2.5))), height=3.6 + 0.2 * lines
+    )
     ax = axes[0, 0]
     x = np.arange(len(names))
     w = 0.38 if has_groups else 0.6

@@ -252,7 +252,13 @@ def _legend_below(fig, axes_list) -> None:
                 handles.append(h)
                 labels.append(lab)
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=8, frameon=False)
+        # as many columns as fit the figure's width: an 8-pt character is about 4.5 pt wide, and
+        # each entry adds its marker and spacing (about 30 pt)
+        entry_pt = 4.5 * max(len(lab) for lab in labels) + 30
+        fit = max(1, int(fig.get_figwidth() * 72 // entry_pt))
+        fig.legend(
+            handles, labels, loc="outside lower center", ncols=min(4, len(labels), fit), fontsize=8, frameon=False
+        )
 
 
 def _title(fig, study: Study) -> None:
