@@ -101,9 +101,10 @@ class CompareError(ValueError):
 # input
 
 
-#: Algorithms built for an ECN-marking bottleneck (a step queue at K, RFC 8257), left out of the
-#: default comparison: on a queue that never marks they only repeat Reno.
-NEEDS_MARKING = ("dctcp",)
+#: Algorithms built for an ECN-marking bottleneck (a step queue at K, RFC 8257; an L4S queue such
+#: as dualpi2 for Prague), left out of the default comparison: on a queue that never marks they
+#: only repeat Reno.
+NEEDS_MARKING = ("dctcp", "prague")
 
 
 def resolve_algorithms(cc: Optional[str | Sequence[str]], backend: str) -> list[str]:
