@@ -132,7 +132,14 @@ pub fn forward_wifi(
                 let now = now_ns();
                 let pkt = slab.packet(slot, len);
                 let impaired = measured[d].impairs(pkt);
-                let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired };
+                let a = Arrival {
+                    slot,
+                    len,
+                    flow: flowkey::of_packet(pkt),
+                    ect: ecn::is_ect(pkt),
+                    l4s: ecn::is_l4s(pkt),
+                    impaired,
+                };
                 match path.offer(now, dir, a) {
                     Verdict::Queued => slab.take(),
                     v => count_loss(&mut io[d].per_port, pkt, v),

@@ -186,7 +186,13 @@ impl<'a> World<'a> {
                 let needs_ecn = algo.needs_ecn();
                 let ecn = f.ecn || needs_ecn;
                 let mut receiver = Receiver::new(f.id, total_segs, f.timestamps).with_rwnd(f.rwnd_bytes);
-                receiver = if needs_ecn { receiver.with_dctcp_ecn() } else { receiver.with_ecn(ecn) };
+                receiver = if algo.needs_accecn() {
+                    receiver.with_accecn()
+                } else if needs_ecn {
+                    receiver.with_dctcp_ecn()
+                } else {
+                    receiver.with_ecn(ecn)
+                };
                 receiver.set_rtt(handshake_rtt_ns(cfg));
                 FlowState {
                     sender: Sender::new(
@@ -361,6 +367,8 @@ impl<'a> World<'a> {
                     ce: false,
                     ece: false,
                     cwr: false,
+                    ect1: false,
+                    ace: 0,
                 };
                 self.send_fwd(pkt);
                 self.q.push(self.now + self.cfg.probe.ping_interval_ns, Ev::PingSend);
