@@ -208,7 +208,6 @@ impl Prague {
         }
         if acked > 0 && !self.in_loss && sk.is_cwnd_limited {
             let mut acked = acked as u64;
-            let mut grow = true;
             if sk.in_slow_start() {
                 acked = sk.slow_start(acked as u32) as u64;
                 self.frac_cwnd = (sk.cwnd as u64) << CWND_UNIT;
@@ -216,18 +215,16 @@ impl Prague {
                     self.update_ai_ack_increase(sk);
                     return;
                 }
-                grow = true;
             }
-            if grow {
-                let mut increase = acked * self.ai_ack_increase;
-                if self.frac_cwnd > 0 {
-                    let num = (increase as u128) << CWND_UNIT;
-                    let d = self.frac_cwnd as u128;
-                    increase = ((num + d / 2) / d) as u64;
-                }
-                self.frac_cwnd += acked.max(increase);
-                self.rate_bytes = (self.rate_bytes + acked).max(self.frac_to_rate(sk));
+            // acked · ai / cwnd, rounded; at least `acked` units (1/2^20 packet each).
+            let mut increase = acked * self.ai_ack_increase;
+            if self.frac_cwnd > 0 {
+                let num = (increase as u128) << CWND_UNIT;
+                let d = self.frac_cwnd as u128;
+                increase = ((num + d / 2) / d) as u64;
             }
+            self.frac_cwnd += acked.max(increase);
+            self.rate_bytes = (self.rate_bytes + acked).max(self.frac_to_rate(sk));
         }
         // Step-wise adjustment of cwnd towards the fractional window.
         let target = self.frac_to_cwnd(sk);
