@@ -196,7 +196,7 @@ impl DualPi2 {
 
     /// `dualpi2_roll`: true with probability `prob` / MAX_PROB.
     fn roll(&mut self, prob: u64) -> bool {
-        ((self.rng.next_u64() >> 32) as u64) <= prob
+        (self.rng.next_u64() >> 32) <= prob
     }
 
     /// `must_drop`: the coupled signal for `pkt` (CE set on it when marked).

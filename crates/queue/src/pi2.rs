@@ -20,7 +20,7 @@ const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// `dualpi2_scale_alpha_beta`: a gain in 1/256 Hz to probability units per 64 ns of delay.
 pub fn scale_gain(param: u32) -> u32 {
-    (((param as u64) * (MAX_PROB as u64) >> (ALPHA_BETA_SHIFT - ALPHA_BETA_GRANULARITY)) / NS_PER_SEC) as u32
+    ((((param as u64) * (MAX_PROB as u64)) >> (ALPHA_BETA_SHIFT - ALPHA_BETA_GRANULARITY)) / NS_PER_SEC) as u32
 }
 
 /// The base probability p' and its update rule.

@@ -117,9 +117,11 @@ fn classic_cubic_alone_is_held_near_the_pi2_target() {
 /// * Prague cuts W·alpha/2 with alpha ≈ p_L, but, being RTT-independent, at most every 25 ms:
 ///   with an RTT of R_L ≈ 20.6 ms (base plus about half the 1 ms step) that is every second
 ///   round, against an increase of a = (R_L/25 ms)² = 0.68 per round: W_L = 4a/p_L = 2.72/p_L.
+///
 /// So W_C/W_L = 0.90: windows near equal, as the coupling law intends. Rates are windows over
 /// RTTs, and the classic flow's RTT includes the C queue's 15 ms target:
 /// r_C/r_L = 0.90 · 20.6/35 = 0.53.
+///
 /// Tolerance: a factor 1.5 either way on both ratios. The response functions are fluid
 /// approximations (CUBIC's sawtooth, Prague's cut spacing of about two rounds), and the step
 /// adds marks to the L flow beyond k·p' whenever its queue passes 1 ms.
