@@ -7,6 +7,7 @@
 
 /// ECN codepoints (RFC 3168 §5).
 pub const NOT_ECT: u8 = 0b00;
+pub const ECT_1: u8 = 0b01;
 pub const CE: u8 = 0b11;
 
 /// The ECN codepoint of an IPv4 or IPv6 packet (None: too short or another protocol).
@@ -25,6 +26,13 @@ pub fn codepoint(pkt: &[u8]) -> Option<u8> {
 #[inline]
 pub fn is_ect(pkt: &[u8]) -> bool {
     codepoint(pkt).is_some_and(|c| c != NOT_ECT)
+}
+
+/// ECT(1) or CE: the L4S identifier (RFC 9331 §5.1; sch_dualpi2.c's default `ecn_mask`
+/// matches the low bit of the ECN field, set in 01 and 11).
+#[inline]
+pub fn is_l4s(pkt: &[u8]) -> bool {
+    codepoint(pkt).is_some_and(|c| c & ECT_1 != 0)
 }
 
 /// Set CE on an ECN-capable packet (RFC 3168 §5: a router sets CE only on ECT packets; a
@@ -141,6 +149,22 @@ pub(crate) mod tests {
         let before = c.clone();
         assert!(is_ect(&c) && set_ce(&mut c));
         assert_eq!(c, before, "CE again: unchanged, checksum too");
+    }
+
+    #[test]
+    fn the_l4s_identifier_is_ect1_or_ce() {
+        // ECN field 01 (ECT(1)) and 11 (CE) are L4S, 10 (ECT(0)) and 00 are not; DSCP bits
+        // above them do not matter. IPv6: the same two bits in the traffic class.
+        for (tos, l4s) in [(0b00, false), (0b01, true), (0b10, false), (0b11, true), (0xb8 | 0b01, true)] {
+            let h = ipv4(tos, 64, 1, [198, 18, 0, 1], [198, 18, 0, 2], false);
+            assert_eq!(is_l4s(&h), l4s, "tos {tos:#x}");
+        }
+        let mut p = vec![0u8; 40];
+        p[0] = 0x60;
+        p[1] = 0b01 << 4;
+        assert!(is_l4s(&p));
+        p[1] = 0b10 << 4;
+        assert!(!is_l4s(&p));
     }
 
     #[test]

@@ -328,7 +328,7 @@ mod tests {
     }
 
     fn arrival(slot: u32, len: u32, flow: u32, ect: bool) -> Arrival {
-        Arrival { slot, len, flow, ect, impaired: true }
+        Arrival { slot, len, flow, ect, l4s: false, impaired: true }
     }
 
     #[test]
@@ -564,7 +564,7 @@ mod tests {
             c.serve_droptail_at_dequeue = served;
             let (mut with_setup, mut without) = (PathModel::new(&c), PathModel::new(&c));
             let fate = |m: &mut PathModel, t: u64, slot: u32, impaired: bool| -> Verdict {
-                let v = m.offer(t, Arrival { slot, len: 1500, flow: 1, ect: false, impaired });
+                let v = m.offer(t, Arrival { slot, len: 1500, flow: 1, ect: false, l4s: false, impaired });
                 if v != Verdict::Queued {
                     return v;
                 }

@@ -26,6 +26,8 @@ pub struct Arrival {
     pub flow: u32,
     /// ECN-capable transport (`ecn::is_ect`).
     pub ect: bool,
+    /// ECT(1) or CE, the L4S identifier (`ecn::is_l4s`): DualPI2's L queue.
+    pub l4s: bool,
     /// The scenario's loss and jitter apply to it (`measured::Measured::impairs`).
     pub impaired: bool,
 }
@@ -86,7 +88,7 @@ impl ServedQueue {
     pub fn enqueue(&mut self, now: u64, a: Arrival, out: &mut Vec<Left>) {
         self.serve_until(now, out);
         self.clock = self.clock.max(now);
-        let desc = Pkt::new(a.slot as u64, a.len, a.flow).ect(a.ect);
+        let desc = Pkt::new(a.slot as u64, a.len, a.flow).ect(a.ect).l4s(a.l4s);
         if self.qdisc.enqueue(self.clock, desc) == Verdict::Dropped {
             out.push(Left::Dropped { slot: a.slot, len: a.len });
         }

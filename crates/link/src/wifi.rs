@@ -95,7 +95,7 @@ impl WifiPath {
         let d = dir as usize;
         self.counters[d].packets_in += 1;
         self.counters[d].bytes_in += a.len as u64;
-        let desc = Pkt::new(a.slot as u64, a.len, a.flow).ect(a.ect);
+        let desc = Pkt::new(a.slot as u64, a.len, a.flow).ect(a.ect).l4s(a.l4s);
         let v = self.medium.enqueue(self.clock(now), dir, desc);
         self.collect_dropped();
         if v == ccbench_queue::Verdict::Dropped {
@@ -259,7 +259,7 @@ mod tests {
     }
 
     fn arrival(slot: u32, len: u32) -> Arrival {
-        Arrival { slot, len, flow: slot % 7, ect: false, impaired: true }
+        Arrival { slot, len, flow: slot % 7, ect: false, l4s: false, impaired: true }
     }
 
     #[test]
@@ -433,7 +433,7 @@ mod tests {
         for i in 0..20_000u32 {
             t += 50_000; // 240 Mbit/s offered
             run_until(&mut p, t);
-            let a = Arrival { slot: i, len: 1500, flow: 1, ect: true, impaired: true };
+            let a = Arrival { slot: i, len: 1500, flow: 1, ect: true, l4s: false, impaired: true };
             assert!(matches!(p.offer(t, Dir::Fwd, a), Verdict::Queued | Verdict::Dropped));
             collect(&mut p, &mut fates);
         }

@@ -64,7 +64,8 @@ fn settle_all(outcomes: &[(Dir, Outcome)], slab: &mut Slab, io: &mut [DirIo; 2])
 fn to_station(path: &mut WifiPath, measured: &mut Measured, now: u64, dir: Dir, slot: u32, pkt: &[u8]) -> Verdict {
     let impaired = measured.impairs(pkt);
     let len = pkt.len() as u32;
-    let a = Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired };
+    let a =
+        Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), l4s: ecn::is_l4s(pkt), impaired };
     path.offer(now, dir, a)
 }
 

@@ -36,7 +36,17 @@ fn offer(
     let len = pkt.len() as u32;
     let impaired = measured.impairs(pkt);
     let v = if model.is_served() {
-        model.offer(now, Arrival { slot, len, flow: flowkey::of_packet(pkt), ect: ecn::is_ect(pkt), impaired })
+        model.offer(
+            now,
+            Arrival {
+                slot,
+                len,
+                flow: flowkey::of_packet(pkt),
+                ect: ecn::is_ect(pkt),
+                l4s: ecn::is_l4s(pkt),
+                impaired,
+            },
+        )
     } else {
         model.arrive_impaired(now, len, impaired)
     };

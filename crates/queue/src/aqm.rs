@@ -10,13 +10,13 @@
 //! so the results show exactly what ran.
 use crate::red::ewma_weight;
 use crate::{
-    BufferConfig, Codel, CodelConfig, CodelParams, DropTail, Fq, FqCodel, FqCodelConfig, FqConfig, Limit, Pie,
-    PieConfig, Qdisc, Red, RedConfig, Step, StepConfig, Threshold,
+    BufferConfig, Codel, CodelConfig, CodelParams, DropTail, DualPi2, DualPi2Config, Fq, FqCodel, FqCodelConfig,
+    FqConfig, Limit, Pie, PieConfig, Qdisc, Red, RedConfig, Step, StepConfig, StepThresh, Threshold,
 };
 use serde::{Deserialize, Serialize};
 
 /// The disciplines a scenario may name.
-pub const NAMES: [&str; 7] = ["droptail", "codel", "fq_codel", "pie", "red", "fq", "step"];
+pub const NAMES: [&str; 8] = ["droptail", "codel", "fq_codel", "pie", "red", "fq", "step", "dualpi2"];
 
 /// Parameters of the queue discipline, in SI integers (ns, bytes, packets, bit/s). Which ones
 /// a discipline takes: [`params_of`].
@@ -102,6 +102,27 @@ pub struct AqmParams {
     /// step: the same threshold in bytes (`k` given as a size); at most one of the two.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k_bytes: Option<u64>,
+    /// dualpi2: the L queue's step, as a sojourn time (`step_thresh` in time units)...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_thresh_ns: Option<u64>,
+    /// ... or as an L-queue length in packets; at most one of the two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_thresh_packets: Option<u64>,
+    /// dualpi2: the step applies to packets finding at least this many in the L queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_qlen_step: Option<u64>,
+    /// dualpi2: the coupling factor k (L probability = k · p').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coupling: Option<u32>,
+    /// dualpi2: the C queue's scheduler weight in % (tc `c_protection`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_protection: Option<u32>,
+    /// dualpi2: on overload drop L4S packets with p'² rather than mark them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_overload: Option<bool>,
+    /// dualpi2: take the AQM decision at enqueue instead of dequeue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_early: Option<bool>,
 }
 
 /// The parameters (JSON names of [`AqmParams`]) discipline `aqm` takes.
@@ -125,6 +146,21 @@ pub fn params_of(aqm: &str) -> &'static [&'static str] {
             "ce_threshold_ns",
         ],
         "step" => &["k_packets", "k_bytes", "limit_packets", "limit_bytes"],
+        "dualpi2" => &[
+            "target_ns",
+            "tupdate_ns",
+            "alpha",
+            "beta",
+            "step_thresh_ns",
+            "step_thresh_packets",
+            "min_qlen_step",
+            "coupling",
+            "c_protection",
+            "limit_packets",
+            "memory_limit",
+            "drop_overload",
+            "drop_early",
+        ],
         _ => &[],
     }
 }
@@ -175,9 +211,25 @@ pub fn validate(aqm: &str, p: &AqmParams, buffer: BufferConfig) -> Result<(), St
         }
     }
     for (name, v) in [("alpha", p.alpha), ("beta", p.beta)] {
-        if v.is_some_and(|v| v > 32) {
+        if aqm == "dualpi2" {
+            // sch_dualpi2.c dualpi2_alpha_beta_range: 1 ..= 2^31 − 1, in 1/256 Hz.
+            if v.is_some_and(|v| !(1..=DUALPI2_GAIN_MAX).contains(&v)) {
+                return Err(format!(
+                    "bottleneck.aqm_params.{name} must be within 1..={DUALPI2_GAIN_MAX} (units of 1/256 Hz)"
+                ));
+            }
+        } else if v.is_some_and(|v| v > 32) {
             return Err(format!("bottleneck.aqm_params.{name} must be within 0..=32 (units of 1/16)"));
         }
+    }
+    if p.step_thresh_ns.is_some() && p.step_thresh_packets.is_some() {
+        return Err("bottleneck.aqm_params.step_thresh: a time or a packet count, not both".into());
+    }
+    if p.coupling.is_some_and(|k| !(1..=255).contains(&k)) {
+        return Err("bottleneck.aqm_params.coupling must be within 1..=255".into());
+    }
+    if p.c_protection.is_some_and(|w| w > 100) {
+        return Err("bottleneck.aqm_params.c_protection must be within 0..=100 (%)".into());
     }
     if let Some(pr) = p.probability {
         if !(pr > 0.0 && pr <= 1.0) {
@@ -207,6 +259,37 @@ pub fn validate(aqm: &str, p: &AqmParams, buffer: BufferConfig) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// The largest DualPI2 gain netlink accepts (ALPHA_BETA_MAX).
+const DUALPI2_GAIN_MAX: u32 = (1 << 31) - 1;
+
+/// DualPI2 over Linux's defaults (`dualpi2_reset_default`); the memory limit follows a given
+/// packet limit (`get_memory_limit`) unless given itself.
+fn dualpi2_config(p: &AqmParams, seed: u64) -> DualPi2Config {
+    let d = DualPi2Config::default();
+    let limit_packets = p.limit_packets.unwrap_or(d.limit_packets);
+    let step_thresh = match (p.step_thresh_ns, p.step_thresh_packets) {
+        (_, Some(n)) => StepThresh::Packets(n),
+        (Some(t), None) => StepThresh::Time(t),
+        (None, None) => d.step_thresh,
+    };
+    DualPi2Config {
+        target_ns: p.target_ns.unwrap_or(d.target_ns),
+        tupdate_ns: p.tupdate_ns.unwrap_or(d.tupdate_ns),
+        alpha: p.alpha.unwrap_or(d.alpha),
+        beta: p.beta.unwrap_or(d.beta),
+        step_thresh,
+        min_qlen_step: p.min_qlen_step.unwrap_or(d.min_qlen_step),
+        coupling: p.coupling.map_or(d.coupling, |k| k.clamp(1, 255) as u8),
+        c_protection: p.c_protection.map_or(d.c_protection, |w| w.min(100) as u8),
+        limit_packets,
+        memory_limit: p.memory_limit.unwrap_or_else(|| DualPi2Config::memory_limit_for(limit_packets, d.mtu)),
+        drop_overload: p.drop_overload.unwrap_or(d.drop_overload),
+        drop_early: p.drop_early.unwrap_or(d.drop_early),
+        seed,
+        ..d
+    }
 }
 
 /// Buffer in bytes (packets count as 1500 bytes), for RED's byte limit.
@@ -350,6 +433,7 @@ pub fn build(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64, seed
         "red" => Box::new(Red::new(red_config(p, buffer, rate_bps, seed))),
         "fq" => Box::new(Fq::new(fq_config(p))),
         "step" => Box::new(Step::new(step_config(p, buffer))),
+        "dualpi2" => Box::new(DualPi2::new(dualpi2_config(p, seed), 0)),
         _ => return None,
     })
 }
@@ -440,6 +524,29 @@ pub fn resolved(aqm: &str, p: &AqmParams, buffer: BufferConfig, rate_bps: u64) -
             };
             AqmParams { k_packets, k_bytes, limit_packets, limit_bytes, ..AqmParams::default() }
         }
+        "dualpi2" => {
+            let c = dualpi2_config(p, 0);
+            let (step_thresh_ns, step_thresh_packets) = match c.step_thresh {
+                StepThresh::Time(t) => (Some(t), None),
+                StepThresh::Packets(n) => (None, Some(n)),
+            };
+            AqmParams {
+                target_ns: Some(c.target_ns),
+                tupdate_ns: Some(c.tupdate_ns),
+                alpha: Some(c.alpha),
+                beta: Some(c.beta),
+                step_thresh_ns,
+                step_thresh_packets,
+                min_qlen_step: Some(c.min_qlen_step),
+                coupling: Some(c.coupling as u32),
+                c_protection: Some(c.c_protection as u32),
+                limit_packets: Some(c.limit_packets),
+                memory_limit: Some(c.memory_limit),
+                drop_overload: Some(c.drop_overload),
+                drop_early: Some(c.drop_early),
+                ..AqmParams::default()
+            }
+        }
         _ => AqmParams::default(),
     }
 }
@@ -503,6 +610,39 @@ mod tests {
         assert!(validate("step", &AqmParams { k_packets: Some(0), ..AqmParams::default() }, BUF).is_err());
         let foreign = AqmParams { ecn: Some(true), ..AqmParams::default() };
         assert!(validate("step", &foreign, BUF).unwrap_err().contains("it takes: k_packets, k_bytes"));
+    }
+
+    #[test]
+    fn dualpi2_defaults_are_linuxs_and_its_keys_are_checked() {
+        // dualpi2_reset_default: target 15 ms, tupdate 16 ms, alpha 41 and beta 819 (1/256 Hz),
+        // step 1 ms, k = 2, wc 10 %, limit 10 000 packets, memory 10 000 · 2 · 1514 B.
+        let r = resolved("dualpi2", &AqmParams::default(), BUF, 10_000_000);
+        assert_eq!(
+            (r.target_ns, r.tupdate_ns, r.alpha, r.beta, r.step_thresh_ns, r.step_thresh_packets),
+            (Some(15_000_000), Some(16_000_000), Some(41), Some(819), Some(1_000_000), None)
+        );
+        assert_eq!(
+            (r.coupling, r.c_protection, r.limit_packets, r.memory_limit, r.drop_overload, r.drop_early),
+            (Some(2), Some(10), Some(10_000), Some(30_280_000), Some(true), Some(false))
+        );
+        // A packet limit carries the memory limit with it.
+        let p = AqmParams { limit_packets: Some(100), step_thresh_packets: Some(5), ..AqmParams::default() };
+        assert!(validate("dualpi2", &p, BUF).is_ok());
+        let r = resolved("dualpi2", &p, BUF, 1);
+        assert_eq!((r.memory_limit, r.step_thresh_ns, r.step_thresh_packets), (Some(302_800), None, Some(5)));
+        let both = AqmParams { step_thresh_ns: Some(1), step_thresh_packets: Some(1), ..AqmParams::default() };
+        assert!(validate("dualpi2", &both, BUF).unwrap_err().contains("not both"));
+        let k0 = AqmParams { coupling: Some(0), ..AqmParams::default() };
+        assert!(validate("dualpi2", &k0, BUF).unwrap_err().contains("coupling"));
+        let wc = AqmParams { c_protection: Some(101), ..AqmParams::default() };
+        assert!(validate("dualpi2", &wc, BUF).unwrap_err().contains("c_protection"));
+        // alpha in 1/256 Hz for dualpi2 (41 is fine), in 1/16 for pie (41 is not).
+        let a = AqmParams { alpha: Some(41), ..AqmParams::default() };
+        assert!(validate("dualpi2", &a, BUF).is_ok());
+        assert!(validate("pie", &a, BUF).is_err());
+        assert!(validate("dualpi2", &AqmParams { alpha: Some(0), ..AqmParams::default() }, BUF).is_err());
+        let foreign = AqmParams { k_packets: Some(3), ..AqmParams::default() };
+        assert!(validate("dualpi2", &foreign, BUF).unwrap_err().contains("step_thresh_ns"));
     }
 
     #[test]

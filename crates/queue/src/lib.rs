@@ -16,6 +16,7 @@
 //! | RED (Floyd & Jacobson 1993, gentle) | [`Red`] | enqueue |
 //! | step ECN marking at K (DCTCP, RFC 8257 §3.1) | [`Step`] | enqueue |
 //! | fq (Linux's fair-queueing pacer) | [`Fq`] | dequeue (per-flow pacing) |
+//! | DualPI2 (RFC 9332, L4S coupled dual queue) | [`DualPi2`] | dequeue (step and coupled PI2) |
 //!
 //! The scenario's side of the queue is here too: [`BufferConfig`] (`bottleneck.buffer`) and
 //! module [`aqm`], which validates `bottleneck.aqm` / `bottleneck.aqm_params`, builds the
@@ -63,8 +64,10 @@ pub mod codel;
 pub mod codel_core;
 mod conformance;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq;
 pub mod fq_codel;
+pub mod pi2;
 pub mod pie;
 pub mod pkt;
 pub mod red;
@@ -79,6 +82,7 @@ pub use buffer::BufferConfig;
 pub use codel::{Codel, CodelConfig};
 pub use codel_core::CodelParams;
 pub use droptail::{DropTail, Limit, ScheduledDropTail};
+pub use dualpi2::{DualPi2, DualPi2Config, StepThresh};
 pub use fq::{Fq, FqConfig};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pie::{Pie, PieConfig};

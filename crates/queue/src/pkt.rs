@@ -20,14 +20,21 @@ pub struct Pkt {
     pub ect: bool,
     /// Congestion Experienced: set by a discipline that marked the packet.
     pub ce: bool,
+    /// The ECN field arrived as ECT(1) or CE, the L4S identifier (RFC 9331 §5.1): DualPI2
+    /// queues such a packet in its L queue. Other disciplines ignore it.
+    pub l4s: bool,
 }
 
 impl Pkt {
     pub fn new(id: u64, len: u32, flow: u32) -> Pkt {
-        Pkt { id, enq_ns: 0, send_at_ns: 0, len, flow, ect: false, ce: false }
+        Pkt { id, enq_ns: 0, send_at_ns: 0, len, flow, ect: false, ce: false, l4s: false }
     }
     pub fn ect(mut self, ect: bool) -> Pkt {
         self.ect = ect;
+        self
+    }
+    pub fn l4s(mut self, l4s: bool) -> Pkt {
+        self.l4s = l4s;
         self
     }
 

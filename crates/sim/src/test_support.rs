@@ -231,6 +231,7 @@ impl<C: CongestionControl> Path<C> {
             is_app_limited: info.app_limited,
             is_retrans: false,
             is_ack_delayed: delayed,
+            ece_delta: 0,
             ..RateSample::default()
         };
         self.sk.in_flight = self.in_flight();

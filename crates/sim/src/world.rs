@@ -187,9 +187,15 @@ impl<'a> World<'a> {
                 let ecn = f.ecn || needs_ecn;
                 let mut receiver = Receiver::new(f.id, total_segs, f.timestamps).with_rwnd(f.rwnd_bytes);
                 // BBRv3 (bbr_precise_ece_ack): on an ECN connection the receiving host echoes
-                // CE per segment the same way.
+                // CE per segment the same way as DCTCP's.
                 let precise_echo = needs_ecn || (ecn && algo.wants_precise_ce_echo());
-                receiver = if precise_echo { receiver.with_dctcp_ecn() } else { receiver.with_ecn(ecn) };
+                receiver = if algo.needs_accecn() {
+                    receiver.with_accecn()
+                } else if precise_echo {
+                    receiver.with_dctcp_ecn()
+                } else {
+                    receiver.with_ecn(ecn)
+                };
                 receiver.set_rtt(handshake_rtt_ns(cfg));
                 FlowState {
                     sender: Sender::new(
@@ -364,6 +370,8 @@ impl<'a> World<'a> {
                     ce: false,
                     ece: false,
                     cwr: false,
+                    ect1: false,
+                    ace: 0,
                 };
                 self.send_fwd(pkt);
                 self.q.push(self.now + self.cfg.probe.ping_interval_ns, Ev::PingSend);

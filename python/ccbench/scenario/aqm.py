@@ -1,8 +1,8 @@
 """The bottleneck's queue discipline: ``bottleneck.aqm`` and its ``[bottleneck.aqm_params]``.
 
 Each discipline takes the parameters of its ``tc`` qdisc (tc-codel, tc-fq_codel, tc-pie,
-tc-red, tc-fq), with the RFC / Linux defaults; ``step`` (DCTCP's step ECN marking at K) takes
-``k`` and ``limit``, each in packets or bytes; docs/scenario.md lists them. This module parses
+tc-red, tc-fq, tc-dualpi2), with the RFC / Linux defaults; ``step`` (DCTCP's step ECN marking
+at K) takes ``k`` and ``limit``, each in packets or bytes; docs/scenario.md lists them. This module parses
 them (units as everywhere in a scenario), says which key is wrong and what is accepted, and
 resolves the defaults into the simulator's form (crates/queue/src/aqm.rs ``AqmParams``:
 SI integers, ``*_ns`` times, bytes, packets, bit/s), which is also what the results record in
@@ -23,7 +23,7 @@ from . import limits
 __all__ = ["NAMES", "PARAMS", "problems", "given_wire", "resolved_wire", "params_json"]
 
 #: The disciplines a scenario may name (``droptail`` is the default).
-NAMES = ("droptail", "codel", "fq_codel", "pie", "red", "fq", "step")
+NAMES = ("droptail", "codel", "fq_codel", "pie", "red", "fq", "step", "dualpi2")
 
 MTU = 1500
 #: psched_mtu of an Ethernet device: the quantum and CoDel's MTU in Linux.
@@ -36,7 +36,7 @@ class Param:
 
     key: str
     wire: str  # for kind "queue", the prefix of <wire>_packets / <wire>_bytes
-    kind: str  # time | size | rate | percent | int | bool | queue (packets or bytes)
+    kind: str  # time | size | rate | percent | int | bool | queue (packets or bytes) | step (time or packets)
     lo: int = 1
     hi: int = 0
     doc: str = ""
@@ -47,6 +47,8 @@ def _p(key, wire, kind, lo=1, hi=0, doc=""):
 
 
 _MAX_PKTS = limits.MAX_BUFFER_PACKETS
+#: sch_dualpi2.c ALPHA_BETA_MAX: the largest gain netlink accepts, in 1/256 Hz.
+_DUALPI2_GAIN_MAX = (1 << 31) - 1
 _TARGET = _p("target", "target_ns", "time", doc="queueing-delay target")
 _INTERVAL = _p("interval", "interval_ns", "time", doc="CoDel interval (about a worst-case RTT)")
 _LIMIT_PKTS = _p("limit", "limit_packets", "int", 1, _MAX_PKTS, "tail-drop limit, packets")
@@ -99,6 +101,20 @@ PARAMS: dict[str, tuple[Param, ...]] = {
         _p("k", "k", "queue", 1, _MAX_PKTS, "CE-mark ECT packets arriving at a queue above this"),
         _p("limit", "limit", "queue", 1, _MAX_PKTS, "tail-drop limit (default bottleneck.buffer)"),
     ),
+    "dualpi2": (
+        _p("target", "target_ns", "time", doc="classic queue's PI2 delay target"),
+        _p("tupdate", "tupdate_ns", "time", doc="period of the PI2 probability update"),
+        _p("alpha", "alpha", "int", 1, _DUALPI2_GAIN_MAX, "integral gain, in 1/256 Hz"),
+        _p("beta", "beta", "int", 1, _DUALPI2_GAIN_MAX, "proportional gain, in 1/256 Hz"),
+        _p("step_thresh", "step_thresh", "step", 0, _MAX_PKTS, "L queue's CE-marking step: a sojourn time or packets"),
+        _p("min_qlen_step", "min_qlen_step", "int", 0, _MAX_PKTS, "the step applies from this L-queue length"),
+        _p("coupling", "coupling", "int", 1, 255, "coupling factor k: L probability = k × p'"),
+        _p("c_protection", "c_protection", "int", 0, 100, "classic queue's scheduler weight, %"),
+        _LIMIT_PKTS,
+        _p("memory_limit", "memory_limit", "size", 1, (1 << 32) - 1, "memory the queued packets may use"),
+        _p("drop_overload", "drop_overload", "bool", doc="on overload drop L4S packets rather than only mark"),
+        _p("drop_early", "drop_early", "bool", doc="decide at enqueue instead of dequeue"),
+    ),
 }
 
 _MS = 1_000_000
@@ -130,6 +146,22 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     # step's limit is the buffer (see resolved_wire); K is 65 packets, the DCTCP paper's setting
     # for 10 Gbit/s ports (crates/queue/src/step.rs StepConfig::DEFAULT_K_PACKETS).
     "step": {"k_packets": 65},
+    # dualpi2_reset_default (sch_dualpi2.c, Linux 6.18); memory_limit follows limit (see
+    # resolved_wire): limit × 2 × psched_mtu.
+    "dualpi2": {
+        "target_ns": 15 * _MS,
+        "tupdate_ns": 16 * _MS,
+        "alpha": 41,
+        "beta": 819,
+        "step_thresh_ns": 1 * _MS,
+        "min_qlen_step": 0,
+        "coupling": 2,
+        "c_protection": 10,
+        "limit_packets": 10000,
+        "memory_limit": 10000 * 2 * LINUX_MTU,
+        "drop_overload": True,
+        "drop_early": False,
+    },
     "fq": {
         "limit_packets": 10000,
         "flow_limit": 100,
@@ -167,6 +199,7 @@ _FORMS = {
     "percent": units.PERCENT_FORM,
     "bool": "true or false",
     "queue": 'packets ("65pkt" or an integer count) or a size such as "97500B" or "100KB"',
+    "step": 'a sojourn time such as "1ms" or packets ("5pkt" or an integer count)',
 }
 
 _PARSERS: dict[str, Callable[[Any], Any]] = {
@@ -201,10 +234,36 @@ def _parse_queue(p: Param, value: Any) -> tuple[str, int]:
     return kind, n
 
 
+def _parse_step(p: Param, value: Any) -> tuple[str, int]:
+    """DualPI2's step threshold as ("ns", t) or ("packets", n): an integer or "<n>pkt" counts
+    packets in the L queue (tc's ``step_thresh 5packets``), a time is a sojourn time."""
+    form = _FORMS["step"]
+    if isinstance(value, bool) or isinstance(value, float):
+        raise UnitError(f"{_q(value)} is neither a time nor a packet count", form)
+    if isinstance(value, int) or (isinstance(value, str) and value.strip().lower().endswith("pkt")):
+        n = value if isinstance(value, int) else value.strip()[:-3].strip()
+        try:
+            n = int(n)
+        except ValueError:
+            raise UnitError(f"{_q(value)} is not a packet count", form) from None
+        if not p.lo <= n <= p.hi:
+            raise UnitError(f"{_q(value)} is out of range", f"{form}, from {p.lo} to {p.hi} packets")
+        return "packets", n
+    try:
+        t = units.parse_time_ns(value)
+    except UnitError as e:
+        raise UnitError(e.problem, form) from None
+    if not 0 <= t <= limits.MAX_TIME_NS:
+        raise UnitError(f"{_q(value)} is out of range", form)
+    return "ns", t
+
+
 def _parse(p: Param, value: Any) -> Any:
     """The value in the simulator's form; UnitError naming what is accepted otherwise."""
     if p.kind == "queue":
         return _parse_queue(p, value)
+    if p.kind == "step":
+        return _parse_step(p, value)
     if p.kind == "bool":
         if not isinstance(value, bool):
             raise UnitError(f"{_q(value)} is not a boolean", _FORMS["bool"])
@@ -306,7 +365,7 @@ def given_wire(aqm: str, raw: Optional[Mapping[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in (raw or {}).items():
         p = by_key[k]
-        if p.kind == "queue":
+        if p.kind in ("queue", "step"):
             kind, n = _parse(p, v)
             out[f"{p.wire}_{kind}"] = n
         else:
@@ -326,6 +385,15 @@ def resolved_wire(aqm: str, raw: Optional[Mapping[str, Any]], buffer_bytes: int)
         k = {key: v for key, v in given.items() if key.startswith("k_")} or DEFAULTS["step"]
         limit = {key: v for key, v in given.items() if key.startswith("limit_")} or {"limit_bytes": buffer_bytes}
         return {**k, **limit}
+    if aqm == "dualpi2":
+        # A given step replaces the default in either unit; a given packet limit carries the
+        # memory limit with it (get_memory_limit: limit × 2 × MTU, at most 2^32 − 1).
+        base = dict(DEFAULTS["dualpi2"])
+        if "step_thresh_packets" in given:
+            del base["step_thresh_ns"]
+        if "limit_packets" in given:
+            base["memory_limit"] = min(given["limit_packets"] * 2 * LINUX_MTU, (1 << 32) - 1)
+        return {**base, **given}
     return {**DEFAULTS[aqm], **given}
 
 

@@ -286,7 +286,7 @@ class Bottleneck(_Model):
     loss: LossModel = NO_LOSS
     impair: Literal["data", "ack", "both"] = "data"
     buffer: BufferSpec = BufferSpec("bdp", 1.0)
-    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red", "fq", "step"] = "droptail"
+    aqm: Literal["droptail", "codel", "fq_codel", "pie", "red", "fq", "step", "dualpi2"] = "droptail"
     #: The discipline's parameters as written (``[bottleneck.aqm_params]``); checked against
     #: ``aqm`` after validation (aqm.problems), resolved with the defaults by ``aqm_wire``.
     aqm_params: dict[str, Any] = Field(default_factory=dict)

@@ -21,6 +21,7 @@ pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod minmax;
+pub mod prague;
 pub mod reno;
 pub mod vegas;
 
@@ -99,6 +100,9 @@ pub struct RateSample {
     pub delivered_ce: i64,
     /// This ACK carried ECN-Echo (`is_ece`, FLAG_ECE).
     pub is_ece: bool,
+    /// Accurate ECN: delivered packets this ACK reports newly CE-marked (`rs->ece_delta` of
+    /// the L4S tree); 0 without AccECN.
+    pub ece_delta: u32,
 }
 
 /// What `skb_marked_lost` learns about a segment just marked lost: its transmit-time snapshot
@@ -281,6 +285,18 @@ pub trait CongestionControl: Send {
     /// is newly counted in `tp->lost` (which already includes it).
     fn skb_marked_lost(&mut self, _sk: &mut CcSock, _skb: &LostSkb) {}
 
+    /// TCP_CONG_NEEDS_ACCECN: the connection uses Accurate ECN feedback (RFC 9768): the
+    /// receiver counts CE-marked packets and every ACK carries the count.
+    fn needs_accecn(&self) -> bool {
+        false
+    }
+
+    /// TCP_CONG_WANTS_ECT_1: packets leave ECT(1), the L4S identifier (RFC 9331), instead of
+    /// ECT(0).
+    fn wants_ect_1(&self) -> bool {
+        false
+    }
+
     /// `pkts_acked`: per-ACK RTT sample.
     fn pkts_acked(&mut self, _sk: &mut CcSock, _sample: &AckSample) {}
 
@@ -322,7 +338,7 @@ pub trait CongestionControl: Send {
 }
 
 /// Algorithms the simulator runs, with the Linux source each follows.
-pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "bbr3", "vegas", "dctcp"];
+pub const NAMES: &[&str] = &["reno", "cubic", "bbr", "bbr3", "vegas", "dctcp", "prague"];
 
 /// (name, Linux version followed, notes) for `ccbench algorithms`.
 pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
@@ -358,6 +374,13 @@ pub fn describe() -> Vec<(&'static str, &'static str, &'static str)> {
             "alpha with g 1/16 once per window from delivered_ce / delivered, cut by alpha/2 on \
              ECE, halving on loss, Reno growth; always ECN; receiver echoes CE exactly",
         ),
+        (
+            "prague",
+            "L4STeam/linux net/ipv4/tcp_prague.c @ 893e1479 (v0.7, fractional window)",
+            "ECT(1) + Accurate ECN; alpha with g 1/16 once per round (25 ms when RTT-independent), \
+             cut by alpha/2 once per round on CE, halving on loss; additive increase scaled to a \
+             25 ms reference RTT after 4 rounds; paced at cwnd/srtt; simulator only",
+        ),
     ]
 }
 
@@ -371,6 +394,7 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "bbr3" => Some(Box::new(bbr3::Bbr3::new(rng))),
         "vegas" => Some(Box::new(vegas::Vegas::new())),
         "dctcp" => Some(Box::new(dctcp::Dctcp::new())),
+        "prague" => Some(Box::new(prague::Prague::new())),
         _ => None,
     }
 }

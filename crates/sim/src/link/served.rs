@@ -75,7 +75,10 @@ impl ServedQueue {
         // ECT as the sender set it (new data of an ECN connection; never ACKs, retransmissions
         // or the ping), so a discipline with ECN on marks it instead of dropping. Flow hash of
         // the connection id (ping = u32::MAX).
-        let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64)).ect(pkt.ect);
+        // ECT(1) or CE is the L4S identifier DualPI2 classifies on (RFC 9331 §5.1).
+        let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64))
+            .ect(pkt.ect)
+            .l4s((pkt.ect && pkt.ect1) || pkt.ce);
         match self.qdisc.enqueue(now, desc) {
             Verdict::Dropped => {
                 self.held.release(slot);

@@ -61,7 +61,9 @@ impl WifiHop {
     pub fn enqueue(&mut self, now: Nanos, dir: Dir, pkt: Pkt) -> Option<Pkt> {
         let slot = self.held.reserve();
         // Flow hash of the connection id (ping = u32::MAX) and ECT, as served.rs.
-        let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64)).ect(pkt.ect);
+        let desc = ccbench_queue::Pkt::new(slot as u64, pkt.bytes, flow_hash(pkt.flow as u64))
+            .ect(pkt.ect)
+            .l4s((pkt.ect && pkt.ect1) || pkt.ce);
         match self.medium.enqueue(now, dir, desc) {
             Verdict::Dropped => {
                 self.held.release(slot);

@@ -15,6 +15,17 @@
 //! ECE is on while the last segment was CE and off as soon as one arrives unmarked, with no
 //! sticky echo until CWR; a change of state sends the ACK being delayed first, for the data
 //! before the change and with the old state, then ACKs at once.
+//!
+//! Accurate ECN (RFC 9768), for an algorithm with TCP_CONG_NEEDS_ACCECN (Prague): the
+//! receiver counts the CE-marked packets it receives (r.cep, §3.2.1) and every ACK carries the
+//! count (`Pkt::ace`); the sender takes the increase since the previous ACK as the number of
+//! newly CE-marked deliveries (`tcp_accecn_process`: it adds to `delivered_ce`, and a non-zero
+//! increase is FLAG_ECE). The count is carried exactly, as the AccECN option's counters do;
+//! the 3-bit ACE field alone would wrap after 8 marks between ACKs, which ACKs every second
+//! segment never reach. No ECE/CWR handshake (RFC 9768 §3.1: those bits form the ACE field),
+//! no quick ACKs on CE (Linux enters quick-ACK mode on CE for RFC 3168 feedback only). Every
+//! packet of such a connection, retransmissions and pure ACKs included, leaves ECT(1)
+//! (TCP_CONG_WANTS_ECT_1; ECN++ ACKs).
 use super::Pkt;
 
 /// The sender's half: TCP_ECN_OK and TCP_ECN_QUEUE_CWR.
@@ -27,20 +38,46 @@ pub struct SenderEcn {
     /// The algorithm has TCP_CONG_NEEDS_ECN: every segment leaves ECT(0), retransmissions
     /// included (`tcp_ecn_send` clears ECT only when `!tcp_ca_needs_ecn`).
     ect_all: bool,
+    /// Accurate ECN feedback (and ECT(1) instead of ECT(0)).
+    accecn: bool,
+    /// The receiver's CE count on the last ACK processed.
+    last_ace: u32,
 }
 
 impl SenderEcn {
     pub fn new(on: bool) -> Self {
-        SenderEcn { on, queue_cwr: false, ect_all: false }
+        SenderEcn { on, ..Default::default() }
     }
 
     /// ECN for an algorithm with TCP_CONG_NEEDS_ECN (DCTCP): on, and ECT on every segment.
     pub fn needs_ecn() -> Self {
-        SenderEcn { on: true, queue_cwr: false, ect_all: true }
+        SenderEcn { on: true, ect_all: true, ..Default::default() }
+    }
+
+    /// An L4S sender (TCP_CONG_NEEDS_ACCECN and TCP_CONG_WANTS_ECT_1): ECT(1) on every
+    /// segment, Accurate ECN feedback.
+    pub fn l4s() -> Self {
+        SenderEcn { on: true, ect_all: true, accecn: true, ..Default::default() }
     }
 
     pub fn on(&self) -> bool {
         self.on
+    }
+
+    /// Whether the connection uses Accurate ECN feedback.
+    pub fn accecn(&self) -> bool {
+        self.accecn
+    }
+
+    /// `tcp_accecn_process`: packets newly reported CE-marked by this ACK (its count less the
+    /// last one seen; an older count from a reordered ACK reports nothing).
+    pub fn accecn_delta(&mut self, ack: &Pkt) -> u32 {
+        if !self.accecn || ack.ace <= self.last_ace {
+            return 0;
+        }
+        let d = ack.ace - self.last_ace;
+        self.last_ace = ack.ace;
+        d
     }
 
     /// `tcp_ecn_rcv_ecn_echo`: the ACK carries ECE on an ECN connection (FLAG_ECE).
@@ -50,7 +87,7 @@ impl SenderEcn {
 
     /// `tcp_ecn_queue_cwr` (from `tcp_init_cwnd_reduction` and `tcp_enter_loss`).
     pub fn queue_cwr(&mut self) {
-        if self.on {
+        if self.on && !self.accecn {
             self.queue_cwr = true;
         }
     }
@@ -72,6 +109,7 @@ impl SenderEcn {
         if !self.on {
             return;
         }
+        pkt.ect1 = self.accecn;
         if !new_data {
             pkt.ect = self.ect_all;
             return;
@@ -100,6 +138,8 @@ pub struct ReceiverEcn {
     ce_state: bool,
     /// DCTCP `prior_rcv_nxt`: rcv_nxt after the last ECT / CE data segment.
     prior_rcv_nxt: u64,
+    /// Accurate ECN feedback: ACKs carry `ce_received`, no ECE/CWR, ECT(1) ACKs.
+    accecn: bool,
 }
 
 /// What `__tcp_ecn_check_ce` asks of the receiver for one data segment.
@@ -128,6 +168,25 @@ impl ReceiverEcn {
         ReceiverEcn { on: true, dctcp: true, ..Default::default() }
     }
 
+    /// Accurate ECN feedback (RFC 9768) with ECT(1) ACKs, for an L4S sender.
+    pub fn accecn() -> Self {
+        ReceiverEcn { on: true, accecn: true, ..Default::default() }
+    }
+
+    /// The CE count an ACK carries (r.cep; 0 without Accurate ECN).
+    pub fn ace(&self) -> u32 {
+        if self.accecn {
+            self.ce_received as u32
+        } else {
+            0
+        }
+    }
+
+    /// Whether the ACKs leave ECT(1) (an L4S host: ECN++ ACKs).
+    pub fn ack_ect1(&self) -> bool {
+        self.accecn
+    }
+
     /// Whether this receiver runs DCTCP's CE state machine.
     pub fn is_dctcp(&self) -> bool {
         self.dctcp
@@ -137,7 +196,7 @@ impl ReceiverEcn {
     /// algorithm has TCP_CONG_NEEDS_ECN sends every segment ECT(0) (`tcp_init_congestion_control`
     /// sets it on the socket and `tcp_ecn_send` leaves it).
     pub fn ack_ect(&self) -> bool {
-        self.dctcp
+        self.dctcp || self.accecn
     }
 
     /// ECE on the ACKs sent now (`tcp_ecn_send` for a pure ACK: `th->ece` while DEMAND_CWR).
@@ -149,7 +208,7 @@ impl ReceiverEcn {
     /// segment with CWR must be ACKed at once (ICSK_ACK_NOW: the sender's cwnd may be tiny).
     /// Returns true when that immediate ACK is due.
     pub fn accept_cwr(&mut self, pkt: &Pkt) -> bool {
-        if self.on && pkt.cwr {
+        if self.on && !self.accecn && pkt.cwr {
             self.demand_cwr = false;
             return true;
         }
@@ -171,6 +230,18 @@ impl ReceiverEcn {
         }
         if self.dctcp && (pkt.ce || pkt.ect) {
             self.dctcp_ece_ack_update(pkt.ce, rcv_nxt, delack_pending, &mut out);
+        }
+        if self.accecn {
+            // r.cep counts each CE packet; the feedback is the count, not an echo to hold.
+            if pkt.ce {
+                self.ce_received += 1;
+                self.seen = true;
+            } else if pkt.ect {
+                self.seen = true;
+            } else if self.seen {
+                out.quickacks = ECN_QUICKACKS;
+            }
+            return out;
         }
         if pkt.ce {
             self.ce_received += 1;

@@ -69,6 +69,11 @@ pub struct Pkt {
     pub ece: bool,
     /// TCP header CWR flag (Congestion Window Reduced): the sender has reduced (RFC 3168 §6.1.2).
     pub cwr: bool,
+    /// With `ect`: the codepoint is ECT(1), the L4S identifier (RFC 9331), not ECT(0).
+    pub ect1: bool,
+    /// Ack of an Accurate ECN connection (RFC 9768 §3.2): the receiver's count of CE-marked
+    /// packets received (r.cep), carried exactly, as the AccECN option's counters would.
+    pub ace: u32,
 }
 
 impl Pkt {
@@ -89,6 +94,8 @@ impl Pkt {
             ce: false,
             ece: false,
             cwr: false,
+            ect1: false,
+            ace: 0,
         }
     }
 

@@ -155,6 +155,16 @@ def check(scenario: Scenario) -> None:
     for i, g in enumerate(scenario.flows):
         if g.cc in SIM_ONLY_ALGORITHMS:
             problems.append((f"flows.{i}.cc", SIM_ONLY_ALGORITHMS[g.cc], "the sim backend, or `bbr` (BBR v1) here"))
+        elif g.cc == "prague" and g.cc not in avail:
+            problems.append(
+                (
+                    f"flows.{i}.cc",
+                    f"this kernel ({env.kernel_version()}) has no tcp_prague: TCP Prague is not in "
+                    "mainline Linux (it lives in the L4STeam/linux tree, as a module this kernel "
+                    "cannot load)",
+                    "the sim backend, which runs prague (docs/algorithms.md), or a kernel built with tcp_prague",
+                )
+            )
         elif g.cc not in avail:
             port = f" (its BPF port cannot load here: {bpfcc.missing()})" if g.cc in bpfcc.PORTS else ""
             problems.append(

@@ -207,6 +207,13 @@ impl Receiver {
         self
     }
 
+    /// ECN with Accurate ECN feedback (RFC 9768) and ECT(1) ACKs: the receiving host runs an
+    /// L4S algorithm (Prague).
+    pub fn with_accecn(mut self) -> Self {
+        self.ecn = ReceiverEcn::accecn();
+        self
+    }
+
     /// The ACK DCTCP sent ahead of the one the last `on_data` returned (it goes out first).
     pub fn take_early_ack(&mut self) -> Option<Pkt> {
         self.early_ack.take()
@@ -577,6 +584,8 @@ impl Receiver {
             ce: false,
             ece,
             cwr: false,
+            ect1: self.ecn.ack_ect1(),
+            ace: self.ecn.ace(),
         };
         let blocks = self.sacks.blocks();
         let n = blocks.len().min(3);
@@ -617,6 +626,8 @@ impl Receiver {
             ce: false,
             ece: self.ecn.ece(),
             cwr: false,
+            ect1: self.ecn.ack_ect1(),
+            ace: self.ecn.ace(),
         };
         let mut n = 0;
         if let Some(d) = dsack {

@@ -119,12 +119,20 @@ impl Sender {
         let delivered_now = (self.sk.delivered - prior_delivered) as u32;
 
         // FLAG_ECE (tcp_ecn_rcv_ecn_echo) — never on the old_ack path below.
-        let ece = self.ecn.ece(ack);
-        if ece {
-            // tcp_count_delivered (from tcp_clean_rtx_queue and the SACK tagging): TCPDeliveredCE
-            // / tp->delivered_ce count what an ECE ACK delivered.
-            self.delivered_ce += delivered_now as u64;
-        }
+        let (ece, ece_delta) = if self.ecn.accecn() {
+            // tcp_accecn_process: the newly reported CE packets are delivered_ce, and FLAG_ECE.
+            let d = self.ecn.accecn_delta(ack);
+            self.delivered_ce += d as u64;
+            (d > 0, d)
+        } else {
+            let ece = self.ecn.ece(ack);
+            if ece {
+                // tcp_count_delivered (from tcp_clean_rtx_queue and the SACK tagging):
+                // TCPDeliveredCE / tp->delivered_ce count what an ECE ACK delivered.
+                self.delivered_ce += delivered_now as u64;
+            }
+            (ece, 0)
+        };
         self.sk.delivered_ce = self.delivered_ce;
 
         self.refresh_sk(now);
@@ -152,6 +160,7 @@ impl Sender {
         rs.prior_in_flight = prior_in_flight;
         rs.is_ack_delayed = ack.delayed;
         rs.is_ece = ece;
+        rs.ece_delta = ece_delta;
 
         self.cong_control(now, rs, delivered_now, newly_lost, una_advanced);
         self.set_xmit_timer(now, reo_armed, una_advanced);

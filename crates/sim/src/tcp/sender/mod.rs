@@ -241,7 +241,13 @@ impl Sender {
         let mut sk = CcSock::new(MSS, super::INIT_CWND, u32::MAX / 2);
         sk.pacing_enabled = p.pacing;
         // TCP_CONG_NEEDS_ECN: ECN whatever the scenario says, ECT on every segment.
-        let ecn = if cc.needs_ecn() { SenderEcn::needs_ecn() } else { SenderEcn::new(p.ecn) };
+        let ecn = if cc.needs_accecn() {
+            SenderEcn::l4s()
+        } else if cc.needs_ecn() {
+            SenderEcn::needs_ecn()
+        } else {
+            SenderEcn::new(p.ecn)
+        };
         sk.ecn_ok = ecn.on();
         Sender {
             flow: p.flow,
