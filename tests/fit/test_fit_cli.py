@@ -150,3 +150,16 @@ def test_check_says_when_the_replay_misses():
     # goodput 10 vs 8 Mbit/s: 20 % off, beyond the 10 % tolerance
     assert not Row("goodput", 10.0, 8.0, "Mbit/s", 0.10, 0.1).ok
     assert Row("goodput", 10.0, 9.5, "Mbit/s", 0.10, 0.1).ok
+
+
+def test_recommend_from_capture(sim_pcap):
+    """recommend --from fits the capture and recommends over the fitted link (10 Mbit/s,
+    20 ms, 2 BDP: what the capture's link was)."""
+    r = runner.invoke(app, ["recommend", "--from", str(sim_pcap), "--budget", "5s", "--cc", "cubic,reno", "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    doc = json.loads(r.output[r.output.index("{") :])
+    assert abs(doc["link"]["rate_bps"] - 10e6) <= 0.05 * 10e6
+    bad = runner.invoke(app, ["recommend", "--from", str(sim_pcap), "--ping", str(sim_pcap)])
+    assert bad.exit_code == 2 and "--from and --scenario/--ping" in bad.output
