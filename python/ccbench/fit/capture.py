@@ -167,7 +167,7 @@ def _reader(f, path: Path):
         raise FitError(f"{path}: not a pcap or pcapng capture ({e})") from None
 
 
-def _check_records(path: Path, frames: int) -> None:
+def _check_records(path: Path) -> None:
     """dpkt's pcap reader yields a cut last record as a short frame: walk the record headers
     (pcap-savefile(5): 16 bytes, captured length at offset 8) and refuse a file that does not end
     on a record boundary."""
@@ -209,7 +209,7 @@ def read_packets(path: Path) -> list[TcpPacket]:
         except (dpkt.NeedData, dpkt.UnpackError, struct.error, ValueError) as e:
             raise FitError(f"{path}: malformed or truncated capture after {frames} packets ({e})") from None
     if path.stat().st_size >= 24 and isinstance(reader, dpkt.pcap.Reader):
-        _check_records(path, frames)
+        _check_records(path)
     if frames == 0:
         raise FitError(f"{path}: empty capture (no packets)")
     if not out:
