@@ -1,6 +1,6 @@
 """Bottleneck rate from the delivery rate the ACKs show.
 
-As Linux's tcp_rate.c (``tcp_rate_gen``), the delivery rate is the bytes newly delivered
+As Linux 6.18's net/ipv4/tcp_rate.c (``tcp_rate_gen``), the delivery rate is the bytes newly delivered
 (cumulatively or by SACK) over an interval, divided by the interval; here over a sliding window
 of about one RTT ending at each ACK. ACKs return at the bottleneck's rate only while a queue
 stands at the bottleneck (the link never idles), so the estimate is the median over the

@@ -5,8 +5,8 @@ holes that filled without a retransmission.
 Sequence numbers are unwrapped to 64 bits relative to the first data byte. A data segment
 starting below the highest byte already sent is a retransmission (Linux counts
 TCP_MIB_RETRANSSEGS the same way, per segment sent again). RTT samples follow Karn's rule
-(RFC 6298 §3): only bytes never retransmitted give one, and, as Linux's ``ca_rtt_us`` in
-``tcp_clean_rtx_queue``, an ACK's sample is taken from the most recently sent of the segments
+(RFC 6298 §3): only bytes never retransmitted give one, and, as ``ca_rtt_us`` in Linux 6.18's
+``tcp_clean_rtx_queue`` (net/ipv4/tcp_input.c), an ACK's sample is taken from the most recently sent of the segments
 it newly covers. A D-SACK block is recognised as RFC 2883 §4 says: the first SACK block lies
 below the cumulative ACK, or inside the second block. A retransmission whose bytes were first
 acknowledged sooner after it than the smallest RTT sample cannot have been what arrived: the
