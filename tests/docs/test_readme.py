@@ -9,7 +9,8 @@ study run jitter-cliff --out results/jc``).
 
 What the reader supplies is supplied here (USER_FILES): ``study.toml`` and ``my-link.toml`` are
 the README's own scenario example (its ```toml block), ``ping.txt`` a captured ``ping -D`` output,
-``my-study.toml`` a two-run study file.
+``my-study.toml`` a two-run study file, ``sender.pcap`` a sender-side capture (the simulator's
+``[output] pcap`` of CUBIC on 10 Mbit/s, 20 ms).
 
 The rule for what runs (SKIP, in order; the first match decides):
 
@@ -170,6 +171,10 @@ def user_files(workdir: Path, text: str) -> None:
         (workdir / name).write_text(scenario)
     (workdir / "my-study.toml").write_text(TINY_STUDY)
     (workdir / "ping.txt").write_text((PING_DIR / "linux_D_timestamps.txt").read_text())
+    from ccbench.fit.replay import simulate_capture
+
+    link = {"rate": "10Mbit", "rtt": "20ms", "buffer": "2bdp"}
+    simulate_capture({"duration": "10s", "bottleneck": link, "flows": [{"cc": "cubic"}]}, workdir / "sender.pcap")
 
 
 def argv(words: list[str], workdir: Path) -> list[str]:

@@ -148,8 +148,9 @@ def test_sim_config_has_exactly_the_keys_of_config_rs(full):
         assert set(f) == SIM_CONFIG_KEYS["flow"]
 
 
-#: SimConfig fields the Python side does not send (serde defaults: the events cap).
-RUST_ONLY_KEYS = {"max_events"}
+#: SimConfig fields the Python side does not send (serde defaults: the events cap), or sends only
+#: when set (pcap_path: the scenario's [output] pcap, tests/fit/test_sim_pcap_output.py).
+RUST_ONLY_KEYS = {"max_events", "pcap_path"}
 #: BottleneckConfig fields only Rust sets (serde skip: the served drop-tail cross-check).
 RUST_ONLY_BOTTLENECK_KEYS = {"serve_droptail_at_dequeue"}
 #: BottleneckConfig fields the Python side sends only when set (a trace link's traces; wifi only

@@ -10,6 +10,7 @@ pub mod config;
 pub mod event;
 pub mod link;
 pub mod metrics;
+pub mod pcap;
 pub mod report;
 pub mod rng;
 pub mod tcp;

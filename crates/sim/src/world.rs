@@ -7,6 +7,7 @@ use crate::link::served::Next;
 use crate::link::wifi::{Lost, Released};
 use crate::link::Fate;
 use crate::metrics::Histogram;
+use crate::pcap::PcapWriter;
 use crate::report::{LinkSeries, Series, SimReport};
 use crate::rng::stream_seed;
 use crate::tcp::receiver::Receiver;
@@ -149,7 +150,12 @@ pub struct World<'a> {
     /// Scratch for what the Wi-Fi hop released and lost.
     wifi_released: Vec<Released>,
     wifi_lost: Vec<Lost>,
+    /// Scenario `[output] pcap`: flow 0's data as it leaves its sender and ACKs as they reach it.
+    pcap: Option<PcapWriter>,
 }
+
+/// The flow whose packets `[output] pcap` captures.
+const PCAP_FLOW: usize = 0;
 
 /// The station that transmits onto bottleneck link `l` (BN_FWD or BN_REV).
 #[inline]
@@ -240,6 +246,7 @@ impl<'a> World<'a> {
             link_series: LinkSeries::default(),
             wifi_released: Vec::new(),
             wifi_lost: Vec::new(),
+            pcap: None,
         }
     }
 
@@ -248,6 +255,9 @@ impl<'a> World<'a> {
     /// with `Err(ABORTED)`. A run that reaches `cfg.max_events` events stops with an error
     /// naming the cap.
     pub fn run(mut self, abort: &mut dyn FnMut() -> bool) -> Result<SimReport, String> {
+        if let Some(path) = &self.cfg.pcap_path {
+            self.pcap = Some(PcapWriter::create(path)?);
+        }
         for f in 0..self.flows.len() {
             let s = self.flows[f].start;
             if s < self.end {
@@ -287,6 +297,9 @@ impl<'a> World<'a> {
             self.handle(ev);
         }
         self.now = self.end;
+        if let Some(w) = self.pcap.take() {
+            w.finish()?;
+        }
         Ok(self.into_report())
     }
 
@@ -400,6 +413,11 @@ impl<'a> World<'a> {
                     self.sync_flow(fi);
                 }
                 PktKind::Ack => {
+                    if pkt.flow as usize == PCAP_FLOW {
+                        if let Some(w) = self.pcap.as_mut() {
+                            w.record(self.now, &pkt);
+                        }
+                    }
                     debug_assert_eq!(
                         dest == Dest::LeftHost,
                         !self.flows[pkt.flow as usize].reverse,
@@ -438,6 +456,13 @@ impl<'a> World<'a> {
         self.buf.extend_from_slice(out);
         let buf = std::mem::take(&mut self.buf);
         let reverse = self.flows[fi].reverse;
+        if fi == PCAP_FLOW {
+            if let Some(w) = self.pcap.as_mut() {
+                for p in &buf {
+                    w.record(now, p);
+                }
+            }
+        }
         for &p in &buf {
             if reverse {
                 self.send_rev(p);

@@ -4,17 +4,18 @@
     ccbench run SCENARIO.toml [--set key=value ...] [--backend sim] [--out DIR] [-i 1s] [--json [--series]]
     ccbench sweep | query | study | report | plot | compare | recommend | validate | doctor | cleanup
     ccbench algorithms [--json]
+    ccbench fit CAPTURE [--flow A-B] [--out link.toml] [--check]
     ccbench demo [--duration 30s] [--workers 2]
 
 Bad input (ScenarioError) → one red line per problem on stderr, exit code 2, no traceback
 (``errors``). A run the backend could not complete → its error on stderr, exit code 1.
 """
 
-from . import algorithms, compare, demo, kernel, recommend, report, run, study, sweep, validate
+from . import algorithms, compare, demo, fit, kernel, recommend, report, run, study, sweep, validate
 from .app import app
 from .errors import EXIT_BAD_INPUT, EXIT_RUN_FAILED, error
 
-for _group in (run, algorithms, demo, sweep, kernel, report, study, validate, compare, recommend):
+for _group in (run, algorithms, demo, sweep, kernel, report, study, validate, compare, recommend, fit):
     _group.register(app)
 
 __all__ = ["app", "error", "EXIT_BAD_INPUT", "EXIT_RUN_FAILED"]

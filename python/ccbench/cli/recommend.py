@@ -196,6 +196,28 @@ def print_recommendation(rec, console) -> None:
     )
 
 
+def _fitted_scenario(capture: Path) -> Path:
+    """The scenario ``ccbench fit`` makes of ``capture``, written to a temporary file (removed
+    at exit)."""
+    import atexit
+    import os
+    import tempfile
+
+    from ..fit import FitError, fit_capture
+    from ..fit.scenario_toml import scenario_toml
+    from ..recommend import RecommendError
+
+    try:
+        fit = fit_capture(capture)
+    except FitError as e:
+        raise RecommendError("--from", str(e), "a sender-side pcap or pcapng of one TCP bulk transfer") from None
+    fd, name = tempfile.mkstemp(prefix="ccbench-fit-", suffix=".toml")
+    with os.fdopen(fd, "w") as f:
+        f.write(scenario_toml(fit, str(capture)))
+    atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+    return Path(name)
+
+
 def recommend_command(
     rate: Optional[str] = typer.Option(
         None, "--rate", help="Bottleneck rate, 100kbit to 10Gbit, e.g. 50Mbit (with --ping: default 50Mbit)."
@@ -237,6 +259,13 @@ def recommend_command(
         metavar="FILE",
         help="Take the link from a scenario file (Wi-Fi hop, trace, AQM, access links, competing flows): "
         "its first [[flows]] group is your flows, the others compete. Flags given beside it override its values.",
+    ),
+    capture: Optional[Path] = typer.Option(
+        None,
+        "--from",
+        metavar="CAPTURE",
+        help="Fit the link from a sender-side capture of one TCP bulk transfer (ccbench fit, docs/fit.md), "
+        "then recommend over the fitted link. Flags given beside it override the fitted values.",
     ),
     goal: str = typer.Option("throughput", "--goal", help="throughput | latency | balanced | fairness."),
     backend: str = typer.Option(
@@ -299,6 +328,14 @@ def recommend_command(
             duration=duration,
             reorder=reorder,
         )
+        if capture is not None:
+            if scenario is not None or ping is not None:
+                raise RecommendError(
+                    "--from",
+                    "--from and --scenario/--ping both describe the link",
+                    "one of them",
+                )
+            scenario = _fitted_scenario(capture)
         if scenario is not None:
             if ping is not None:
                 raise RecommendError(

@@ -541,6 +541,24 @@ class Probe(_Model):
         return _time_s(v, limits.MIN_PING_INTERVAL_NS, off=True, what="a ping interval")
 
 
+class Output(_Model):
+    """``[output]``: files a run writes besides its results. They do not change the run, so they
+    stay out of the scenario's hash."""
+
+    #: Classic pcap of flow 0 as its sender sees it (simulator only: crates/sim/src/pcap.rs).
+    pcap: Optional[str] = None
+
+    @field_validator("pcap", mode="before")
+    @classmethod
+    def _pcap(cls, v, info: ValidationInfo):
+        if v is None:
+            return v
+        if not isinstance(v, str) or not v.strip():
+            raise _custom(f"{_q(v)} is not a file name", 'a path for the capture, e.g. "flow0.pcap"')
+        base = (info.context or {}).get("base_dir") or Path.cwd()
+        return str(Path(base) / v)
+
+
 def _wifi_time_ns(v, what: str) -> int:
     """A time of ``[wifi]``: a bare integer is nanoseconds (the keys end in ``_ns``), or a time
     with its unit ("9us")."""
@@ -687,6 +705,7 @@ class Scenario(_Model):
     probe: Probe = Probe()
     #: The 802.11 hop, with ``bottleneck.link = "wifi"`` (defaults when the table is left out).
     wifi: Optional[Wifi] = None
+    output: Output = Output()
     sweep: Optional[dict[str, Any]] = None
 
     _source: str = PrivateAttr(default="<dict>")
@@ -1129,6 +1148,8 @@ class Scenario(_Model):
             },
             "access": {"rate_bps": self.access.rate_bps, "delay_ns": _ns(self.access.delay_s)},
             "probe": {"ping_interval_ns": _ns(self.probe.ping_s)},
+            # only when asked for (serde default None): configs without it stay as they were
+            **({"pcap_path": self.output.pcap} if self.output.pcap else {}),
         }
 
     def normalised(self) -> dict:
@@ -1239,6 +1260,8 @@ _FORMS = {
     "access": "an [access] table",
     "flows": 'one or more [[flows]] tables, each with cc = "..."',
     "probe": "a [probe] table",
+    "output": 'an [output] table, e.g. pcap = "flow0.pcap"',
+    "pcap": 'a path for the capture, e.g. "flow0.pcap"',
     "sweep": "a [sweep] table",
     "rate": units.RATE_FORM,
     "rtt": units.TIME_FORM,

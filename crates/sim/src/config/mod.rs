@@ -34,6 +34,10 @@ pub struct SimConfig {
     /// in reasonable time, e.g. a huge duration at a high rate). Normal runs never come near
     /// the default; the Python side does not send it.
     pub max_events: u64,
+    /// Scenario `[output] pcap`: write flow 0's packets as its sender sees them to this file
+    /// (pcap.rs). Serialised only when set, so configs without it read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_path: Option<String>,
 }
 
 /// `SimConfig` as JSON carries it: the connections as `flows` or as `flow_groups` (see the
@@ -60,6 +64,8 @@ struct SimConfigWire {
     probe: ProbeConfig,
     #[serde(default = "default_max_events")]
     max_events: u64,
+    #[serde(default)]
+    pcap_path: Option<String>,
 }
 
 impl TryFrom<SimConfigWire> for SimConfig {
@@ -85,6 +91,7 @@ impl TryFrom<SimConfigWire> for SimConfig {
             flows,
             probe: w.probe,
             max_events: w.max_events,
+            pcap_path: w.pcap_path,
         })
     }
 }
@@ -270,6 +277,7 @@ impl SimConfig {
             flows,
             probe: ProbeConfig::default(),
             max_events: DEFAULT_MAX_EVENTS,
+            pcap_path: None,
         }
     }
 }

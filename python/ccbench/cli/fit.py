@@ -1,0 +1,84 @@
+"""``ccbench fit CAPTURE``: calibrate a bottleneck scenario from a capture (docs/fit.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .errors import EXIT_BAD_INPUT, console, error
+
+__all__ = ["register", "fit_command", "print_fit"]
+
+
+def _fmt(value: Optional[float], unit: str) -> str:
+    if value is None:
+        return "–"
+    if unit == "bit/s":
+        return f"{value / 1e6:.2f} Mbit/s"
+    if unit == "s":
+        return f"{value * 1e3:.2f} ms"
+    if unit == "bytes":
+        return f"{value / 1e3:.1f} KB ({value / 1500:.0f} pkt)"
+    if unit == "fraction":
+        return f"{value * 100:.3f} %"
+    return f"{value:g}"
+
+
+def print_fit(fit, out=None) -> None:
+    from rich.table import Table
+
+    out = out or console
+    t = Table(title=f"fitted link: flow {fit.flow}, {fit.duration_s:.1f} s")
+    for col in ("parameter", "estimate", "interval", "evidence"):
+        t.add_column(col, overflow="fold")
+    for e in fit.estimates():
+        hi = "∞" if e.hi is None and e.value is not None else _fmt(e.hi, e.unit)
+        t.add_row(e.name, _fmt(e.value, e.unit), f"{_fmt(e.lo, e.unit)} – {hi}", e.evidence)
+    lf = fit.loss
+    model = lf.model if lf.model != "gilbert" else f"gilbert (p {lf.p * 100:.3f} %, r {lf.r * 100:.1f} %)"
+    t.add_row("loss model", model, f"LR p-value {lf.lr_pvalue:.2g}", "Gilbert vs Bernoulli likelihood ratio")
+    out.print(t)
+
+
+def fit_command(
+    capture: Path = typer.Argument(..., help="pcap or pcapng capture of one TCP bulk transfer, taken at the sender."),
+    flow: Optional[str] = typer.Option(None, "--flow", help="The flow to fit, HOST:PORT-HOST:PORT (either order)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the fitted scenario TOML here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the estimates as JSON."),
+    check: bool = typer.Option(
+        False, "--check", help="Replay the fitted scenario on the simulator with CUBIC and compare with the capture."
+    ),
+):
+    """Estimate a bottleneck (rate, base RTT, buffer, loss and its burstiness, jitter) from a
+    sender-side capture of one TCP bulk transfer, and write it as a scenario."""
+    from ..fit import FitError, fit_capture
+    from ..fit.scenario_toml import scenario_toml
+
+    try:
+        fit = fit_capture(capture, flow)
+    except FitError as e:
+        raise error(str(e), EXIT_BAD_INPUT) from None
+    text = scenario_toml(fit, str(capture))
+    if out is not None:
+        out.write_text(text)
+    if as_json:
+        print(json.dumps(fit.to_json(), indent=2))
+    else:
+        print_fit(fit)
+        if out is not None:
+            console.print(f"scenario written to {out}", highlight=False)
+    if check:
+        from ..fit.check import check_fit, print_check
+
+        try:
+            rows, verdict = check_fit(capture, fit, text, flow)
+        except FitError as e:
+            raise error(str(e), EXIT_BAD_INPUT) from None
+        print_check(rows, verdict, console)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fit")(fit_command)
