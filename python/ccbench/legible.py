@@ -138,7 +138,9 @@ def legend_below(fig: Figure, handles: list, labels: list[str], title: str | Non
         return None
     handles, labels = handles[:MAX_SERIES], labels[:MAX_SERIES]
     longest = max((len(lb) for lb in labels), default=1)
-    per_row = max(1, int(fig.get_figwidth() * 72 / (_fontsize("small") * _CHAR_EM * (longest + 5))))
+    # an entry is its label plus about 9 characters' width: the handle (2 em), its pad (0.8 em)
+    # and the column spacing (2 em)
+    per_row = max(1, int(fig.get_figwidth() * 72 / (_fontsize("small") * _CHAR_EM * (longest + 9))))
     return fig.legend(
         handles,
         labels,

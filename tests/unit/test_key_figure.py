@@ -21,7 +21,7 @@ from ccbench.sweeps.grid import Grid
 from ccbench.units import parse_percent, parse_time
 
 REPEATS = 3
-BASE_MBPS = {"cubic": 10.0, "bbr": 40.0, "vegas": 20.0, "reno": 8.0}
+BASE_MBPS = {"cubic": 10.0, "bbr": 40.0, "bbr3": 16.0, "vegas": 20.0, "reno": 8.0, "dctcp": 9.0, "prague": 12.0}
 PROBE_RTT_AT = (10.0, 20.0)  # BBR flows of the synthetic time series enter ProbeRTT here
 
 
@@ -130,7 +130,15 @@ def _ccs(study) -> set[str]:
     return out
 
 
-CC_NAMES = {"cubic": "CUBIC", "bbr": "BBR v1", "reno": "Reno", "vegas": "Vegas"}
+CC_NAMES = {
+    "cubic": "CUBIC",
+    "bbr": "BBR v1",
+    "bbr3": "BBR v3",
+    "reno": "Reno",
+    "vegas": "Vegas",
+    "dctcp": "DCTCP",
+    "prague": "Prague",
+}
 
 
 def test_every_builtin_study_declares_a_key_figure():
