@@ -34,3 +34,9 @@ pub const NS_PER_JIFFY: u64 = NS_PER_SEC / HZ;
 pub fn jiffies(ns: Nanos) -> u64 {
     ns / NS_PER_JIFFY
 }
+
+/// Linux's `msecs_to_jiffies`: rounds up.
+#[inline]
+pub fn msecs_to_jiffies(ms: u64) -> u64 {
+    (ms * HZ).div_ceil(1000)
+}

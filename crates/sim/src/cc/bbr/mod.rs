@@ -24,6 +24,7 @@
 use super::minmax::Minmax;
 use super::{CaEvent, CaState, CcSock, CongestionControl, RateSample};
 use crate::rng::Rng;
+use crate::time::msecs_to_jiffies;
 
 const BW_SCALE: u32 = 24;
 const BW_UNIT: u64 = 1 << BW_SCALE;
@@ -158,15 +159,10 @@ fn us(ns: u64) -> u64 {
 }
 
 /// Linux tcp_jiffies32 at the modelled HZ (crate::time::HZ = 250, as the referee kernel).
+/// The socket's clock in jiffies (`tcp_jiffies32`).
 #[inline]
 fn jiffies(sk: &CcSock) -> u64 {
     crate::time::jiffies(sk.now_ns)
-}
-
-/// msecs_to_jiffies (rounds up, as Linux).
-#[inline]
-fn msecs_to_jiffies(ms: u64) -> u64 {
-    (ms * crate::time::HZ).div_ceil(1000)
 }
 
 impl Bbr {

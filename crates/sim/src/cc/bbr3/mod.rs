@@ -18,6 +18,7 @@
 //! single segments; the TSO goal only enters the cwnd budget, as in v1's model).
 use super::{CaEvent, CaState, CcSock, CongestionControl, LostSkb, RateSample};
 use crate::rng::Rng;
+use crate::time::msecs_to_jiffies;
 
 mod bounds;
 mod model;
@@ -216,15 +217,10 @@ fn now_us(sk: &CcSock) -> u64 {
     sk.now_ns / 1_000
 }
 
+/// The socket's clock in jiffies (`tcp_jiffies32`).
 #[inline]
 fn jiffies(sk: &CcSock) -> u64 {
     crate::time::jiffies(sk.now_ns)
-}
-
-/// `msecs_to_jiffies` (rounds up).
-#[inline]
-fn msecs_to_jiffies(ms: u64) -> u64 {
-    (ms * crate::time::HZ).div_ceil(1000)
 }
 
 impl Bbr3 {
