@@ -161,3 +161,42 @@ fn prague_and_cubic_share_as_the_coupling_law_predicts() {
     // base 20 ms (the step at 1 ms) while CUBIC's includes the C queue's ~15 ms.
     assert!(r_l <= 22.0 && r_c >= r_l + 8.0, "rtt L {r_l:.1}, C {r_c:.1}");
 }
+
+/// Prague beside CUBIC without ECN at 100 Mbit/s and 10 ms, each flow's rate from its
+/// response function at the probability DualPI2 gives it (base probability p', k = 2):
+/// * CUBIC, Reno-friendly: W_C = 1.22/√(p'²) = 1.22/p', over an RTT of 10 ms plus the C
+///   queue's 15 ms target: r_C = 1.22/(0.025·p') = 48.8/p' packets/s;
+/// * Prague, RTT-independent below 25 ms: its srtt R_L ≈ 11 ms (10 ms base, about one packet
+///   gap of delayed ACK); it cuts only on entering CWR and at most every 25 ms, so every third
+///   round (33 ms); it grows a = (11/25)² = 0.19 packets per round; cut W·alpha/2 with alpha ≈
+///   p_L = 2p': W_L = 2·3·a/p_L = 0.58/p', r_L = W_L/R_L = 52.8/p' packets/s.
+///
+/// So r_C/r_L ≈ 0.92 (Sarpkaya et al., real Linux, same link: 52.7/42.3 = 1.25). Tolerance:
+/// a factor 2 either way (fluid approximations, cut spacing, the step's extra marks).
+///
+/// Ignored: the simulator's Prague is pacing-locked here. It paces at ⌊frac_cwnd⌋/srtt
+/// (`prague_update_pacing_rate`) while its srtt exceeds the path RTT by the delayed-ACK gap,
+/// so in flight stays 2–3 packets below cwnd = ⌈frac_cwnd⌉, the flow is never cwnd-limited
+/// and `prague_update_cwnd` never grows it (measured r_C/r_L ≈ 8). In Linux the sender's fq
+/// qdisc (which tcp_prague.c asks for) holds packets until their EDT departure time while
+/// TCP counts them in flight (TSQ lets about 1 ms of the pacing rate wait there), which
+/// closes that gap; the simulator has no host qdisc and paces inside TCP.
+#[test]
+#[ignore = "needs the sender-side fq/EDT model: paced Prague is never cwnd-limited"]
+fn prague_and_classic_cubic_share_near_equally_at_10ms() {
+    let mut b = BottleneckConfig::droptail(100_000_000, 10 * MS, 2.0);
+    b.aqm = "dualpi2".into();
+    b.aqm_params = AqmParams::default();
+    let flows = vec![
+        FlowConfig::bulk(0, "prague", 64 << 20),
+        FlowConfig { ecn: false, ..FlowConfig::bulk(1, "cubic", 64 << 20) },
+    ];
+    let mut c = SimConfig::new("l4s-10ms", 20 * S, b, flows);
+    c.sample_interval_ns = 10 * MS;
+    let r = run(&c);
+    let (l, cl) = (&r.flows[0], &r.flows[1]);
+    let ratio = cl.goodput_bps / l.goodput_bps;
+    println!("prague {:.2} Mbit/s, cubic {:.2} Mbit/s: r_C/r_L {ratio:.2}", l.goodput_bps / 1e6, cl.goodput_bps / 1e6);
+    let predicted = (1.22 / 0.025) / (2.0 * 3.0 * (11.0f64 / 25.0).powi(2) / 2.0 / 0.011);
+    assert!(ratio >= predicted / 2.0 && ratio <= predicted * 2.0, "r_C/r_L {ratio:.2}, predicted {predicted:.2}");
+}
