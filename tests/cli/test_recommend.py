@@ -86,10 +86,19 @@ def test_loss_free_one_bdp_throughput_is_a_tie():
     assert r.confidence_text().startswith("tie")
 
 
+def _answer_set(doc: dict) -> set:
+    """The recommendation, or the candidates tied with the leader when no one wins."""
+    return {doc["recommendation"]} if doc["recommendation"] else set(doc["decision"]["tied"])
+
+
 def test_deep_buffer_latency_is_not_cubic_or_reno():
     r = _rec("latency", buffer="10bdp")
     doc = r.to_json()
-    assert doc["recommendation"] not in ("cubic", "reno", None)
+    # BBR v1 and v3 both keep the queue near their BDP estimate (85.7 and 87.0 ms p95 at a 50 ms
+    # base RTT in one run): they may tie, but neither loss-based algorithm, which fills 10 BDP, is in
+    # the answer
+    answer = _answer_set(doc)
+    assert answer and not answer & {"cubic", "reno"}
     ev = {e["cc"]: e for e in doc["evidence"]}
     for cc in ("cubic", "reno"):
         assert ev[cc]["p95_over_base"] >= 5  # several times the 50 ms base RTT
@@ -250,7 +259,8 @@ def test_geostationary_satellite_600ms_1pct_loss_is_bbr():
     # here; BBR v1 does not back off on random loss and must beat that ceiling by far
     mathis = 1448 * 8 / 0.6 * 1.22 / math.sqrt(0.01)
     ev = {r["cc"]: r for r in doc["evidence"]}
-    assert doc["recommendation"] == "bbr"
+    # BBR v1 wins, or ties with v3 (below v3's 2 % loss threshold both keep their rate)
+    assert "bbr" in _answer_set(doc) and not _answer_set(doc) & {"cubic", "reno", "vegas"}
     assert ev["bbr"]["goodput_mbps"]["mean"] * 1e6 > 10 * mathis
     # CUBIC's goodput varies more than its mean here (CV ~60 %): its t interval would reach below
     # 0, and is cut there
