@@ -280,7 +280,9 @@ def recommend_command(
         None, "--ping", metavar="FILE", help="Saved output of iputils ping (or ping -D): base RTT, jitter, loss."
     ),
     cc: Optional[str] = typer.Option(
-        None, "--cc", help="Candidates, e.g. cubic,bbr (default: the simulator's four; `bbr` is BBR v1)."
+        None,
+        "--cc",
+        help="Candidates, e.g. cubic,bbr (default: CUBIC, BBR v1 and v3, Reno, Vegas, and DCTCP and Prague where the bottleneck marks ECN).",
     ),
     duration: Optional[str] = typer.Option(
         None, "--duration", help="Simulated length of each run (default 15s, or 30 base RTTs when longer)."

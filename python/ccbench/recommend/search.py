@@ -137,7 +137,9 @@ def _candidates(
     if not candidates and search == "ns3":
         more = [c for c in names if c not in default]
         notes.append(
-            "candidates: the simulator's four; ns-3 also runs "
+            "candidates: "
+            + ", ".join(map(cc_name, default))
+            + "; ns-3 also runs "
             + ", ".join(more)
             + " (add them with --cc, e.g. --cc cubic,bbr,hybla)"
         )
