@@ -282,7 +282,8 @@ def recommend_command(
     cc: Optional[str] = typer.Option(
         None,
         "--cc",
-        help="Candidates, e.g. cubic,bbr (default: CUBIC, BBR v1 and v3, Reno, Vegas, and DCTCP and Prague where the bottleneck marks ECN).",
+        help="Candidates, e.g. cubic,bbr (default: CUBIC, BBR v1 and v3, Reno, Vegas, and DCTCP and "
+        "Prague where the bottleneck marks ECN).",
     ),
     duration: Optional[str] = typer.Option(
         None, "--duration", help="Simulated length of each run (default 15s, or 30 base RTTs when longer)."
