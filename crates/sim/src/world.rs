@@ -47,6 +47,8 @@ enum Ev {
     Start(u32),
     SenderTimer(u32),
     PacingWake(u32),
+    /// The sending host's fq qdisc lets a packet released ahead of time leave (EDT).
+    HostDepart(Pkt),
     DelackTimer(u32),
     Sample,
     PingSend,
@@ -353,6 +355,7 @@ impl<'a> World<'a> {
                     self.drive_sender(f as usize, SenderCall::Transmit);
                 }
             }
+            Ev::HostDepart(pkt) => self.leave_host(pkt),
             Ev::DelackTimer(f) => {
                 let fi = f as usize;
                 if !take_due(&mut self.flows[fi].delack_at, self.now) {
@@ -385,6 +388,7 @@ impl<'a> World<'a> {
                     cwr: false,
                     ect1: false,
                     ace: 0,
+                    depart_ns: 0,
                 };
                 self.send_fwd(pkt);
                 self.q.push(self.now + self.cfg.probe.ping_interval_ns, Ev::PingSend);
@@ -455,23 +459,31 @@ impl<'a> World<'a> {
         self.buf.clear();
         self.buf.extend_from_slice(out);
         let buf = std::mem::take(&mut self.buf);
-        let reverse = self.flows[fi].reverse;
-        if fi == PCAP_FLOW {
-            if let Some(w) = self.pcap.as_mut() {
-                for p in &buf {
-                    w.record(now, p);
-                }
-            }
-        }
         for &p in &buf {
-            if reverse {
-                self.send_rev(p);
+            // A packet stamped with a later departure waits in the host's fq until then.
+            if p.depart_ns > now {
+                self.q.push(p.depart_ns, Ev::HostDepart(p));
             } else {
-                self.send_fwd(p);
+                self.leave_host(p);
             }
         }
         self.buf = buf;
         self.sync_flow(fi);
+    }
+
+    /// A sender's packet leaves its host now (recorded if `[output] pcap` captures its flow).
+    fn leave_host(&mut self, pkt: Pkt) {
+        let fi = pkt.flow as usize;
+        if fi == PCAP_FLOW {
+            if let Some(w) = self.pcap.as_mut() {
+                w.record(self.now, &pkt);
+            }
+        }
+        if self.flows[fi].reverse {
+            self.send_rev(pkt);
+        } else {
+            self.send_fwd(pkt);
+        }
     }
 
     /// Send flow `fi`'s receiver's ACK back towards its sender.

@@ -174,15 +174,13 @@ fn prague_and_cubic_share_as_the_coupling_law_predicts() {
 /// So r_C/r_L ≈ 0.92 (Sarpkaya et al., real Linux, same link: 52.7/42.3 = 1.25). Tolerance:
 /// a factor 2 either way (fluid approximations, cut spacing, the step's extra marks).
 ///
-/// Ignored: the simulator's Prague is pacing-locked here. It paces at ⌊frac_cwnd⌋/srtt
-/// (`prague_update_pacing_rate`) while its srtt exceeds the path RTT by the delayed-ACK gap,
-/// so in flight stays 2–3 packets below cwnd = ⌈frac_cwnd⌉, the flow is never cwnd-limited
-/// and `prague_update_cwnd` never grows it (measured r_C/r_L ≈ 8). In Linux the sender's fq
-/// qdisc (which tcp_prague.c asks for) holds packets until their EDT departure time while
-/// TCP counts them in flight (TSQ lets about 1 ms of the pacing rate wait there), which
-/// closes that gap; the simulator has no host qdisc and paces inside TCP.
+/// This holds only with the sending host's fq/EDT model (tcp/sender/host_queue.rs). Prague
+/// paces at ⌊frac_cwnd⌋/srtt (`prague_update_pacing_rate`) while its srtt exceeds the path RTT
+/// by the delayed-ACK gap; pacing inside TCP would keep in flight 2–3 packets below cwnd =
+/// ⌈frac_cwnd⌉, so the flow would never be cwnd-limited and `prague_update_cwnd` would never
+/// grow it. With fq, packets waiting for their departure time already count in flight (TSQ
+/// lets at least two wait), so the window fills and is cwnd-limited.
 #[test]
-#[ignore = "needs the sender-side fq/EDT model: paced Prague is never cwnd-limited"]
 fn prague_and_classic_cubic_share_near_equally_at_10ms() {
     let mut b = BottleneckConfig::droptail(100_000_000, 10 * MS, 2.0);
     b.aqm = "dualpi2".into();

@@ -297,6 +297,13 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// The algorithm needs the fq qdisc's Earliest Departure Time pacing (tcp_prague.c does):
+    /// TCP releases a packet ahead of its pacing time, bounded only by TCP Small Queues, and
+    /// fq holds it until its departure time (tcp/sender/host_queue.rs).
+    fn wants_edt_fq(&self) -> bool {
+        false
+    }
+
     /// `pkts_acked`: per-ACK RTT sample.
     fn pkts_acked(&mut self, _sk: &mut CcSock, _sample: &AckSample) {}
 

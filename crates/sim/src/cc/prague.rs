@@ -360,6 +360,12 @@ impl CongestionControl for Prague {
     fn wants_ect_1(&self) -> bool {
         true
     }
+
+    /// Prague is run over the fq qdisc (L4STeam's setup for tcp_prague.c): its pacing rate is
+    /// enforced by fq's Earliest Departure Time, not by TCP's internal pacing.
+    fn wants_edt_fq(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -74,6 +74,9 @@ pub struct Pkt {
     /// Ack of an Accurate ECN connection (RFC 9768 §3.2): the receiver's count of CE-marked
     /// packets received (r.cep), carried exactly, as the AccECN option's counters would.
     pub ace: u32,
+    /// Data: the departure time the sender's fq qdisc gives the packet (`skb->tstamp`, EDT),
+    /// when it is later than the time TCP released it; 0 = leaves at once.
+    pub depart_ns: u64,
 }
 
 impl Pkt {
@@ -96,6 +99,7 @@ impl Pkt {
             cwr: false,
             ect1: false,
             ace: 0,
+            depart_ns: 0,
         }
     }
 

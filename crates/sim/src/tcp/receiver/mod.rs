@@ -586,6 +586,7 @@ impl Receiver {
             cwr: false,
             ect1: self.ecn.ack_ect1(),
             ace: self.ecn.ace(),
+            depart_ns: 0,
         };
         let blocks = self.sacks.blocks();
         let n = blocks.len().min(3);
@@ -628,6 +629,7 @@ impl Receiver {
             cwr: false,
             ect1: self.ecn.ack_ect1(),
             ace: self.ecn.ace(),
+            depart_ns: 0,
         };
         let mut n = 0;
         if let Some(d) = dsack {

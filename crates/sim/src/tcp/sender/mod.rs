@@ -58,10 +58,14 @@ use super::{Pkt, SackBlock, MSS};
 use crate::cc::{CaState, CcSock, CongestionControl};
 use crate::metrics::{Histogram, TimeAverage};
 use crate::time::Nanos;
+use host_queue::HostQueue;
 use std::collections::VecDeque;
 
 #[cfg(test)]
 mod ecn_tests;
+#[cfg(test)]
+mod edt_tests;
+mod host_queue;
 mod input;
 mod output;
 mod rate;
@@ -217,6 +221,12 @@ pub struct Sender {
     dsack_dups: u64,
     /// Earliest departure time of the next packet (Linux tcp_wstamp_ns).
     wstamp: Nanos,
+    /// The algorithm wants the fq qdisc's EDT pacing (`wants_edt_fq`): packets are released
+    /// ahead of their departure time, up to the TSQ limit, into `host_queue`.
+    edt: bool,
+    host_queue: HostQueue,
+    /// EDT: the departure time of the skb being sent (`skb->tstamp`; all its segments share it).
+    skb_depart: Nanos,
     // tcp_cwnd_validate
     max_packets_out: u64,
     cwnd_usage_seq: u64,
@@ -249,6 +259,7 @@ impl Sender {
             SenderEcn::new(p.ecn)
         };
         sk.ecn_ok = ecn.on();
+        let edt = cc.wants_edt_fq();
         Sender {
             flow: p.flow,
             cc,
@@ -261,6 +272,9 @@ impl Sender {
             snd_wnd: p.rwnd_segs.max(2) * MSS as u64,
             rwnd_segs: p.rwnd_segs.max(2),
             force_pacing: p.pacing,
+            edt,
+            host_queue: HostQueue::default(),
+            skb_depart: 0,
             handshake_rtt_us: p.handshake_rtt_us,
             timestamps: p.timestamps,
             ts_recent: 0,

@@ -59,7 +59,9 @@ impl Sender {
             // tcp_write_xmit and tcp_xmit_retransmit_queue check pacing once per skb: the
             // segments of a TSO skb leave back to back, and tcp_update_skb_after_send then
             // moves the next departure on by the whole skb's length at the pacing rate.
-            let paced = self.sk.pacing_enabled || self.force_pacing;
+            // With fq's EDT pacing (SK_PACING_FQ) tcp_pacing_check does not apply: TSQ below
+            // bounds what is released ahead of time instead.
+            let paced = (self.sk.pacing_enabled || self.force_pacing) && !self.edt;
             if paced && skb_left == 0 && self.wstamp > now {
                 break;
             }
@@ -70,6 +72,12 @@ impl Sender {
             if let Some(seq) = self.next_retransmit() {
                 // tcp_xmit_retransmit_queue: one pacing check per skb, and tcp_retransmit_skb
                 // sends the whole lost skb (up to the cwnd room and tcp_tso_segs).
+                if self.edt {
+                    if self.host_queue.tsq_throttled(now, self.sk.pacing_rate, true) {
+                        break;
+                    }
+                    self.skb_depart = self.wstamp.max(now);
+                }
                 for s in seq..seq + self.rtx_skb_segs(seq) {
                     self.retransmit(now, s);
                 }
@@ -81,6 +89,13 @@ impl Sender {
                     if let Some(cwnd_limited) = self.tso_should_defer(now) {
                         cwnd_blocked |= cwnd_limited;
                         break;
+                    }
+                    // tcp_write_xmit: tcp_small_queue_check after the TSO split.
+                    if self.edt {
+                        if self.host_queue.tsq_throttled(now, self.sk.pacing_rate, false) {
+                            break;
+                        }
+                        self.skb_depart = self.wstamp.max(now);
                     }
                     skb_left = self.skb_segs_now();
                 }
@@ -201,8 +216,16 @@ impl Sender {
         Some(false)
     }
 
-    /// Earliest time pacing allows the next packet, when a packet is waiting for it.
+    /// Earliest time pacing allows the next packet, when a packet is waiting for it. With
+    /// fq's EDT pacing: when the next packet leaves the host's fq while TSQ holds the sender.
     pub fn pacing_wakeup(&self, now: Nanos) -> Option<Nanos> {
+        if self.edt {
+            let waiting = self.in_flight() < self.sk.cwnd && (self.lost_out > self.retrans_out || self.can_send_new());
+            if waiting && self.host_queue.tsq_throttled(now, self.sk.pacing_rate, false) {
+                return self.host_queue.next_departure(now);
+            }
+            return None;
+        }
         let paced = self.sk.pacing_enabled || self.force_pacing;
         if paced
             && self.wstamp > now
@@ -290,9 +313,11 @@ impl Sender {
         // segment is already counted here (packets_out for new data, retrans_out for a
         // retransmission), as Linux's `tcp_packets_in_flight() + pcount` counts it.
         let (inf, lost, dce) = (self.in_flight(), self.sk.lost, self.delivered_ce);
+        // skb_mstamp_ns: with EDT the skb's departure time, which RTT and rate samples use.
+        let sent_at = self.sent_at(now);
         {
             let s = self.seg_mut(seq);
-            s.xmit = now;
+            s.xmit = sent_at;
             s.tx_first_tx = ft;
             s.tx_delivered_mstamp = dm;
             s.tx_delivered = d;
@@ -320,8 +345,13 @@ impl Sender {
             let len_ns = (MSS as u128 * NS_PER_SEC as u128 / self.sk.pacing_rate as u128) as u64;
             self.wstamp += len_ns;
         }
-        let tsval = if self.timestamps { ts_tick(now) } else { 0 };
+        // The TSval is taken from skb_mstamp_ns too (tcp_skb_timestamp_ts).
+        let tsval = if self.timestamps { ts_tick(sent_at) } else { 0 };
         let mut pkt = Pkt::data(self.flow, seq, tsval);
+        if self.edt {
+            self.host_queue.release(now, sent_at);
+            pkt.depart_ns = sent_at;
+        }
         // The TSecr: the receiver's latest TSval (its receive-window autotuning samples RTT
         // from it).
         pkt.tsecr = if self.timestamps { self.ts_recent } else { 0 };
@@ -329,12 +359,23 @@ impl Sender {
         self.out.push(pkt);
     }
 
+    /// When the segment being sent leaves the host: its skb's departure time with fq's EDT
+    /// pacing (`__tcp_transmit_skb`: skb->tstamp = tcp_wstamp_ns), otherwise now.
+    fn sent_at(&self, now: Nanos) -> Nanos {
+        if self.edt {
+            self.skb_depart
+        } else {
+            now
+        }
+    }
+
     pub(super) fn send_new(&mut self, now: Nanos) {
         self.data_sent_event(now);
         if self.packets_out() == 0 {
-            // tcp_rate_skb_sent: a new flight starts the delivery clock.
-            self.first_tx_mstamp = now;
-            self.sk.delivered_mstamp_ns = now;
+            // tcp_rate_skb_sent: a new flight starts the delivery clock (at tcp_wstamp_ns).
+            let sent_at = self.sent_at(now);
+            self.first_tx_mstamp = sent_at;
+            self.sk.delivered_mstamp_ns = sent_at;
         }
         let seq = self.snd_nxt;
         self.segs.push_back(Seg {
