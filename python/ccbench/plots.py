@@ -886,7 +886,7 @@ def throughput_delay(results: Any, confidence: float = 0.95) -> Figure:
     markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
     groups = _cell_names(per_run, others)
     n_series = sum(g["cc"].nunique() for _, g in groups)
-    fig, panels, faceted = _facets_or_one(groups, n_series, panel_w=3.4, panel_h=2.8)
+    fig, panels, faceted = _facets_or_one(groups, n_series, panel_w=3.4, panel_h=3.1)
     if not faceted:
         fig.set_size_inches(7.5, 5.0)
     handles: dict[str, Any] = {}
