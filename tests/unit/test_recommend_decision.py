@@ -166,7 +166,8 @@ def test_recommendation_map_study_loads_and_its_section_renders():
 
     s = study.find_study("recommendation-map")
     assert s.analyses == ["recommendation_map"] and [p.name for p in s.parts] == ["alone", "vs-cubic"]
-    assert sum(p.n_runs() for p in s.parts) == 3072 and sum(p.n_runs(True) for p in s.parts) == 192
+    # (12 rtt-jitter pairs x 4 losses x 3 buffers + 12 x 2 x 2) x 5 algorithms x 4 repeats; quick x 3 repeats
+    assert sum(p.n_runs() for p in s.parts) == 3840 and sum(p.n_runs(True) for p in s.parts) == 240
     assert "recommendation_map" in study.ANALYSES
     rng = np.random.default_rng(6)
     alone = _flows({(50, 0, 1, 1): {"cubic": (5, 55), "bbr": (45, 70)}}, rng)

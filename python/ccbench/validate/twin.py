@@ -14,7 +14,7 @@ import pandas as pd
 from ..report.section import Section
 from ..study.spec import Study, find_study
 from .compare import CELL_TARGET, Comparison, compare
-from .render import _f, goodput_figure, main_rows, summary_rows
+from .render import goodput_figure, main_rows, summary_rows
 
 #: the simulator's store inside a study store run on another backend
 TWIN_DIR = "sim-twin"
@@ -49,6 +49,10 @@ def run_twin(
             sw.run_sweep(sc, twin_dir(out), backend="sim", workers=workers, progress=progress, console=console, **extra)
         )
     return summaries
+
+
+def _ms(x: Optional[float]) -> str:
+    return "–" if x is None else f"{x:.1f}"
 
 
 def _study_of(meta: dict) -> Optional[Study]:
@@ -86,7 +90,7 @@ def twin_section(out: str | os.PathLike, meta: dict) -> Optional[Section]:
     head, rows = main_rows(comp)
     if any(comp.side(i, b).ping for i in range(len(comp.cells)) for b in comp.backends):
         head = head + [f"{b} ping p50 ms" for b in comp.backends]
-        rows = [r + [_f(comp.side(i, b).mean("ping"), 1) for b in comp.backends] for i, r in enumerate(rows)]
+        rows = [r + [_ms(comp.side(i, b).mean("ping")) for b in comp.backends] for i, r in enumerate(rows)]
     paragraphs = [
         f"Every cell of this study was also run on the simulator, with the same scenarios and seeds "
         f"(the store {TWIN_DIR}/ inside this one). Per cell: each backend's mean goodput over the "
