@@ -273,7 +273,7 @@ def test_htcp_halves_first_then_backs_off_by_min_rtt_over_max_rtt():
     jiffies, 44 ms, would still give 93). With a 1 BDP buffer maxRTT would be about twice
     minRTT and beta stay near 0.5; a path of whole jiffies (20 ms) puts minRTT on a rounding
     edge (RTT samples fall on both sides of 20.0 ms), hence 30 ms."""
-    entries = traced_run("htcp", "30ms", buffer="0.25bdp", duration="10s").loss_entries()
+    entries = traced_run("htcp", "30ms", buffer="0.25bdp", duration="10s", faithful=True).loss_entries()
     print(f"htcp (cwnd before, ssthresh, betas << 7): {[(c, s, list(_htcp_betas(c, s))) for c, s in entries]}")
     assert len(entries) >= 3
     cwnd0, ssthresh0 = entries[0]
