@@ -131,11 +131,11 @@ fn startup_ends_after_two_rounds_of_ce_ratio_at_least_one_half() {
     b.min_rtt_us = 1_000;
     let mut sk = CcSock::new(1448, 10, u32::MAX);
     sk.ecn_ok = true;
-    // Round 1: 50 of 100 CE (ratio 128 = ecn_thresh): one round counted.
+    // First round trip: 50 of 100 CE (ratio 128 = ecn_thresh): one round counted.
     (sk.delivered, sk.delivered_ce) = (100, 50);
     b.update_ecn_alpha(&sk);
     assert!(!b.full_bw_reached);
-    // Round 2: 60 of 100: the second consecutive round, bbr_full_ecn_cnt = 2: full.
+    // Second round trip: 60 of 100, the second in a row: bbr_full_ecn_cnt = 2, full.
     (sk.delivered, sk.delivered_ce) = (200, 110);
     b.update_ecn_alpha(&sk);
     assert!(b.full_bw_reached);
