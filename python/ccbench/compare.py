@@ -48,7 +48,7 @@ import pandas as pd
 from . import analysis
 from .results.schema import json_safe
 from .scenario.errors import ScenarioError
-from .scenario.model import NEEDS_MARKING, Scenario, load_scenario
+from .scenario.model import Scenario, load_scenario, split_by_marking
 
 __all__ = [
     "CompareError",
@@ -119,8 +119,7 @@ def resolve_algorithms(
     except Exception as e:  # a backend that imports but cannot list (e.g. no root)
         raise CompareError(f"--backend {backend}: cannot list its algorithms ({type(e).__name__}: {e})") from None
     if cc is None:
-        names = [n for n in available if marks_ecn or n not in NEEDS_MARKING]
-        left = [n for n in available if n not in names]
+        names, left = split_by_marking(available, marks_ecn)
         if left and notes is not None:
             notes.append(
                 f"{', '.join(left)} left out: the bottleneck does not mark ECN (drop-tail, or an AQM with "

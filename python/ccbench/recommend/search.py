@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from .. import analysis, backends
-from ..scenario.model import NEEDS_MARKING, Scenario
+from ..scenario.model import Scenario, split_by_marking
 from ..sweeps.executors import LocalExecutor
 from .algorithms import ORDER, UNMODELLED_BBR, cc_name, unmodelled_text
 from .decision import ALPHA, MARGIN, Decision, sequential_decision
@@ -120,9 +120,8 @@ def _candidates(
         )
     names = [a["name"] for a in backends.algorithms(search)]
     default = sorted((c for c in names if c in ORDER), key=lambda c: (ORDER.get(c, 9), c))
-    if not marks_ecn and not candidates:
-        out = [c for c in default if c in NEEDS_MARKING]
-        default = [c for c in default if c not in NEEDS_MARKING]
+    if not candidates:
+        default, out = split_by_marking(default, marks_ecn)
         if out:
             notes.append(
                 f"not candidates: {', '.join(map(cc_name, out))}, which need a bottleneck that marks ECN "

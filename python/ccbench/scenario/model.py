@@ -87,6 +87,14 @@ ECN_QUEUES = ("step", "dualpi2")
 NEEDS_MARKING = ("dctcp", "prague")
 
 
+def split_by_marking(names: Sequence[str], marks_ecn: bool) -> tuple[list[str], list[str]]:
+    """(offered, left out): ``names`` in order, those of NEEDS_MARKING left out unless the
+    bottleneck ``marks_ecn``."""
+    if marks_ecn:
+        return list(names), []
+    return [n for n in names if n not in NEEDS_MARKING], [n for n in names if n in NEEDS_MARKING]
+
+
 #: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive window a flow gets by default.
 DEFAULT_RWND_BYTES = 6 * 1024 * 1024
 
