@@ -13,8 +13,8 @@ all: build
 
 # Debian packages: iperf3 drives real kernel TCP in the kernel backend; tcpdump takes the
 # sender-side captures of `[output] pcap` on the kernel backend and of `ccbench capture`;
-# iproute2 builds namespaces; chromium (+ its driver) renders the HTML report in the report test; clang, bpftool and
-# libbpf-dev build the BPF ports of congestion controls the kernel lacks (backends/kernel/bpf).
+# iproute2 builds namespaces; chromium (+ its driver) renders the HTML report in the report test;
+# clang, bpftool and libbpf-dev build the BPF ports of congestion controls the kernel lacks (backends/kernel/bpf).
 system-deps:
 	@need=""; \
 	command -v iperf3 >/dev/null || need="$$need iperf3"; \
