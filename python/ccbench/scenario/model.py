@@ -553,7 +553,8 @@ class Output(_Model):
     """``[output]``: files a run writes besides its results. They do not change the run, so they
     stay out of the scenario's hash."""
 
-    #: Classic pcap of flow 0 as its sender sees it (simulator only: crates/sim/src/pcap.rs).
+    #: Classic pcap of flow 0 as its sender sees it (the simulator's crates/sim/src/pcap.rs; the
+    #: kernel backend's tcpdump on the sender's TUN, backends/kernel/sender_capture.py).
     pcap: Optional[str] = None
 
     @field_validator("pcap", mode="before")

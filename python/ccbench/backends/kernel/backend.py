@@ -19,7 +19,7 @@ from ...results.schema import COUNTER_NAMES, COUNTER_SIDES
 from ...scenario import aqm as _aqm
 from ...scenario.errors import ScenarioError
 from ...scenario.model import DEFAULT_RWND_BYTES, Scenario
-from . import bpfcc, env
+from . import bpfcc, env, sender_capture
 from .diag import CA_STATES, bbr_mode
 from .hostcpu import read_cpu_times, steal_pct
 from .wifi import run_columns as wifi_run_columns
@@ -174,6 +174,8 @@ def check(scenario: Scenario) -> None:
                     "one of the kernel's algorithms: " + (", ".join(avail) or "none readable"),
                 )
             )
+    if scenario.output.pcap:
+        problems += sender_capture.problems(scenario)
     if problems:
         k, p, e = problems[0]
         raise ScenarioError(src, k, p, e, problems)
@@ -267,6 +269,7 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
     impls = {f.cc: bpfcc.implementation(f.cc, builtin) for f in flows}  # check() refused the impossible
     ports = sorted(cc for cc, (_, how) in impls.items() if how == "bpf")
     mib: dict[str, dict] = {}
+    pcap_dropped: Optional[int] = None
     host_steal: Optional[float] = None
     with (
         signals_raise(),
@@ -304,9 +307,11 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
             for f in flows
             if f.start_s < dur
         ]
-        sampler = rsampler = launcher = None
+        sampler = rsampler = launcher = pcap = None
         try:
             tr.start_servers(topo, fps)
+            if scenario.output.pcap:  # flow 0 as its sender's TUN sees it: docs/fit.md
+                pcap = sender_capture.start(topo, scenario.output.pcap, tr.BASE_CPORT + flows[0].id)
             ports = {fp.cport: fp.id for fp in fps}
             # one sampler per namespace; a reverse flow's sending socket is in the receiver's
             sampler = tr.DiagSampler(
@@ -342,9 +347,12 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
                 smp.stop.set()
                 smp.join(timeout=5)
             replies = tr.finish_ping(ping, end + 3.0) if ping is not None else []
+            pcap_dropped = pcap.stop() if pcap is not None else None
             tun = topo.tun_stats()
             report = topo.stop_link() or {}
-        finally:  # threads must not outlive the run, whatever happened
+        finally:  # threads and tcpdump must not outlive the run, whatever happened
+            if pcap is not None:
+                pcap.stop()
             for th in (launcher, sampler, rsampler):
                 if th is not None:
                     th.stop.set()
@@ -366,9 +374,10 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
                 "ping_replies": replies,
                 "rwnd_plan": plan,
                 "mib": mib,
+                "pcap_dropped": pcap_dropped,
             }
         )
-    return _assemble(
+    res = _assemble(
         scenario,
         fps,
         sampler,
@@ -381,6 +390,10 @@ def _run(scenario: Scenario, wall0: float, spin_us: Optional[int], keep: Optiona
         host_steal=host_steal,
         impls=impls,
     )
+    if pcap_dropped:  # the run stands; its capture misses packets, which the fit would misread
+        note = f"output.pcap: tcpdump reports {pcap_dropped} packets dropped by the kernel"
+        res.error = f"{res.error}; {note}" if res.error else note
+    return res
 
 
 def _late_p99_us(dirs: list[dict]) -> Optional[float]:
