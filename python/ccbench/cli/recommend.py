@@ -196,24 +196,62 @@ def print_recommendation(rec, console) -> None:
     )
 
 
-def _fitted_scenario(capture: Path) -> Path:
-    """The scenario ``ccbench fit`` makes of ``capture``, written to a temporary file (removed
-    at exit)."""
+def _read_ping(ping: Path):
+    """The pingparse estimate of a saved ping; a problem is a one-line RecommendError."""
+    from ..pingparse import PingParseError, parse_ping_file
+    from ..recommend import RecommendError
+
+    try:
+        return parse_ping_file(ping)
+    except PingParseError as e:
+        raise RecommendError("--ping", str(e), "the saved output of iputils ping") from None
+
+
+def _fit(measured: Path, ping: Optional[Path]):
+    """The fit of ``--from``: a capture (ccbench fit), or iperf3's JSON output with a saved ping
+    (fit/iperf.py), told apart by content. Returns (fit, the ping estimate or None)."""
+    from ..fit import FitError, fit_capture
+    from ..fit.iperf import fit_iperf3_file, is_json
+    from ..recommend import RecommendError
+
+    try:
+        if not is_json(measured):
+            if ping is not None:
+                raise RecommendError(
+                    "--ping",
+                    "--from and --scenario/--ping both describe the link (a capture's fit has its own RTT, "
+                    "jitter and loss; --ping goes with iperf3 JSON)",
+                    "one of them",
+                )
+            return fit_capture(measured), None
+        if ping is None:
+            raise RecommendError(
+                "--ping",
+                f"{measured} is iperf3 JSON, which holds no base RTT, jitter or random loss",
+                "--ping FILE: a saved ping of the same path",
+            )
+        est = _read_ping(ping)
+        return fit_iperf3_file(measured, est), est
+    except FitError as e:
+        raise RecommendError(
+            "--from", str(e), "a sender-side pcap or pcapng of one TCP bulk transfer, or iperf3 -J output with --ping"
+        ) from None
+    except OSError as e:
+        raise RecommendError("--from", f"{measured}: {e.strerror or e}", "a readable file") from None
+
+
+def _fitted_scenario(measured: Path, fit) -> Path:
+    """The scenario ``ccbench fit`` makes of ``fit``, written to a temporary file (removed at
+    exit)."""
     import atexit
     import os
     import tempfile
 
-    from ..fit import FitError, fit_capture
     from ..fit.scenario_toml import scenario_toml
-    from ..recommend import RecommendError
 
-    try:
-        fit = fit_capture(capture)
-    except FitError as e:
-        raise RecommendError("--from", str(e), "a sender-side pcap or pcapng of one TCP bulk transfer") from None
     fd, name = tempfile.mkstemp(prefix="ccbench-fit-", suffix=".toml")
     with os.fdopen(fd, "w") as f:
-        f.write(scenario_toml(fit, str(capture)))
+        f.write(scenario_toml(fit, str(measured)))
     atexit.register(lambda: os.path.exists(name) and os.unlink(name))
     return Path(name)
 
@@ -265,7 +303,8 @@ def recommend_command(
         "--from",
         metavar="CAPTURE",
         help="Fit the link from a sender-side capture of one TCP bulk transfer (ccbench fit, docs/fit.md), "
-        "then recommend over the fitted link. Flags given beside it override the fitted values.",
+        "or from iperf3 -J output with --ping, then recommend over the fitted link and the ends of the "
+        "fit's intervals. Flags given beside it override the fitted values.",
     ),
     goal: str = typer.Option("throughput", "--goal", help="throughput | latency | balanced | fairness."),
     backend: str = typer.Option(
@@ -306,12 +345,14 @@ def recommend_command(
 
     from .. import units
     from ..recommend import GOALS, RecommendError, link_from_options, link_from_scenario, recommend
+    from ..recommend.fitband import with_fit_intervals
     from ..scenario.errors import ScenarioError
     from .errors import EXIT_BAD_INPUT, error
 
     console = Console()
     err = Console(stderr=True)
     est = None
+    fit = None
     try:
         if goal not in GOALS:
             raise RecommendError("--goal", f"unknown goal {goal!r}", "one of " + ", ".join(GOALS))
@@ -332,14 +373,13 @@ def recommend_command(
             reorder=reorder,
         )
         if capture is not None:
-            if scenario is not None or ping is not None:
-                raise RecommendError(
-                    "--from",
-                    "--from and --scenario/--ping both describe the link",
-                    "one of them",
-                )
-            scenario = _fitted_scenario(capture)
-        if scenario is not None:
+            if scenario is not None:
+                raise RecommendError("--from", "--from and --scenario both describe the link", "one of them")
+            fit, est = _fit(capture, ping)
+            link, notes = link_from_scenario(_fitted_scenario(capture, fit), **figures)
+            link, band_notes = with_fit_intervals(link, fit, f"the fit of {capture.name}")
+            notes += band_notes
+        elif scenario is not None:
             if ping is not None:
                 raise RecommendError(
                     "--ping",
@@ -349,12 +389,7 @@ def recommend_command(
             link, notes = link_from_scenario(scenario, **figures)
         else:
             if ping is not None:
-                from ..pingparse import PingParseError, parse_ping_file
-
-                try:
-                    est = parse_ping_file(ping)
-                except PingParseError as e:
-                    raise RecommendError("--ping", str(e), "the saved output of iputils ping") from None
+                est = _read_ping(ping)
             link, notes = link_from_options(**figures, ping=est)
         cands = [c.strip().lower() for c in cc.split(",") if c.strip()] if cc else None
         progress = None if as_json else (lambda s: err.print(f"  {s}", style="dim", highlight=False))
@@ -375,6 +410,8 @@ def recommend_command(
         doc = _clean(rec.to_json())
         if est is not None:
             doc["ping"] = _clean(est.as_dict())
+        if fit is not None:
+            doc["fit"] = _clean(fit.to_json())
         sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
         return
     print_recommendation(rec, console)

@@ -25,7 +25,7 @@ from scipy.stats import chi2
 from .estimate import Estimate
 from .timeline import Timeline
 
-__all__ = ["LossFit", "lost_transmissions", "fit_loss"]
+__all__ = ["LossFit", "lost_transmissions", "fit_loss", "wilson"]
 
 #: Likelihood-ratio p-value below which the loss is called bursty (Gilbert).
 BURSTY_P = 1e-3
@@ -55,7 +55,8 @@ def _xlogy(x: float, y: float) -> float:
     return 0.0 if x == 0 else x * math.log(y)
 
 
-def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion k/n (z = 1.96: 95 %)."""
     if n == 0:
         return 0.0, 1.0
     ph = k / n
@@ -101,7 +102,7 @@ def fit_loss(tl: Timeline, queue_s: np.ndarray, queue_max_s: float) -> LossFit:
     model = "none" if k == 0 else ("gilbert" if pval < BURSTY_P else "bernoulli")
     # Losses come in bursts of mean length 1/r: the events, not the packets, are independent.
     burst = 1 / r if model == "gilbert" and r > 0 else 1.0
-    lo, hi = _wilson(round(k / burst), round(n / burst)) if n else (0.0, 1.0)
+    lo, hi = wilson(round(k / burst), round(n / burst)) if n else (0.0, 1.0)
     ev = (
         f"{retx} retransmissions of {n_all} transmissions, {k_all} lost after D-SACK "
         f"({tl.spurious_bytes} bytes D-SACKed, {tl.spurious_by_timing} segments acked too soon after "

@@ -9,8 +9,10 @@ others the competing traffic.
 The input space recommend covers (docs/recommend.md "Limits") is checked here, before anything
 runs: a figure outside it is refused in one line naming the user's own flag (or the file's key)
 and the limit. The neighbourhood varies one figure at a time (rate ×0.8/×1.25, loss ×0.5/×2,
-jitter ×0.5/×1.5); a variant that would leave the input space is clipped to its edge and the
-clip is noted, and one clipped back onto the stated value is dropped.
+jitter ×0.5/×1.5), or, for a link fitted from a measurement (``Link.intervals``), to the ends of
+the fit's interval of each figure, a side without a usable end taking the fixed factor; a
+variant that would leave the input space is clipped to its edge and the clip is noted, and one
+clipped back onto the stated value is dropped.
 """
 
 from __future__ import annotations
@@ -135,6 +137,9 @@ class Link:
     aqm_params: dict = field(default_factory=dict)
     #: the scenario's description of a link the figures do not cover (Wi-Fi hop, trace, access)
     extra: list = field(default_factory=list)
+    #: figure -> (low, high) ends of a fit's interval (None: open on that side); the
+    #: neighbourhood goes to these ends instead of the BAND factors (fitband.py)
+    intervals: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.jitter_max_s is None and self.scenario is None:
@@ -251,6 +256,8 @@ class Point:
     rate_bps: float
     loss: float
     jitter_s: float
+    #: where the variant's value came from: "stated", "band" (a fixed factor) or "fit interval"
+    source: str = "stated"
 
     def value(self, axis: Optional[str] = None) -> float:
         """The point's value of ``axis`` (default: the axis it varies)."""
@@ -264,6 +271,7 @@ class Point:
             "rate_bps": self.rate_bps,
             "loss": self.loss,
             "jitter_ms": self.jitter_s * 1e3,
+            "source": self.source,
         }
 
 
@@ -275,7 +283,7 @@ def fmt_axis(axis: str, v: float) -> str:
     return f"±{delay_text(v * 1e3)}"
 
 
-def point_at(link: Link, axis: Optional[str], value: Optional[float] = None) -> Point:
+def point_at(link: Link, axis: Optional[str], value: Optional[float] = None, source: str = "band") -> Point:
     """The variant of ``link`` with ``axis`` at ``value`` (the stated link for axis None)."""
     rate, loss, jit = link.rate_bps, link.loss, link.jitter_s
     if axis is None:
@@ -287,7 +295,8 @@ def point_at(link: Link, axis: Optional[str], value: Optional[float] = None) -> 
         loss = value
     else:
         jit = value
-    return Point(f"{axis} {fmt_axis(axis, value)}", axis, value / stated if stated else 1.0, rate, loss, jit)
+    factor = value / stated if stated else 1.0
+    return Point(f"{axis} {fmt_axis(axis, value)}", axis, factor, rate, loss, jit, source)
 
 
 def _limits(link: Link) -> dict[str, tuple[float, float]]:
@@ -296,44 +305,85 @@ def _limits(link: Link) -> dict[str, tuple[float, float]]:
     return {"rate": (MIN_RATE_BPS, MAX_RATE_BPS), "loss": (0.0, MAX_LOSS), "jitter": (0.0, jmax)}
 
 
+@dataclass(frozen=True)
+class _Target:
+    """One neighbour asked for: the value, what it is called in notes, where it came from."""
+
+    want: float
+    what: str  # "×0.8" or "at the fit's low end"
+    up: bool
+    source: str
+
+
+def _targets(link: Link, axis: str, factors: Sequence[float], stated: float, notes: Optional[list]) -> list[_Target]:
+    """The neighbours of one figure: the BAND factors, or the fit's interval ends where the
+    link has them (an end missing or not beyond the stated value falls back to the factor on
+    that side, noted). A stated 0 cannot be scaled: only a fit's end above it varies it."""
+    ends = link.intervals.get(axis)
+    out: list[_Target] = []
+    for f in factors:
+        f = float(f)
+        if f == 1.0:
+            continue
+        up = f > 1
+        side = "high" if up else "low"
+        if ends is not None:
+            end = ends[1] if up else ends[0]
+            if end is not None:  # to 4 significant digits, as the fitted scenario writes figures
+                end = float(f"{end:.4g}")
+            if end is not None and (end > stated if up else end < stated):
+                out.append(_Target(end, f"at the fit's {side} end", up, "fit interval"))
+                continue
+            if notes is not None and (stated or up):
+                if end is None:
+                    why = f"is open {'above' if up else 'below'}"
+                else:
+                    why = f"has its {side} end on the fitted value ({fmt_axis(axis, end)})"
+                if stated:
+                    notes.append(f"the fit's {axis} interval {why}: the neighbour there is the fixed ×{f:g}")
+                else:
+                    notes.append(f"the fit's {axis} interval {why}: {axis} 0 is not varied up")
+        if stated:
+            out.append(_Target(stated * f, f"×{f:g}", up, "band"))
+    return out
+
+
 def neighbourhood(
     link: Link, band: Mapping[str, Sequence[float]] | None = None, notes: Optional[list] = None
 ) -> list[Point]:
     """The stated link, then one point per (figure, factor) of ``band`` whose stated value is
     not 0 (a loss-free or jitter-free link stays so: a 0 cannot be scaled) and that the link
-    lets vary. A variant beyond the input space is clipped to its edge; one that the clip puts
-    back on the stated value is left out. What was clipped or left out goes to ``notes``."""
+    lets vary. A fitted link's figures go to their interval ends instead (``_targets``). A
+    variant beyond the input space is clipped to its edge; one that the clip puts back on the
+    stated value is left out. What was clipped or left out goes to ``notes``."""
     band = BAND if band is None else band
     pts = [point_at(link, None)]
     stated = {"rate": link.rate_bps, "loss": link.loss, "jitter": link.jitter_s}
     lim = _limits(link)
     for axis, factors in band.items():
-        if not stated.get(axis):
+        if not stated.get(axis) and axis not in link.intervals:
             continue
         if axis in link.fixed:
             if notes is not None:
                 notes.append(f"{axis} is not varied: {link.fixed[axis]}")
             continue
         lo, hi = lim[axis]
-        for f in factors:
-            if f == 1.0:
-                continue
-            want = stated[axis] * float(f)
-            got = min(max(want, lo), hi)
+        for t in _targets(link, axis, factors, stated[axis], notes):
+            got = min(max(t.want, lo), hi)
             if got == stated[axis]:
                 if notes is not None:
                     notes.append(
-                        f"the neighbour {axis} ×{f:g} ({fmt_axis(axis, want)}) is outside what "
-                        f"recommend covers ({_edge_text(axis, lo, hi, want)}): {axis} is not varied "
-                        f"{'up' if f > 1 else 'down'}"
+                        f"the neighbour {axis} {t.what} ({fmt_axis(axis, t.want)}) is outside what "
+                        f"recommend covers ({_edge_text(axis, lo, hi, t.want)}): {axis} is not varied "
+                        f"{'up' if t.up else 'down'}"
                     )
                 continue
-            if got != want and notes is not None:
+            if got != t.want and notes is not None:
                 notes.append(
-                    f"the neighbour {axis} ×{f:g} is clipped to {fmt_axis(axis, got)} "
-                    f"({_edge_text(axis, lo, hi, want)})"
+                    f"the neighbour {axis} {t.what} is clipped to {fmt_axis(axis, got)} "
+                    f"({_edge_text(axis, lo, hi, t.want)})"
                 )
-            pts.append(point_at(link, axis, got))
+            pts.append(point_at(link, axis, got, t.source))
     return pts
 
 

@@ -180,6 +180,7 @@ JSON_SCHEMA: dict = {
                     "rate_bps": {"type": "number"},
                     "loss": {"type": "number"},
                     "jitter_ms": {"type": "number"},
+                    "source": {"enum": ["stated", "band", "fit interval"]},
                     "decision": _DECISION,
                     "score_means": {"type": "object", "additionalProperties": _NUM},
                 },
