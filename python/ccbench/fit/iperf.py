@@ -26,9 +26,9 @@ random loss (pingparse.py). The figures:
   iperf3's retransmissions over the segments sent, is given beside it as a cross-check: it
   also counts the buffer's overflow drops and spurious retransmissions.
 * **buffer**: the largest queueing delay iperf3 saw (its largest smoothed RTT minus the ping's
-  minimum) times the rate. The buffer was filled when the data path lost more than the ping's
-  random loss explains (retransmissions above its upper end: overflow drops); otherwise the
-  figure is a lower bound. The smoothed RTT lags the queue and is read once per interval, so
+  minimum) times the rate. The buffer was filled when the data path lost at least twice what
+  the ping lost (then most drops were overflow, not random) on a link shown saturated;
+  otherwise the figure is a lower bound. The smoothed RTT lags the queue and is read once per interval, so
   the largest queue is seen low: the upper end adds the ping's whole range to the queue.
 """
 
@@ -53,6 +53,10 @@ MIN_BUSY = 3
 MIN_INTERVALS = 3
 #: A queue taken for standing: above the ping's 2J by at least this much (the sender's bursts).
 MIN_STANDING_S = 1e-3
+#: The buffer overflowed when the data path lost at least this many times the ping's loss ...
+OVERFLOW_OVER_RANDOM = 2.0
+#: ... in at least this many retransmissions.
+MIN_OVERFLOW_RETX = 3
 #: IPv4 + TCP headers with the timestamp option (on by default in Linux): MSS = MTU - 52.
 TCP_IP_TS_HEADERS = 52
 #: An IPv6 header is 20 bytes longer than an IPv4 one.
@@ -217,7 +221,7 @@ def fit_iperf3(doc: dict, ping, source: str = "iperf3") -> Fit:
         evidence=loss_ev,
     )
 
-    buffer = _buffer(rows, doc, base_s, jit_s, spread, rate, data_loss, hi, retx)
+    buffer = _buffer(rows, doc, base_s, jit_s, spread, rate, data_loss, q, retx)
     return Fit(_flow_name(doc), _duration(doc, rows), rate, rtt, buffer, loss, jitter)
 
 
@@ -243,15 +247,17 @@ def _buffer(
     spread_s: float,
     rate: Estimate,
     data_loss: float,
-    random_hi: float,
+    random_q: float,
     retx: int,
 ) -> Estimate:
     queue = max(_max_rtt_s(rows, doc) - base_s, 0.0)
     value = queue * rate.value / 8
-    filled = retx >= 3 and data_loss > random_hi and rate.hi is not None
+    # most drops were not random when the data path lost at least twice what the ping did; a
+    # link never shown saturated (rate open above) cannot have been filled by this flow
+    filled = retx >= MIN_OVERFLOW_RETX and data_loss >= OVERFLOW_OVER_RANDOM * random_q and rate.hi is not None
     ev = (
         f"largest smoothed RTT - the ping's minimum = {queue * 1e3:.1f} ms x rate; data-path loss "
-        f"{data_loss * 100:.3g} % vs the ping's upper {random_hi * 100:.3g} %"
+        f"{data_loss * 100:.3g} % vs the ping's {random_q * 100:.3g} %"
     )
     if not filled:
         return Estimate("buffer", value, value, None, "bytes", ev + ": no overflow shown, the buffer is at least this")

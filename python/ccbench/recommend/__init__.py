@@ -2,7 +2,8 @@
 
 The user's link figures are estimates, so every candidate algorithm runs over the stated link
 *and* a neighbourhood of it (one figure varied at a time: rate ×0.8 / ×1.25, loss ×0.5 / ×2,
-jitter ×0.5 / ×1.5; a figure that is 0 is not varied), with the same seeds for every candidate.
+jitter ×0.5 / ×1.5; a figure that is 0 is not varied; a link fitted from a measurement goes to
+the ends of the fit's intervals instead), with the same seeds for every candidate.
 One *repeat* runs every candidate at every point once; a candidate's score in a repeat is the
 mean of its goal metric over the points (each point weighs the same). Repeats are added in
 batches until :func:`sequential_decision` separates the leader from the runner-up, shows them
@@ -15,6 +16,7 @@ Modules, each one job (imports point down this list):
 * ``decision``: the pure stopping rule;
 * ``goals``: the goals and the score of one run;
 * ``link``: the link (flags, ping or scenario file), the input space, the neighbourhood;
+* ``fitband``: a fitted link's neighbourhood from the fit's intervals (``--from``);
 * ``schema``: the --json document's version and JSON Schema;
 * ``verdict``: the Recommendation and its texts;
 * ``search``: running the candidates, boundaries, kernel confirmation;
