@@ -143,3 +143,13 @@ def test_recommend_json_says_the_neighbourhood_is_the_fits(lossy_pcap):
     sources = [p["source"] for p in doc["neighbourhood"]]
     assert sources[0] == "stated" and set(sources[1:]) == {"fit interval"}
     assert [e["name"] for e in doc["fit"]["estimates"]] == ["rate", "rtt", "buffer", "loss", "jitter"]
+
+
+def test_a_figure_the_link_fixes_takes_no_interval(fitted):
+    """Gilbert loss is kept as fitted (link_from_scenario fixes it): its Bernoulli interval is
+    neither used nor announced."""
+    fit, _, _ = fitted
+    link = Link(rate_bps=10e6, rtt_s=0.02, loss=0.004, fixed={"loss": "Gilbert-Elliott loss is kept"})
+    link, notes = with_fit_intervals(link, fit, "the fit of x.pcap")
+    assert "loss" not in link.intervals
+    assert "loss" not in notes[0] and "rate" in notes[0]

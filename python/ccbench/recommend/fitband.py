@@ -44,7 +44,7 @@ def with_fit_intervals(link: Link, fit, source: str) -> tuple[Link, list[str]]:
             notes.append(f"{axis} is given by {link.origin[axis]}: its neighbours are the fixed factors")
             continue
         est = _estimate(fit, path)
-        if est.value is None:
+        if est.value is None or axis in link.fixed:  # fixed: Gilbert loss, a trace's rate
             continue
         intervals[axis] = (est.lo, est.hi)
         parts.append(f"{axis} {_end_text(axis, est.lo)} to {_end_text(axis, est.hi)}")
