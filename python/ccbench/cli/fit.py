@@ -43,24 +43,55 @@ def print_fit(fit, out=None) -> None:
     out.print(t)
 
 
+def _fit(measured: Path, flow: Optional[str], ping: Optional[Path], check: bool):
+    """A capture's fit, or iperf3 JSON's with the ping (told apart by content)."""
+    from ..fit import FitError, fit_capture
+    from ..fit.iperf import fit_iperf3_file, is_json
+
+    if not is_json(measured):
+        if ping is not None:
+            raise FitError("--ping goes with iperf3 JSON: a capture's fit has its own RTT, jitter and loss")
+        return fit_capture(measured, flow)
+    if flow is not None or check:
+        raise FitError(f"{measured} is iperf3 JSON: --flow and --check need a capture")
+    if ping is None:
+        raise FitError(f"{measured} is iperf3 JSON, which holds no base RTT, jitter or random loss: give --ping FILE")
+    from ..pingparse import PingParseError, parse_ping_file
+
+    try:
+        est = parse_ping_file(ping)
+    except PingParseError as e:
+        raise FitError(f"--ping: {e}") from None
+    return fit_iperf3_file(measured, est)
+
+
 def fit_command(
-    capture: Path = typer.Argument(..., help="pcap or pcapng capture of one TCP bulk transfer, taken at the sender."),
+    capture: Path = typer.Argument(
+        ...,
+        help="pcap or pcapng capture of one TCP bulk transfer, taken at the sender; or iperf3 -J output (with --ping).",
+    ),
     flow: Optional[str] = typer.Option(None, "--flow", help="The flow to fit, HOST:PORT-HOST:PORT (either order)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the fitted scenario TOML here."),
     as_json: bool = typer.Option(False, "--json", help="Print the estimates as JSON."),
     check: bool = typer.Option(
         False, "--check", help="Replay the fitted scenario on the simulator with CUBIC and compare with the capture."
     ),
+    ping: Optional[Path] = typer.Option(
+        None, "--ping", metavar="FILE", help="With iperf3 JSON: a saved ping of the same path (base RTT, jitter, loss)."
+    ),
 ):
     """Estimate a bottleneck (rate, base RTT, buffer, loss and its burstiness, jitter) from a
-    sender-side capture of one TCP bulk transfer, and write it as a scenario."""
-    from ..fit import FitError, fit_capture
+    sender-side capture of one TCP bulk transfer, or from iperf3's JSON output and a saved ping,
+    and write it as a scenario."""
+    from ..fit import FitError
     from ..fit.scenario_toml import scenario_toml
 
     try:
-        fit = fit_capture(capture, flow)
+        fit = _fit(capture, flow, ping, check)
     except FitError as e:
         raise error(str(e), EXIT_BAD_INPUT) from None
+    except OSError as e:
+        raise error(f"{capture}: {e.strerror or e}", EXIT_BAD_INPUT) from None
     text = scenario_toml(fit, str(capture))
     if out is not None:
         out.write_text(text)

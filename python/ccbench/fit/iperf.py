@@ -6,21 +6,24 @@ window ``snd_wnd`` and the retransmissions in the interval. A ping of the same p
 carries nothing else gives what iperf3 cannot: the base RTT (its minimum), the jitter and the
 random loss (pingparse.py). The figures:
 
-* **rate**: an interval whose closing smoothed RTT stands above the ping's minimum by more than
-  the ping's jitter can explain (2J) plus one millisecond of the sender's own bursts found a
-  queue at the bottleneck, so the link was busy and the sender's throughput is its rate. The
-  estimate is the median over those *busy* intervals, the interval their smallest to largest.
-  The median, not a high percentile: the sender counts bytes written into its socket buffer,
-  so one interval can run above the link by what the buffer took in. The first interval (slow
-  start fills the buffer) and a last one shorter than half an interval are left out. A flow
-  held below the link by random loss, by the receiver's window or by its own window never
-  builds a queue: with fewer than ``MIN_BUSY`` busy intervals the largest interval is only a
-  lower bound (no upper end). iperf3 counts payload; the link's rate counts IP bytes, so the
-  rate is scaled by path MTU / MSS (full-sized segments; MSS = MTU - 52, IPv4 and TCP headers
-  with timestamps, Linux's default).
+* **rate**: an interval whose closing smoothed RTT stands above the ping's minimum by more
+  than the ping's jitter can explain (2J) and more than a flow below the link adds by itself (a
+  delayed ACK waiting for a second segment and a few segments of its own bursts: four segment
+  times at the interval's throughput, 1 ms at least) found a queue at the bottleneck, so the
+  link was busy and the sender's throughput is its rate. The estimate is the mean over those
+  *busy* intervals (their bytes over their seconds), the interval their smallest to largest.
+  The mean, not a high percentile: iperf3 counts the bytes its sender wrote, in whole blocks
+  (128 KB: ±1 Mbit/s in a 1 s interval) and into the socket buffer, so single intervals scatter
+  around the link's rate and their sum over consecutive intervals cancels both. The first
+  interval (slow start fills the buffer) and a last one shorter than half an interval are left
+  out. A flow held below the link by random loss, by the receiver's window or by its own
+  window builds no queue: with fewer than ``MIN_BUSY`` busy intervals the mean over all
+  intervals is only a lower bound (no upper end). iperf3 counts payload; the link's rate counts
+  IP bytes, so the rate is scaled by path MTU / MSS (full-sized segments; MSS = MTU - 52, IPv4
+  and TCP headers with timestamps, Linux's default).
 * **rtt**: the ping's minimum; the interval runs up to the ping's 5th percentile.
-* **jitter**: the ping's (p95 - p5) / 2 (0.9 J for uniform ±J); the upper end is half the
-  ping's whole RTT range above the minimum, the widest variation it saw.
+* **jitter**: the ping's (p95 - p5) / 2, which is 0.9 J for uniform ±J: the interval runs up
+  to that J (a single outlier does not move either end).
 * **loss**: the ping's lost sequence numbers, a Wilson 95 % interval, modelled as Bernoulli
   (a ping of a few hundred probes cannot tell bursts apart). The data path's own figure,
   iperf3's retransmissions over the segments sent, is given beside it as a cross-check: it
@@ -28,8 +31,9 @@ random loss (pingparse.py). The figures:
 * **buffer**: the largest queueing delay iperf3 saw (its largest smoothed RTT minus the ping's
   minimum) times the rate. The buffer was filled when the data path lost at least twice what
   the ping lost (then most drops were overflow, not random) on a link shown saturated;
-  otherwise the figure is a lower bound. The smoothed RTT lags the queue and is read once per interval, so
-  the largest queue is seen low: the upper end adds the ping's whole range to the queue.
+  otherwise the figure is a lower bound. The interval carries the jitter (±2J on the largest
+  RTT) and the rate's range. The smoothed RTT never exceeds the largest RTT and is read once per
+  interval, so the largest queue is, if anything, seen low.
 """
 
 from __future__ import annotations
@@ -51,12 +55,17 @@ __all__ = ["is_json", "read_iperf3", "fit_iperf3", "fit_iperf3_file"]
 MIN_BUSY = 3
 #: Usable intervals needed at all (after the first and a short last one are left out).
 MIN_INTERVALS = 3
-#: A queue taken for standing: above the ping's 2J by at least this much (the sender's bursts).
+#: A queue taken for standing: above the ping's 2J by at least this much ...
 MIN_STANDING_S = 1e-3
+#: ... and by this many segment times at the interval's throughput (one delayed-ACK gap and
+#: three segments of the sender's own bursts).
+BURST_SEGMENTS = 4
 #: The buffer overflowed when the data path lost at least this many times the ping's loss ...
 OVERFLOW_OVER_RANDOM = 2.0
 #: ... in at least this many retransmissions.
 MIN_OVERFLOW_RETX = 3
+#: (p95 - p5) / 2 of uniform ±J is 0.9 J (pingparse's jitter)
+UNIFORM_P5_P95 = 0.9
 #: IPv4 + TCP headers with the timestamp option (on by default in Linux): MSS = MTU - 52.
 TCP_IP_TS_HEADERS = 52
 #: An IPv6 header is 20 bytes longer than an IPv4 one.
@@ -65,7 +74,9 @@ IPV6_EXTRA = 20
 
 def is_json(path: Path) -> bool:
     """The file's first non-blank character opens a JSON object (iperf3 -J writes one); a pcap
-    or pcapng starts with binary magic instead."""
+    or pcapng starts with binary magic instead. A missing file is left to the capture reader."""
+    if not Path(path).is_file():
+        return False
     with open(path, "rb") as f:
         head = f.read(256).lstrip()
     return head[:1] == b"{"
@@ -78,11 +89,17 @@ def read_iperf3(path: Path) -> dict:
         doc = json.loads(Path(path).read_text(errors="replace"))
     except ValueError as e:
         raise FitError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(doc, dict) or not {"start", "intervals", "end"} <= doc.keys():
+    shaped = (
+        isinstance(doc, dict)
+        and isinstance(doc.get("start"), dict)
+        and isinstance(doc.get("intervals"), list)
+        and isinstance(doc.get("end"), dict)
+    )
+    if not shaped:
         raise FitError(f"{path}: JSON, but not iperf3's output (no start, intervals and end): iperf3 -c HOST -J")
     if doc.get("error"):
         raise FitError(f"{path}: iperf3 reported an error: {doc['error']}")
-    ts = doc["start"].get("test_start", {}) if isinstance(doc["start"], dict) else {}
+    ts = doc["start"].get("test_start") or {}
     if str(ts.get("protocol", "TCP")).upper() != "TCP":
         raise FitError(f"{path}: a {ts.get('protocol')} test: the fit needs a TCP one (iperf3 without -u)")
     if ts.get("reverse") or ts.get("bidir"):
@@ -135,37 +152,52 @@ def _mss(doc: dict, rows: list[dict]) -> tuple[int, int]:
     return mtu, mtu - TCP_IP_TS_HEADERS - (IPV6_EXTRA if _ipv6(doc) else 0)
 
 
-def _rate(rows: list[dict], base_s: float, jitter_s: float, wire: float, scale: str) -> Estimate:
-    standing = 2 * jitter_s + MIN_STANDING_S
-    busy = [r for r in rows if r["rtt_s"] is not None and r["rtt_s"] - base_s > standing]
+def _standing_s(row: dict, jitter_s: float, mss: int) -> float:
+    """The queueing delay an interval's smoothed RTT must exceed to show a standing queue: the
+    ping's 2J, plus what a flow below the link adds on its own, timed at the interval's own
+    throughput (never faster than the link's): the delayed ACK's wait for a second segment and
+    a few segments of the sender's bursts, ``BURST_SEGMENTS`` segment times in all; 1 ms at least."""
+    seg_s = mss * 8 / row["bps"] if row["bps"] > 0 else float("inf")
+    return 2 * jitter_s + max(MIN_STANDING_S, BURST_SEGMENTS * seg_s)
+
+
+def _mean_bps(rows: list[dict]) -> float:
+    """Bits over seconds summed across the intervals: the write-side count's block size and the
+    socket buffer's filling, which move single intervals, cancel between neighbours."""
+    return sum(r["bps"] * r["seconds"] for r in rows) / sum(r["seconds"] for r in rows)
+
+
+def _rate(rows: list[dict], base_s: float, jitter_s: float, mtu: int, mss: int) -> Estimate:
+    wire = mtu / mss
+    busy = [r for r in rows if r["rtt_s"] is not None and r["rtt_s"] - base_s > _standing_s(r, jitter_s, mss)]
     rwnd = sum(r["rwnd_limited"] for r in rows)
     every = np.array([r["bps"] for r in rows]) * wire
     tail = (
         f"{len(rows)} intervals (first left out): p50 {np.median(every) / 1e6:.2f}, max {every.max() / 1e6:.2f} "
-        f"Mbit/s; {rwnd} closed with cwnd >= the peer's window; {scale}"
+        f"Mbit/s; {rwnd} closed with cwnd >= the peer's window; IP bytes = payload x {mtu}/{mss} (MTU / MSS)"
     )
     if len(busy) >= MIN_BUSY:
         r = np.array([b["bps"] for b in busy]) * wire
-        est = float(np.median(r))
+        est = _mean_bps(busy) * wire
         return Estimate(
             "rate",
             est,
-            float(r.min()),
-            float(r.max()),
+            float(min(r.min(), est)),
+            float(max(r.max(), est)),
             "bit/s",
-            f"median of {len(busy)} iperf3 intervals whose smoothed RTT stood > {standing * 1e3:.2f} ms above "
-            f"the ping's minimum (a queue at the bottleneck); of all {tail}",
+            f"mean over {len(busy)} iperf3 intervals whose smoothed RTT stood above the ping's minimum by more "
+            f"than 2J and {BURST_SEGMENTS} segment times (a queue at the bottleneck), their range as the "
+            f"interval; of all {tail}",
         )
-    est = float(every.max())
+    est = _mean_bps(rows) * wire
     return Estimate(
         "rate",
         est,
         est,
         None,
         "bit/s",
-        f"only {len(busy)} intervals ended with a queue (smoothed RTT > min + {standing * 1e3:.2f} ms): the "
-        f"flow did not saturate the link (loss, a window or the application held it), the largest interval "
-        f"is a lower bound; of all {tail}",
+        f"only {len(busy)} intervals ended with a standing queue: the flow did not saturate the link (loss, a "
+        f"window or the application held it), so the mean over all intervals is a lower bound; of all {tail}",
     )
 
 
@@ -183,7 +215,7 @@ def fit_iperf3(doc: dict, ping, source: str = "iperf3") -> Fit:
         raise FitError("the ping's minimum RTT is 0: ping the path the iperf3 test crossed")
     jit_s = ping.jitter_ms / 1e3
     mtu, mss = _mss(doc, rows)
-    rate = _rate(rows, base_s, jit_s, mtu / mss, f"IP bytes = payload x {mtu}/{mss} (path MTU / MSS)")
+    rate = _rate(rows, base_s, jit_s, mtu, mss)
 
     p5 = (ping.rtt_p5_ms or ping.base_rtt_ms) / 1e3
     rtt = Estimate(
@@ -194,14 +226,14 @@ def fit_iperf3(doc: dict, ping, source: str = "iperf3") -> Fit:
         "s",
         f"the ping's minimum of {ping.replies} replies {ping.base_rtt_ms:.3g} ms (to its p5 {p5 * 1e3:.3g} ms)",
     )
-    spread = ((ping.rtt_max_ms or ping.base_rtt_ms) - ping.base_rtt_ms) / 2e3
+    jit_hi = jit_s / UNIFORM_P5_P95
     jitter = Estimate(
         "jitter",
         jit_s,
         jit_s,
-        spread if spread > jit_s else None,
+        jit_hi if jit_hi > jit_s else None,
         "s",
-        f"the ping's RTT (p95 - p5) / 2 = {jit_s * 1e3:.3g} ms; half its whole range {spread * 1e3:.3g} ms",
+        f"the ping's RTT (p95 - p5) / 2 = {jit_s * 1e3:.3g} ms, which is {UNIFORM_P5_P95:g} J for uniform ±J",
     )
 
     sent_bytes, retx = _sent(doc)
@@ -221,7 +253,7 @@ def fit_iperf3(doc: dict, ping, source: str = "iperf3") -> Fit:
         evidence=loss_ev,
     )
 
-    buffer = _buffer(rows, doc, base_s, jit_s, spread, rate, data_loss, q, retx)
+    buffer = _buffer(rows, doc, base_s, jitter, rate, data_loss, q, retx)
     return Fit(_flow_name(doc), _duration(doc, rows), rate, rtt, buffer, loss, jitter)
 
 
@@ -243,8 +275,7 @@ def _buffer(
     rows: list[dict],
     doc: dict,
     base_s: float,
-    jit_s: float,
-    spread_s: float,
+    jitter: Estimate,
     rate: Estimate,
     data_loss: float,
     random_q: float,
@@ -261,8 +292,9 @@ def _buffer(
     )
     if not filled:
         return Estimate("buffer", value, value, None, "bytes", ev + ": no overflow shown, the buffer is at least this")
-    lo = max(queue - 2 * jit_s, 0.0) * (rate.lo or rate.value) / 8
-    hi = (queue + 2 * spread_s) * (rate.hi or rate.value) / 8
+    # the ping's ±J moves the largest RTT either way; the rate's range carries over
+    lo = max(queue - 2 * jitter.value, 0.0) * (rate.lo or rate.value) / 8
+    hi = (queue + 2 * (jitter.hi or jitter.value)) * (rate.hi or rate.value) / 8
     return Estimate("buffer", value, min(lo, value), max(hi, value), "bytes", ev + ": overflowed")
 
 
@@ -288,4 +320,7 @@ def fit_iperf3_file(path: Path, ping: Optional[Any]) -> Fit:
     doc = read_iperf3(path)
     if ping is None:
         raise FitError(f"{path} is iperf3 JSON: the base RTT, jitter and loss need a saved ping of the same path")
-    return fit_iperf3(doc, ping, str(path))
+    try:
+        return fit_iperf3(doc, ping, str(path))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise FitError(f"{path}: iperf3 JSON with a field of an unexpected shape ({type(e).__name__}: {e})") from None
