@@ -112,7 +112,8 @@ def test_defaults():
     assert sc.access.rate_bps is None and sc.access.delay_s == 0
     g = sc.flows[0]
     assert g.count == 1 and g.start_s == 0 and g.stagger_s == 0 and g.pacing is False
-    assert g.rwnd_bytes == DEFAULT_RWND_BYTES == 6 * 1024 * 1024 and g.size_bytes is None
+    # an untouched Linux host's largest window: tcp_rmem max 6 MiB × scaling ratio 160/256
+    assert g.rwnd_bytes == DEFAULT_RWND_BYTES == 6 * 1024 * 1024 * 160 // 256 and g.size_bytes is None
     assert sc.probe.ping_s == 0 and sc.sweep is None
 
 

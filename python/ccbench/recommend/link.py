@@ -569,7 +569,8 @@ def _window_note(link: Link, rwnd: int) -> Optional[str]:
             f"your {link.flows} flow{'s' if link.flows != 1 else ''} with a {rwnd / 2**20:.3g} MiB receive "
             f"window carry at most {units.format_rate(cap)} over a {units.format_time(link.rtt_s)} RTT, below "
             f"the link's {units.format_rate(link.rate_bps)}: the comparison is of window-limited flows "
-            "(Linux's default tcp_rmem maximum; set flows rwnd in a --scenario file for tuned hosts)"
+            "(an untouched Linux host's: its default tcp_rmem maximum of 6 MiB; set flows rwnd in a "
+            "--scenario file for tuned hosts)"
         )
     return None
 

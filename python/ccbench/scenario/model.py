@@ -95,8 +95,16 @@ def split_by_marking(names: Sequence[str], marks_ecn: bool) -> tuple[list[str], 
     return [n for n in names if n not in NEEDS_MARKING], [n for n in names if n in NEEDS_MARKING]
 
 
-#: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive window a flow gets by default.
-DEFAULT_RWND_BYTES = 6 * 1024 * 1024
+#: Linux's default net.ipv4.tcp_rmem maximum (6 MiB): the receive buffer an untouched host's
+#: autotuning grows to.
+LINUX_RMEM_MAX_BYTES = 6 * 1024 * 1024
+#: The part of a receive buffer Linux offers as window, in 1/256 (tcp_win_from_space with the
+#: scaling ratio that tcp_measure_rcv_mss takes from payload / skb truesize): 160/256 measured
+#: on the kernel backend's receivers (crates/sim/src/tcp/rcv_window.rs, MEASURED_RATIO).
+RCV_SCALING_RATIO_256 = 160
+#: The largest window an untouched Linux 6.18 receiver offers: 6 MiB × 160/256 = 3 932 160 bytes
+#: (3.75 MiB). A flow's ``rwnd`` is that largest window; this is its default on every backend.
+DEFAULT_RWND_BYTES = LINUX_RMEM_MAX_BYTES * RCV_SCALING_RATIO_256 // 256
 
 
 MTU = 1500

@@ -17,7 +17,8 @@
 //!   is still queued when the reader has copied its first segment, exceeds the last measure,
 //!   the clamp becomes 2·copied, plus twice the relative growth of that (so the sender can
 //!   double again in slow start), plus the span of the out-of-order queue — never
-//!   less than before, never more than the scenario's `rwnd` (the kernel backend's tcp_rmem max).
+//!   less than before, never more than the scenario's `rwnd` (the largest window; the kernel backend
+//!   sizes tcp_rmem so that tcp_rmem × ratio is that window).
 //! * The receiver's RTT (`rcv_rtt_est`) comes from timestamp echoes (1 ms ticks, EWMA 1/8,
 //!   `tcp_rcv_rtt_measure_ts`) and from the time one window takes to arrive (a minimum,
 //!   `tcp_rcv_rtt_measure`); its first sample is the handshake's.
@@ -33,8 +34,11 @@
 use super::{ts_tick, MSS};
 use crate::time::{Nanos, NS_PER_US};
 
-/// sysctl tcp_rmem[2]'s default (6 MiB): the window cap when a scenario gives none.
+/// sysctl tcp_rmem[2]'s default (6 MiB): the buffer an untouched host autotunes up to.
 pub const RMEM_MAX_DEFAULT: u64 = 6 << 20;
+/// The largest window such a host offers, tcp_win_from_space(tcp_rmem[2]) at the measured
+/// scaling ratio: 3 932 160 bytes. The window cap when a scenario gives none.
+pub const DEFAULT_WINDOW_CAP: u64 = (RMEM_MAX_DEFAULT * MEASURED_RATIO) >> RATIO_SHIFT;
 /// sysctl tcp_rmem[1]: the receive buffer a socket starts with.
 pub const RMEM_DEFAULT: u64 = 131_072;
 /// TCP_RMEM_TO_WIN_SCALE: scaling ratios are in 1/256.

@@ -204,20 +204,22 @@ def _pct(xs: list[float], q: float) -> Optional[float]:
 
 
 def _rwnd_plan(flows) -> tuple[dict[int, str], int]:
-    """How each flow's rwnd is honoured: ``setsockopt`` (iperf3 -w, SO_RCVBUF/SO_SNDBUF; Linux
-    caps it at net.core.rmem_max, which a namespace cannot raise) or ``autotune`` (receive buffer
-    autotuning capped by the receiver namespace's net.ipv4.tcp_rmem max). The default rwnd
-    (6 MiB, Linux's own tcp_rmem max) is autotuning, as on an untouched Linux host."""
-    from .traffic import rmem_max
+    """How each flow's rwnd (its largest window) is honoured: ``setsockopt`` (iperf3 -w,
+    SO_RCVBUF/SO_SNDBUF; Linux caps it at net.core.rmem_max, which a namespace cannot raise) or
+    ``autotune`` (receive-buffer autotuning up to the receiver namespace's net.ipv4.tcp_rmem
+    max). Either way the buffer is sized so that its window is the rwnd (traffic.rcvbuf_for_window).
+    The default rwnd autotunes to a 6 MiB tcp_rmem max, as on an untouched Linux host. Returns
+    the plan and the tcp_rmem max."""
+    from .traffic import rcvbuf_for_window, rmem_max, so_rcvbuf_for_window
 
     rm = rmem_max()
-    plan, cap = {}, DEFAULT_RWND_BYTES
-    auto = [f.rwnd_bytes for f in flows if f.rwnd_bytes == DEFAULT_RWND_BYTES or f.rwnd_bytes > rm]
-    for f in flows:
-        plan[f.id] = "autotune" if (f.rwnd_bytes == DEFAULT_RWND_BYTES or f.rwnd_bytes > rm) else "setsockopt"
-    if auto:
-        cap = max(auto)
-    return plan, cap
+
+    def autotuned(f) -> bool:
+        return f.rwnd_bytes == DEFAULT_RWND_BYTES or so_rcvbuf_for_window(f.rwnd_bytes) > rm
+
+    plan = {f.id: "autotune" if autotuned(f) else "setsockopt" for f in flows}
+    auto = [f.rwnd_bytes for f in flows if autotuned(f)]
+    return plan, rcvbuf_for_window(max(auto) if auto else DEFAULT_RWND_BYTES)
 
 
 def _utilisation(q_t: list[float], departed: list[int], dur: float, rate_bps: int) -> Optional[float]:

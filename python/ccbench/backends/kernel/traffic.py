@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ...scenario.model import RCV_SCALING_RATIO_256
 from .diag import DiagSocket, SockInfo
 from .nsutil import netns_socket
 from .topology import RECEIVER_ADDR, SENDER_ADDR, Topology
@@ -31,6 +32,19 @@ def rmem_max() -> int:
         return int(open(RMEM_MAX_PATH).read())
     except OSError:
         return 212992
+
+
+def rcvbuf_for_window(window_bytes: int) -> int:
+    """The receive buffer whose largest window is ``window_bytes``: Linux offers
+    tcp_win_from_space(sk_rcvbuf) = sk_rcvbuf × scaling ratio / 256 (window_clamp), so an
+    untouched host's 6 MiB tcp_rmem maximum gives the default rwnd of 3.75 MiB."""
+    return -(-window_bytes * 256 // RCV_SCALING_RATIO_256)
+
+
+def so_rcvbuf_for_window(window_bytes: int) -> int:
+    """The SO_RCVBUF (iperf3 -w) value for a largest window of ``window_bytes``: Linux doubles
+    what setsockopt asks for (sock_setsockopt: sk_rcvbuf = 2 × val, for the skb overhead)."""
+    return -(-rcvbuf_for_window(window_bytes) // 2)
 
 
 @dataclass
@@ -124,7 +138,7 @@ def client_argv(
     if flow.size_bytes:
         argv[argv.index("-t") : argv.index("-t") + 2] = ["-n", str(int(flow.size_bytes))]
     if rwnd_mode == "setsockopt":
-        argv += ["-w", str(int(flow.rwnd_bytes))]
+        argv += ["-w", str(so_rcvbuf_for_window(int(flow.rwnd_bytes)))]
     if getattr(flow, "direction", "forward") == "reverse":
         # the server sends (with the client's -C, which iperf3 passes in the test parameters)
         argv += ["-R"]
@@ -195,8 +209,8 @@ SO_MAX_PACING_RATE = 47
 
 def _buffers(sock: socket.socket, f: FlowProc) -> None:
     if f.rwnd_mode == "setsockopt":  # as iperf3 -w: both buffers on both ends
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, f.rwnd_bytes)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, f.rwnd_bytes)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, so_rcvbuf_for_window(f.rwnd_bytes))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, so_rcvbuf_for_window(f.rwnd_bytes))
 
 
 class SizedReceiver(threading.Thread):

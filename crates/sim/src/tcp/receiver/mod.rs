@@ -156,7 +156,7 @@ impl Receiver {
             rcv_wup: 0,
             ooo: Vec::new(),
             ooo_segs: 0,
-            window: RcvWindow::new(super::rcv_window::RMEM_MAX_DEFAULT),
+            window: RcvWindow::new(super::rcv_window::DEFAULT_WINDOW_CAP),
             sacks: SackList::default(),
             timestamps,
             ts_recent: 0,
