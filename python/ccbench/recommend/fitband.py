@@ -30,7 +30,8 @@ def _estimate(fit, path: tuple[str, ...]):
 
 
 def _end_text(axis: str, v: Optional[float]) -> str:
-    return "open" if v is None else fmt_axis(axis, v)
+    """An interval end as the neighbourhood uses it (4 significant digits), or "open"."""
+    return "open" if v is None else fmt_axis(axis, float(f"{v:.4g}"))
 
 
 def with_fit_intervals(link: Link, fit, source: str) -> tuple[Link, list[str]]:
