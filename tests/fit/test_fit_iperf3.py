@@ -71,7 +71,7 @@ def test_lossy_link_rate_is_a_lower_bound():
 
 
 def test_lossy_link_loss_and_rtt_from_the_ping():
-    """The ping crosses the lossy data direction once per probe: 200 probes at 2 % lose ~4, and
+    """The ping crosses the lossy data direction once per probe: 500 probes at 2 % lose ~10, and
     the Wilson 95 % interval of what they lost holds the link's 2 %; the base RTT is 20 ms (1 ms,
     as above)."""
     fit = _fit(LOSSY)
