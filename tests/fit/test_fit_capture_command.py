@@ -126,7 +126,9 @@ def test_capture_through_ccbench_link_fits_the_link(tmp_path):
     b = tomllib.loads(toml.read_text())["bottleneck"]
     from ccbench.units import parse_rate, parse_time
 
-    # a CUBIC upload fills 2 BDP of buffer, so the queue stands and the ACKs pace at the link's
-    # rate (rate.py): within 5 %; the base RTT is the link's 40 ms plus the hosts' few tens of µs
+    # the upload runs the namespace's default algorithm (the topology sets Reno; a child
+    # namespace may only choose among the host's allowed ones), which fills 2 BDP of buffer,
+    # so the queue stands and the ACKs pace at the link's rate (rate.py): within 5 %; the base
+    # RTT is the link's 40 ms plus the hosts' few tens of µs
     assert abs(parse_rate(b["rate"]) - RATE_BPS) <= 0.05 * RATE_BPS, b
     assert abs(parse_time(b["rtt"]) - RTT_S) <= 0.002, b

@@ -52,12 +52,16 @@ def missing(uid: Optional[int] = None) -> Optional[str]:
     return None
 
 
-def _iperf3_error(stdout: str, stderr: str) -> str:
+def _iperf3_error(r: subprocess.CompletedProcess) -> Optional[str]:
+    """iperf3's error, or None. With -J it reports a failed connection in the JSON's "error"
+    and may still exit with status 0 (iperf3 3.12)."""
     try:
-        msg = json.loads(stdout).get("error")
+        msg = json.loads(r.stdout).get("error")
     except ValueError:
         msg = None
-    return (msg or stderr.strip() or "iperf3 failed").splitlines()[0]
+    if msg is None and r.returncode == 0:
+        return None
+    return (msg or r.stderr.strip() or f"iperf3 exited with status {r.returncode}").splitlines()[0]
 
 
 def _connected(address: str, port: int) -> bool:
@@ -124,10 +128,8 @@ def capture_upload(server: str, port: int, duration_s: float, out: Path) -> Uplo
             dropped = dump.stop()
     except (OSError, TcpdumpError) as e:
         raise CaptureError(str(e)) from None
-    if r.returncode != 0:
-        raise CaptureError(
-            f"iperf3 could not upload to {server} port {port}: {_iperf3_error(r.stdout, r.stderr)} "
-            "(is `iperf3 -s` running there?)"
-        )
+    failed = _iperf3_error(r)
+    if failed:
+        raise CaptureError(f"iperf3 could not upload to {server} port {port}: {failed} (is `iperf3 -s` running there?)")
     sent = (json.loads(r.stdout).get("end") or {}).get("sum_sent") or {}
     return Upload(server, address, interface, changed, sent.get("bytes"), sent.get("retransmits"), dropped)
