@@ -10,7 +10,8 @@ study run jitter-cliff --out results/jc``).
 What the reader supplies is supplied here (USER_FILES): ``study.toml`` and ``my-link.toml`` are
 the README's own scenario example (its ```toml block), ``ping.txt`` a captured ``ping -D`` output,
 ``my-study.toml`` a two-run study file, ``sender.pcap`` a sender-side capture (the simulator's
-``[output] pcap`` of CUBIC on 10 Mbit/s, 20 ms).
+``[output] pcap`` of CUBIC on 10 Mbit/s, 20 ms), ``iperf3.json`` the output of ``iperf3 -J``
+(tests/data/iperf3: CUBIC over ccbench-link at 20 Mbit/s, 40 ms).
 
 The rule for what runs (SKIP, in order; the first match decides):
 
@@ -43,6 +44,8 @@ from pathlib import Path
 import pytest
 
 from conftest import PING_DIR, ROOT
+
+IPERF3_DIR = ROOT / "tests" / "data" / "iperf3"
 
 README = ROOT / "README.md"
 
@@ -98,7 +101,8 @@ CHEAPER = [
         lambda w: [*w, "--quick"],
     ),
 ]
-MAX_SKIPPED = 16
+#: the root-only commands (kernel backend, validate, capture) and the make targets
+MAX_SKIPPED = 17
 MIN_RUN = 15
 TIMEOUT_S = 600
 
@@ -171,6 +175,7 @@ def user_files(workdir: Path, text: str) -> None:
         (workdir / name).write_text(scenario)
     (workdir / "my-study.toml").write_text(TINY_STUDY)
     (workdir / "ping.txt").write_text((PING_DIR / "linux_D_timestamps.txt").read_text())
+    (workdir / "iperf3.json").write_text((IPERF3_DIR / "cubic_20mbit_40ms_1bdp.json").read_text())
     from ccbench.fit.replay import simulate_capture
 
     link = {"rate": "10Mbit", "rtt": "20ms", "buffer": "2bdp"}

@@ -9,7 +9,7 @@ import pytest
 from ccbench import analysis
 from ccbench.results.run_result import build_result, failed_result, make_run_id
 from ccbench.results.schema import FLOWS_SCHEMA, LINK_SERIES_SCHEMA, RUNS_SCHEMA, SERIES_SCHEMA
-from ccbench.scenario.model import Scenario
+from ccbench.scenario.model import DEFAULT_RWND_BYTES, Scenario
 from conftest import SIM_SRC, fake_report, minimal_dict, rust_struct_fields
 
 DESIGN_FLOWS = [
@@ -174,7 +174,7 @@ def test_build_result_makes_nan_null_and_fills_from_scenario():
     r = build_result(sc, "kernel", rows, None, {"kernel_version": "6.8.0"}, 1.0)
     row = r.flows_table.to_pylist()[0]
     assert row["goodput_bps"] is None and row["rtt_mean_ms"] is None
-    assert row["cc"] == "cubic" and row["rwnd_bytes"] == 6 * 1024 * 1024 and row["group"] == 0
+    assert row["cc"] == "cubic" and row["rwnd_bytes"] == DEFAULT_RWND_BYTES and row["group"] == 0
     assert "unknown" not in row
     assert r.runs_table.to_pylist()[0]["kernel_version"] == "6.8.0"
     assert r.series_table.num_rows == 0 and r.link_series_table.num_rows == 0
