@@ -43,6 +43,14 @@ def _max_inflight(res) -> int:
     return int(res.series.inflight_pkts.max())
 
 
+def _fills_window(inflight: int, cap: int) -> bool:
+    """In flight near the window and not beyond it but for one packet. The kernel's count,
+    packets_out - sacked - lost + retrans (tcp_packets_in_flight), has shown 691 against a
+    1 MB window of 690 whole segments in two runs of four: a segment resent without being marked
+    lost (a tail loss probe) counts twice, and a FIN's skb counts as a packet."""
+    return 0.97 * cap <= inflight <= cap + 1
+
+
 def test_default_rwnd_is_tcp_rmem_max_times_the_scaling_ratio():
     assert DEFAULT_RWND_BYTES == LINUX_RMEM_MAX_BYTES * RCV_SCALING_RATIO_256 // 256 == 3_932_160
 
@@ -72,7 +80,7 @@ def test_untouched_receiver_offers_the_default_rwnd_and_no_more():
     cap = DEFAULT_RWND_BYTES // MSS
     k, s = _max_inflight(res), _max_inflight(sim.run(sc))
     print(f"largest in flight: kernel {k}, simulator {s}, window {cap} segments")
-    assert 0.97 * cap <= k <= cap and 0.97 * cap <= s <= cap
+    assert _fills_window(k, cap) and _fills_window(s, cap)
 
 
 @pytest.mark.skipif(kernel_missing(ping=False) is not None, reason=kernel_missing(ping=False) or "")
@@ -87,4 +95,4 @@ def test_a_set_rwnd_is_the_largest_window_on_both_backends():
     cap = 1_000_000 // MSS
     k, s = _max_inflight(kernel.run(sc)), _max_inflight(sim.run(sc))
     print(f"largest in flight: kernel {k}, simulator {s}, window {cap} segments")
-    assert 0.97 * cap <= k <= cap and 0.97 * cap <= s <= cap
+    assert _fills_window(k, cap) and _fills_window(s, cap)
