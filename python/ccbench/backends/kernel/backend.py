@@ -218,7 +218,7 @@ def _rwnd_plan(flows) -> tuple[dict[int, str], int]:
         return f.rwnd_bytes == DEFAULT_RWND_BYTES or so_rcvbuf_for_window(f.rwnd_bytes) > rm
 
     plan = {f.id: "autotune" if autotuned(f) else "setsockopt" for f in flows}
-    auto = [f.rwnd_bytes for f in flows if autotuned(f)]
+    auto = [f.rwnd_bytes for f in flows if plan[f.id] == "autotune"]
     return plan, rcvbuf_for_window(max(auto) if auto else DEFAULT_RWND_BYTES)
 
 

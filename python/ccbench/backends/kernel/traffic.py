@@ -209,8 +209,9 @@ SO_MAX_PACING_RATE = 47
 
 def _buffers(sock: socket.socket, f: FlowProc) -> None:
     if f.rwnd_mode == "setsockopt":  # as iperf3 -w: both buffers on both ends
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, so_rcvbuf_for_window(f.rwnd_bytes))
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, so_rcvbuf_for_window(f.rwnd_bytes))
+        size = so_rcvbuf_for_window(f.rwnd_bytes)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)
 
 
 class SizedReceiver(threading.Thread):
