@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+# a kernel run whose behaviour a test compares counts only where it kept the scenario's timing
+from ccbench.backends.kernel.hostcpu import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT, faithful_timing  # noqa: F401 - the tests import the bounds from here
+
 #: tests/, the folder of this file (shared data lives here; the tests are in its subfolders)
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -184,17 +187,6 @@ def kernel_missing(ping: bool = False) -> str | None:
     return None
 
 
-#: A kernel run whose behaviour a test compares with the simulator's (or with Linux's documented
-#: behaviour) counts only if the host left the VM alone and ccbench-link kept the scenario's
-#: timing. On a VM whose hypervisor takes CPU time away (runs.host_steal_pct) packets leave the
-#: emulator milliseconds late, and a stalled sender lets the bottleneck queue drain, so the
-#: kernel's TCP sees delays the scenario does not have (backends/kernel/hostcpu.py). Faithful:
-#: under 0.5 % of the CPU stolen and 99 % of packets released within 200 µs of their due time
-#: (runs.emulator_late_p99_us, the emulator's design bound).
-QUIET_HOST_STEAL_PCT = 0.5
-FAITHFUL_LATE_P99_US = 200.0
-
-
 def kernel_run_where(run, faithful, tries: int = 3):
     """Call ``run()`` (a kernel RunResult) until ``faithful(runs_row)`` holds and return that
     result. If no run of ``tries`` was faithful the test is skipped, naming the emulator's
@@ -219,7 +211,7 @@ def faithful_kernel_run(run, tries: int = 3):
     """The first of up to ``tries`` runs on a quiet host in which the emulator kept the timing."""
     return kernel_run_where(
         run,
-        lambda row: row.host_steal_pct < QUIET_HOST_STEAL_PCT and row.emulator_late_p99_us <= FAITHFUL_LATE_P99_US,
+        lambda row: bool(faithful_timing(row.host_steal_pct, row.emulator_late_p99_us)),
         tries,
     )
 

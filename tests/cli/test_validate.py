@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -479,3 +480,59 @@ def test_independent_draws_move_the_compared_backends_seeds_only(tmp_path):
     assert sc.seed == study.parts[0].scenario().seed + v.INDEPENDENT_SEED_OFFSET
     with pytest.raises(v.ValidateError, match="--draws"):
         v.plan_cells(study, ["sim"], draws="shared")
+
+
+def _mixed_cell(sim: list, kernel: list, kernel_timing: Optional[tuple] = None) -> "v.Comparison":
+    """One BBR-beside-CUBIC cell whose runs give these BBR shares (total goodput 100 Mbit/s)."""
+    cell = v.Cell("coexistence", 0, {}, "bbr+cubic", "")
+    k = v.Side(goodput=[100e6] * len(kernel), share=kernel)
+    if kernel_timing:
+        k.steal, k.late, k.disturbed = kernel_timing
+    sides = {(0, "sim"): v.Side(goodput=[100e6] * len(sim), share=sim), (0, "kernel"): k}
+    return v.Comparison([cell], ["sim", "kernel"], sides, "kernel", {"sim": False, "kernel": False})
+
+
+def test_share_verdicts_follow_welchs_interval_of_the_difference():
+    rng = np.random.default_rng(3)
+    k = list(0.15 + 0.01 * rng.standard_normal(10))
+    # 10 repeats a side with 0.01 spread: a difference of 0.02 has an interval of about ±0.01
+    c = _mixed_cell([x + 0.02 for x in k[::-1]], k)
+    lo, hi = c.share_diff_interval(0, "sim")
+    assert -v.SHARE_TARGET < lo < 0.02 < hi < v.SHARE_TARGET
+    assert c.share_verdict(0, "sim") == v.AGREES
+    # 0.15 apart with the same spread: differs
+    c = _mixed_cell([x + 0.15 for x in k], k)
+    assert c.share_diff_interval(0, "sim")[0] > v.SHARE_TARGET and c.share_verdict(0, "sim") == v.DIFFERS
+    # a mean difference of 0.03, but shares spread over 0.05-0.35 on 3 repeats: cannot tell
+    c = _mixed_cell([0.08, 0.23, 0.38], [0.05, 0.20, 0.35])
+    assert abs(c.share_diff(0, "sim")) <= v.SHARE_TARGET and c.share_verdict(0, "sim") == v.CANNOT_TELL
+    assert c.share_verdict_text(0, "sim") == "cannot tell with 3 repeats"
+    s = c.summary("sim").set_index("cc")
+    assert s.loc["bbr+cubic", "share compared"] == 1 and s.loc["bbr+cubic", f"share {v.CANNOT_TELL}"] == 1
+    head, rows = v.main_rows(c)
+    assert "share cannot tell with 3 repeats" in rows[0][head.index("verdict")]
+    # a cell of one algorithm has no share verdict
+    assert _one_cell([1e6, 2e6], [1e6, 2e6]).share_verdict(0, "sim") is None
+
+
+def test_faithful_timing_bounds():
+    from ccbench.backends.kernel.hostcpu import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT, faithful_timing
+
+    assert faithful_timing(0.2, 71.0) is True
+    assert faithful_timing(QUIET_HOST_STEAL_PCT, 71.0) is False  # the steal bound is exclusive
+    assert faithful_timing(0.2, FAITHFUL_LATE_P99_US) is True  # the lateness bound is inclusive
+    assert faithful_timing(0.2, 1500.0) is False
+    assert faithful_timing(None, None) is None and faithful_timing(float("nan"), None) is None
+    assert faithful_timing(None, 100.0) is True  # a kernel without a steal field: lateness decides
+
+
+def test_the_references_timing_is_reported_per_cell_and_over_the_grid():
+    c = _mixed_cell([0.15, 0.16], [0.15, 0.16], kernel_timing=([0.1, 14.8], [80.0, 4000.0], 1))
+    t = c.timing("kernel")
+    assert t["runs"] == 2 and t["disturbed"] == 1
+    assert t["steal_max_pct"] == 14.8 and t["late_max_us"] == 4000.0 and t["late_median_us"] == 2040.0
+    assert c.timing("sim") is None  # simulator runs record no timing
+    head, rows = v.main_rows(c)
+    assert rows[0][head.index("kernel timing")] == "1/2 disturbed (steal ≤ 14.8 %, p99 late ≤ 4.0 ms)"
+    assert "sim timing" not in head
+    assert "kernel timing" not in v.main_rows(c, compact=True)[0]

@@ -29,6 +29,7 @@ from .compare import (
     COUNTERS,
     DIFFERS,
     MEDIAN_TARGET,
+    SHARE_TARGET,
     Comparison,
     Side,
     ValidateRun,
@@ -49,7 +50,7 @@ from .plan import (
     plan_cells,
     select_parts,
 )
-from .render import goodput_figure, markdown, print_tables, write_outputs
+from .render import goodput_figure, main_rows, markdown, print_tables, write_outputs
 from .run import default_out, parse_backends, run_validate
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "interval_verdict",
     "CELL_TARGET",
     "MEDIAN_TARGET",
+    "SHARE_TARGET",
     "COUNTER_TARGET",
     "COUNTER_MIN",
     "COUNTERS",
@@ -79,6 +81,7 @@ __all__ = [
     "run_validate",
     "write_outputs",
     "goodput_figure",
+    "main_rows",
     "markdown",
     "print_tables",
     "default_out",

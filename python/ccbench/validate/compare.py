@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..backends.kernel.hostcpu import faithful_timing
 from ..study.spec import Study
 from .plan import REFERENCE, plan_cells
 
@@ -64,6 +65,9 @@ class Side:
     ping: list = field(default_factory=list)  # ms, the probe's median RTT (runs with a probe)
     share: list = field(default_factory=list)  # the first algorithm's share of the goodput (runs mixing algorithms)
     counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
+    steal: list = field(default_factory=list)  # % of the CPU the host took, per ok run that records it
+    late: list = field(default_factory=list)  # µs, the emulator's p99 release lateness, per ok run that records it
+    disturbed: int = 0  # ok runs whose timing was not faithful (hostcpu.faithful_timing)
     failed: list = field(default_factory=list)  # error messages of failed runs
     missing: int = 0  # planned runs not in the store
 
@@ -142,6 +146,13 @@ class _Store:
             ping = _num(row.get("probe_rtt_p50_ms"))
             if ping is not None:
                 s.ping.append(ping)
+            steal, late = _num(row.get("host_steal_pct")), _num(row.get("emulator_late_p99_us"))
+            if steal is not None:
+                s.steal.append(steal)
+            if late is not None:
+                s.late.append(late)
+            if faithful_timing(steal, late) is False:
+                s.disturbed += 1
             for name, side in COUNTERS.items():
                 crow = self.counters.get((rid, side))
                 v = _num(crow.get(name)) if crow is not None else None
@@ -234,6 +245,48 @@ class Comparison:
         a, b = self.side(i, backend).mean("share"), self.side(i, self.reference).mean("share")
         return None if a is None or b is None else a - b
 
+    def share_diff_interval(self, i: int, backend: str) -> tuple[Optional[float], Optional[float]]:
+        """The 95 % interval of the share difference (Welch's t interval of the difference of the
+        means, the repeats of each backend taken as independent samples), or (None, None) with
+        fewer than two shares a side."""
+        from .. import analysis
+
+        t = analysis.welch_test(self.side(i, backend).share, self.side(i, self.reference).share)
+        return t.diff_lo, t.diff_hi
+
+    def share_verdict(self, i: int, backend: str) -> Optional[str]:
+        """AGREES / DIFFERS / CANNOT_TELL for the first algorithm's share against SHARE_TARGET
+        (None: not a cell that mixes algorithms)."""
+        if self.share_diff(i, backend) is None:
+            return None
+        return interval_verdict(*self.share_diff_interval(i, backend), target=SHARE_TARGET)
+
+    def _with_repeats(self, verdict: Optional[str], i: int, backend: str) -> str:
+        if verdict is None:
+            return "not compared"
+        if verdict == CANNOT_TELL:
+            n = min(self.side(i, backend).n, self.side(i, self.reference).n)
+            return f"{CANNOT_TELL} with {n} repeats"
+        return verdict
+
+    def timing(self, backend: str) -> Optional[dict]:
+        """Over all the backend's ok runs that record their timing (kernel runs): how many, how
+        many were disturbed, and the median and largest host steal (%) and emulator p99
+        lateness (µs). None when no run records it."""
+        sides = [self.side(i, backend) for i in range(len(self.cells))]
+        steal = [x for s in sides for x in s.steal]
+        late = [x for s in sides for x in s.late]
+        if not steal and not late:
+            return None
+        return {
+            "runs": sum(s.n for s in sides),
+            "disturbed": sum(s.disturbed for s in sides),
+            "steal_median_pct": float(np.median(steal)) if steal else None,
+            "steal_max_pct": max(steal) if steal else None,
+            "late_median_us": float(np.median(late)) if late else None,
+            "late_max_us": max(late) if late else None,
+        }
+
     @property
     def has_shares(self) -> bool:
         return any(self.side(i, b).share for i in range(len(self.cells)) for b in self.backends)
@@ -260,13 +313,10 @@ class Comparison:
         return interval_verdict(*self.goodput_error_interval(i, backend))
 
     def verdict_text(self, i: int, backend: str) -> str:
-        v = self.verdict(i, backend)
-        if v is None:
-            return "not compared"
-        if v == CANNOT_TELL:
-            n = min(self.side(i, backend).n, self.side(i, self.reference).n)
-            return f"{CANNOT_TELL} with {n} repeats"
-        return v
+        return self._with_repeats(self.verdict(i, backend), i, backend)
+
+    def share_verdict_text(self, i: int, backend: str) -> str:
+        return self._with_repeats(self.share_verdict(i, backend), i, backend)
 
     def retx_error(self, i: int, backend: str) -> tuple[Optional[float], str]:
         return count_error(self.side(i, backend).mean("retx"), self.side(i, self.reference).mean("retx"))
@@ -299,6 +349,7 @@ class Comparison:
             within = sum(1 for a in absv if a <= CELL_TARGET)
             median = float(np.median(absv)) if absv else None
             verdicts = [self.verdict(i, backend) for i, _ in errs]
+            share_verdicts = [v for v in (self.share_verdict(i, backend) for i in idx) if v is not None]
             rows.append(
                 {
                     "backend": backend,
@@ -313,6 +364,10 @@ class Comparison:
                     AGREES: verdicts.count(AGREES),
                     DIFFERS: verdicts.count(DIFFERS),
                     CANNOT_TELL: verdicts.count(CANNOT_TELL),
+                    "share compared": len(share_verdicts),
+                    f"share {AGREES}": share_verdicts.count(AGREES),
+                    f"share {DIFFERS}": share_verdicts.count(DIFFERS),
+                    f"share {CANNOT_TELL}": share_verdicts.count(CANNOT_TELL),
                     "counters compared": n_counter,
                     "counters missed": n_miss,
                 }
@@ -341,6 +396,9 @@ class Comparison:
                 row[f"{b}_rtt_mean_ms"] = s.mean("rtt")
                 row[f"{b}_first_cc_share"] = s.mean("share")
                 row[f"{b}_retransmits"] = s.mean("retx")
+                row[f"{b}_host_steal_max_pct"] = max(s.steal) if s.steal else None
+                row[f"{b}_emulator_late_p99_max_us"] = max(s.late) if s.late else None
+                row[f"{b}_runs_disturbed"] = s.disturbed if (s.steal or s.late) else None
                 for n in COUNTERS:
                     row[f"{b}_{n}"] = s.counter(n)
             for b in self.compared:
@@ -356,6 +414,10 @@ class Comparison:
                 row[f"{b}_share_within_target"] = (
                     None if self.share_diff(i, b) is None else abs(self.share_diff(i, b)) <= SHARE_TARGET
                 )
+                share_lo, share_hi = self.share_diff_interval(i, b)
+                row[f"{b}_share_diff_ci_lo"] = share_lo
+                row[f"{b}_share_diff_ci_hi"] = share_hi
+                row[f"{b}_share_verdict"] = self.share_verdict(i, b)
                 row[f"{b}_retx_err_pct"] = _pct(re_)
                 row[f"{b}_retx_status"] = rs
                 for n in COUNTERS:

@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..backends.kernel.hostcpu import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT
 from ..study.spec import Study
 from .compare import (
     AGREES,
@@ -79,6 +80,10 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
         head.append(f"{comp.reference} spread")
     if comp.has_shares:
         head += [f"{b} share" for b in comp.backends] + [f"{b} share diff" for b in comp.compared]
+        if not compact:
+            head += [f"{b} share diff 95 %" for b in comp.compared]
+    timed = [] if compact else [b for b in comp.backends if comp.timing(b)]
+    head += [f"{b} timing" for b in timed]
     for b in comp.backends:
         head.append(f"{b} RTT ms")
     for b in comp.backends:
@@ -112,6 +117,11 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
             for b in comp.compared:
                 d = comp.share_diff(i, b)
                 row.append("–" if d is None else f"{d:+.2f}" + ("" if abs(d) <= SHARE_TARGET else " ✗"))
+            if not compact:
+                for b in comp.compared:
+                    interval = comp.share_diff_interval(i, b)
+                    row.append("–" if comp.share_diff(i, b) is None else _share_interval_text(*interval))
+        row += [_timing_text(comp.side(i, b)) for b in timed]
         row += [_f(comp.side(i, b).mean("rtt"), 1) for b in comp.backends]
         row += [_count_text(comp.side(i, b).mean("retx")) for b in comp.backends]
         for b in comp.compared:
@@ -126,12 +136,32 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
                     verdict.append(f"{tag}not compared")
                     continue
                 text = f"goodput {comp.verdict_text(i, b)}"
+                if comp.share_verdict(i, b) is not None:
+                    text += f"; share {comp.share_verdict_text(i, b)}"
                 if misses:
                     text += "; MISS " + ", ".join(m.removeprefix("TcpExt") for m in misses)
                 verdict.append(tag + text)
             row.append("; ".join(verdict))
         rows.append(row)
     return head, rows
+
+
+def _share_interval_text(lo: Optional[float], hi: Optional[float]) -> str:
+    if lo is None or hi is None:
+        return "unbounded"
+    return f"{lo:+.2f} … {hi:+.2f}"
+
+
+def _timing_text(s: Side) -> str:
+    """How many of a cell's runs the host disturbed, and the worst steal and lateness."""
+    if not s.steal and not s.late:
+        return "–"
+    worst = []
+    if s.steal:
+        worst.append(f"steal ≤ {max(s.steal):.1f} %")
+    if s.late:
+        worst.append(f"p99 late ≤ {max(s.late) / 1000:.1f} ms")
+    return f"{s.disturbed}/{s.n} disturbed ({', '.join(worst)})"
 
 
 def _interval_text(lo: Optional[float], hi: Optional[float]) -> str:
@@ -188,6 +218,8 @@ def summary_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
         "counters compared",
         "counters missed",
     ]
+    if comp.has_shares:
+        head.insert(head.index("counters compared"), "share: agrees / differs / cannot tell")
     rows = []
     for b in comp.compared:
         for r in comp.summary(b).to_dict("records"):
@@ -203,9 +235,17 @@ def summary_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
                     f"{r['within 10 %']}/{r['compared']}",
                     "–" if met is None else ("yes" if met else "no"),
                     f"{r[AGREES]} / {r[DIFFERS]} / {r[CANNOT_TELL]}",
-                    str(r["counters compared"]),
-                    str(r["counters missed"]),
                 ]
+                + (
+                    [
+                        f"{r[f'share {AGREES}']} / {r[f'share {DIFFERS}']} / {r[f'share {CANNOT_TELL}']}"
+                        if r["share compared"]
+                        else "–"
+                    ]
+                    if comp.has_shares
+                    else []
+                )
+                + [str(r["counters compared"]), str(r["counters missed"])]
             )
     return head, rows
 
@@ -255,6 +295,18 @@ def _no_reference(run: ValidateRun) -> str:
     return f"none ({REFERENCE} has no ok runs)"
 
 
+def _timing_summary(t: dict) -> str:
+    parts = [
+        f"{t['runs'] - t['disturbed']} of {t['runs']} runs kept the scenario's timing (host steal under "
+        f"{QUIET_HOST_STEAL_PCT:g} % and the emulator's p99 lateness within {FAITHFUL_LATE_P99_US:.0f} µs)"
+    ]
+    if t["steal_median_pct"] is not None:
+        parts.append(f"host steal median {t['steal_median_pct']:.1f} %, largest {t['steal_max_pct']:.1f} %")
+    if t["late_median_us"] is not None:
+        parts.append(f"p99 lateness median {t['late_median_us']:.0f} µs, largest {t['late_max_us']:.0f} µs")
+    return "; ".join(parts)
+
+
 def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
     comp = run.comparison
     repeat = run.repeat
@@ -290,6 +342,10 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
         )
     for b, why in run.skipped.items():
         lines.append(f"- {b}: not run ({why})")
+    for b in comp.backends:
+        t = comp.timing(b)
+        if t:
+            lines.append(f"- {b} timing: {_timing_summary(t)}")
     lines.append("")
     for note in run.notes:
         lines += [f"**Note:** {note}", ""]
@@ -312,7 +368,10 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
             "differs when it lies wholly outside, and cannot tell when it straddles a bound: more "
             f"repeats would decide. spread: the {REFERENCE}'s own coefficient of variation across its "
             f"repeats; a cell whose spread is near {CELL_TARGET:.0%} needs many repeats to be called "
-            "within it.",
+            "within it. The share's verdict reads the 95 % interval of the difference of the mean "
+            f"shares (Welch) against ±{SHARE_TARGET:g} the same way. timing: how many of a cell's "
+            "runs the host disturbed (the hypervisor took the CPU, so the emulator released packets "
+            "late: delays the scenario does not have), with the worst steal and lateness.",
             "",
         ]
         head, rows = summary_rows(comp)
