@@ -17,6 +17,17 @@ class Estimate:
     unit: str
     evidence: str
 
+    @classmethod
+    def around(cls, name: str, value: float, lo: float, hi: float, unit: str, evidence: str) -> "Estimate":
+        """A value with an interval widened, where needed, to contain it (a median or mean can
+        lie outside the percentiles or range it is read beside)."""
+        return cls(name, float(value), float(min(lo, value)), float(max(hi, value)), unit, evidence)
+
+    @classmethod
+    def at_least(cls, name: str, value: float, unit: str, evidence: str) -> "Estimate":
+        """A lower bound: the interval starts at the value and has no upper end."""
+        return cls(name, float(value), float(value), None, unit, evidence)
+
     def to_json(self) -> dict:
         return {
             "name": self.name,

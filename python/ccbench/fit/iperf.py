@@ -179,22 +179,20 @@ def _rate(rows: list[dict], base_s: float, jitter_s: float, mtu: int, mss: int) 
     if len(busy) >= MIN_BUSY:
         r = np.array([b["bps"] for b in busy]) * wire
         est = _mean_bps(busy) * wire
-        return Estimate(
+        return Estimate.around(
             "rate",
             est,
-            float(min(r.min(), est)),
-            float(max(r.max(), est)),
+            r.min(),
+            r.max(),
             "bit/s",
             f"mean over {len(busy)} iperf3 intervals whose smoothed RTT stood above the ping's minimum by more "
             f"than 2J and {BURST_SEGMENTS} segment times (a queue at the bottleneck), their range as the "
             f"interval; of all {tail}",
         )
     est = _mean_bps(rows) * wire
-    return Estimate(
+    return Estimate.at_least(
         "rate",
         est,
-        est,
-        None,
         "bit/s",
         f"only {len(busy)} intervals ended with a standing queue: the flow did not saturate the link (loss, a "
         f"window or the application held it), so the mean over all intervals is a lower bound; of all {tail}",

@@ -80,22 +80,20 @@ def bottleneck_rate(tl: Timeline, window_s: float, ser_s: float = 0.0, jitter_s:
         r = rates[busy]
         est = float(np.median(r))
         lo, hi = np.percentile(r, [25, 75])
-        return Estimate(
+        return Estimate.around(
             "rate",
             est,
-            float(min(lo, est)),
-            float(max(hi, est)),
+            lo,
+            hi,
             "bit/s",
             f"median of {len(r)} of {len(rates)} delivery-rate windows of {window_s * 1e3:.0f} ms with a "
             f"standing queue (every RTT sample > min + {standing * 1e3:.2f} ms); all windows: "
             f"p50 {np.median(rates) / 1e6:.2f}, max {rates.max() / 1e6:.2f} Mbit/s; {scale}",
         )
     est = float(np.percentile(rates, FALLBACK_PERCENTILE))
-    return Estimate(
+    return Estimate.at_least(
         "rate",
         est,
-        est,
-        None,
         "bit/s",
         f"no queue stood for a whole {window_s * 1e3:.0f} ms window ({int(busy.sum())} such windows): "
         f"the link was never saturated, p{FALLBACK_PERCENTILE} of {len(rates)} windows is a lower bound; {scale}",

@@ -29,11 +29,11 @@ def base_rtt(tl: Timeline, ser_s: float, jitter: Estimate) -> Estimate:
     lo = max(m - 2 * ser_s + (jitter.lo or 0.0), 0.0)
     hi = m + (jitter.hi if jitter.hi is not None else j)
     q = np.percentile(r, [5, 50, 95, 99])
-    return Estimate(
+    return Estimate.around(
         "rtt",
         est,
-        min(lo, est),
-        max(hi, est),
+        lo,
+        hi,
         "s",
         f"min of {len(r)} RTT samples (Karn) {m * 1e3:.2f} ms - serialisation {ser_s * 1e3:.3f} ms "
         f"+ jitter {j * 1e3:.2f} ms; RTT p5/p50/p95/p99 " + "/".join(f"{x * 1e3:.1f}" for x in q) + " ms",
