@@ -143,33 +143,28 @@ def run_command(
     s = _load(name)
     out = out or default_out(s, quick)
     err = _stderr
+    # the grid and how it runs, the same for the study's backend and the simulator beside it
+    how = {
+        "quick": quick,
+        "repeat": repeat,
+        "workers": workers,
+        "progress": not quiet,
+        "console": err,
+        "command": ["ccbench", *sys.argv[1:]],
+    }
     try:
         run = run_study(
             s,
             out,
             backend=backend,
-            quick=quick,
-            repeat=repeat,
-            workers=workers,
-            progress=not quiet,
-            console=err,
-            command=["ccbench", *sys.argv[1:]],
             parts=[x.strip() for x in (parts or "").split(",") if x.strip()],
             report=False,
+            **how,
         )
         twin_runs = []
         if backend != "sim" and beside_sim:
             t0 = time.perf_counter()
-            twin_runs = twin.run_twin(
-                run.study,
-                out,
-                quick=quick,
-                repeat=repeat,
-                workers=workers,
-                progress=not quiet,
-                console=err,
-                command=["ccbench", *sys.argv[1:]],
-            )
+            twin_runs = twin.run_twin(run.study, out, **how)
             twin_s = time.perf_counter() - t0
         run.report = twin.build_study_report(out)
     except KeyboardInterrupt:
