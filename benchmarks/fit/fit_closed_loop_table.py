@@ -22,30 +22,17 @@ sys.path.insert(0, str(ROOT / "python"))
 from bench_machine import cpu_model, git_commit  # noqa: E402
 
 from ccbench.fit.closed_loop import LINKS, fit_link  # noqa: E402
-
-
-def _num(v, unit: str) -> str:
-    if v is None:
-        return "–"
-    if unit == "bit/s":
-        return f"{v / 1e6:.2f}M"
-    if unit == "s":
-        return f"{v * 1e3:.2f}ms"
-    if unit == "bytes":
-        return f"{v / 1e3:.1f}kB"
-    if unit == "fraction":
-        return f"{v * 100:.3f}%"
-    return f"{v:g}"
+from ccbench.fit.estimate import value_text  # noqa: E402
 
 
 def _cell(x, unit: str) -> str:
     """A set value, or a fitted Estimate as "value [lo, hi]" (hi ∞ for a lower bound)."""
     if hasattr(x, "value"):
-        hi = "∞" if x.hi is None else _num(x.hi, x.unit)
-        return f"{_num(x.value, x.unit)} [{_num(x.lo, x.unit)}, {hi}]"
+        hi = "∞" if x.hi is None else value_text(x.hi, x.unit)
+        return f"{value_text(x.value, x.unit)} [{value_text(x.lo, x.unit)}, {hi}]"
     if isinstance(x, str):
         return x
-    return _num(x, unit)
+    return value_text(x, unit)
 
 
 UNITS = {"rate": "bit/s", "base RTT": "s", "buffer": "bytes", "loss": "fraction", "jitter": "s"}

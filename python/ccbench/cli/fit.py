@@ -13,30 +13,18 @@ from .errors import EXIT_BAD_INPUT, console, error
 __all__ = ["register", "fit_command", "print_fit"]
 
 
-def _fmt(value: Optional[float], unit: str) -> str:
-    if value is None:
-        return "–"
-    if unit == "bit/s":
-        return f"{value / 1e6:.2f} Mbit/s"
-    if unit == "s":
-        return f"{value * 1e3:.2f} ms"
-    if unit == "bytes":
-        return f"{value / 1e3:.1f} KB ({value / 1500:.0f} pkt)"
-    if unit == "fraction":
-        return f"{value * 100:.3f} %"
-    return f"{value:g}"
-
-
 def print_fit(fit, out=None) -> None:
     from rich.table import Table
+
+    from ..fit.estimate import value_text
 
     out = out or console
     t = Table(title=f"fitted link: flow {fit.flow}, {fit.duration_s:.1f} s")
     for col in ("parameter", "estimate", "interval", "evidence"):
         t.add_column(col, overflow="fold")
     for e in fit.estimates():
-        hi = "∞" if e.hi is None and e.value is not None else _fmt(e.hi, e.unit)
-        t.add_row(e.name, _fmt(e.value, e.unit), f"{_fmt(e.lo, e.unit)} – {hi}", e.evidence)
+        hi = "∞" if e.hi is None and e.value is not None else value_text(e.hi, e.unit)
+        t.add_row(e.name, value_text(e.value, e.unit), f"{value_text(e.lo, e.unit)} – {hi}", e.evidence)
     lf = fit.loss
     model = lf.model if lf.model != "gilbert" else f"gilbert (p {lf.p * 100:.3f} %, r {lf.r * 100:.1f} %)"
     t.add_row("loss model", model, f"LR p-value {lf.lr_pvalue:.2g}", "Gilbert vs Bernoulli likelihood ratio")

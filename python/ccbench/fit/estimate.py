@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["Estimate"]
+__all__ = ["Estimate", "value_text"]
 
 
 @dataclass(frozen=True)
@@ -37,3 +37,18 @@ class Estimate:
             "unit": self.unit,
             "evidence": self.evidence,
         }
+
+
+def value_text(value: Optional[float], unit: str) -> str:
+    """A fitted or set value in the unit people read it in: Mbit/s, ms, KB with packets, %."""
+    if value is None:
+        return "–"
+    if unit == "bit/s":
+        return f"{value / 1e6:.2f} Mbit/s"
+    if unit == "s":
+        return f"{value * 1e3:.2f} ms"
+    if unit == "bytes":
+        return f"{value / 1e3:.1f} KB ({value / 1500:.0f} pkt)"
+    if unit == "fraction":
+        return f"{value * 100:.3f} %"
+    return f"{value:g}"
