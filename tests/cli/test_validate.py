@@ -58,6 +58,7 @@ def test_default_grid_cells_and_quick():
     g = v.load_grid("default")
     assert [p.name for p in g.parts] == [
         "loss-rtt",
+        "light-loss",
         "reorder",
         "gilbert",
         "ack-loss",
@@ -71,7 +72,8 @@ def test_default_grid_cells_and_quick():
     for c in cells:
         by_part.setdefault(c.part, []).append(c)
     assert {k: len(x) for k, x in by_part.items()} == {
-        "loss-rtt": 36,
+        "loss-rtt": 27,
+        "light-loss": 9,  # 0.1 % loss at 10, 50 and 100 ms
         "reorder": 9,
         "gilbert": 3,
         "ack-loss": 3,
@@ -82,11 +84,13 @@ def test_default_grid_cells_and_quick():
     }
     assert {c.cc for c in cells} == {"cubic", "bbr", "reno", "vegas", "bbr+cubic"}
     # high-variance cells (reordering jitter, light loss, BBR beside CUBIC) get 10 repeats, the others 5
-    noisy = {"reorder", "reorder-48m", "light-loss-48m", "coexistence"}
+    noisy = {"light-loss", "reorder", "reorder-48m", "light-loss-48m", "coexistence"}
     assert all(len(c.run_ids["sim"]) == (10 if c.part in noisy else 5) for c in cells)
     assert {p.duration_s() for p in g.parts} == {20.0, 25.0, 60.0}
     labels = {c.label for c in by_part["loss-rtt"]}
-    assert "rtt=100ms loss=5%" in labels and "rtt=10ms loss=0.1%" in labels
+    assert "rtt=100ms loss=5%" in labels and "rtt=10ms loss=1%" in labels
+    assert {c.label for c in by_part["light-loss"]} == {"rtt=10ms", "rtt=50ms", "rtt=100ms"}
+    assert g.part("light-loss").scenario().bottleneck.loss.p == 0.001
     assert {c.label for c in by_part["reorder"]} == {"jitter=4ms", "jitter=8ms", "jitter=16ms"}
     sc = g.part("gilbert").scenario()
     assert sc.bottleneck.loss.model == "gilbert" and sc.bottleneck.rate_bps == 50_000_000
