@@ -63,6 +63,9 @@ _KEY_TEXT = {
 
 _HATCHES = ["", "//", "..", "xx", "\\\\", "oo"]
 _MARKERS = ["o", "s", "^", "v", "D", "P", "X", "*", "<", ">"]
+
+#: a published number: an open diamond (its edge colour is set where it is drawn)
+_PUBLISHED_STYLE = {"ls": "none", "marker": "D", "ms": 7, "mfc": "none", "mew": 1.5}
 _FILLS = ["full", "none", "left", "bottom"]
 _NEUTRAL = ["0.15", "#8c564b", "0.55", "#17becf"]
 _TITLE_WIDTH = 80
@@ -345,26 +348,12 @@ def _lines_panel(ax, study, datas, kf, metric, log_y, colours, parts, quick) -> 
         ax.plot(
             [pos[x]],
             [_published_value(study, r, metric)],
-            ls="none",
-            marker="D",
-            ms=7,
-            mfc="none",
             mec=colours.get(str(cc), "0.1") if cc else "0.1",
-            mew=1.5,
             label="_published",
+            **_PUBLISHED_STYLE,
         )
         if not shown:  # the legend entry in a neutral colour: the points take their algorithm's
-            ax.plot(
-                [],
-                [],
-                ls="none",
-                marker="D",
-                ms=7,
-                mfc="none",
-                mec="0.3",
-                mew=1.5,
-                label=f"published (seed {study.seed})",
-            )
+            ax.plot([], [], mec="0.3", label=f"published (seed {study.seed})", **_PUBLISHED_STYLE)
         shown = True
     if metric == "bbr_cubic_ratio":
         ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
@@ -459,13 +448,9 @@ def _bars_panel(ax, study, datas, kf, metrics, log_y, colours, quick) -> None:
         ax.plot(
             [centre[(g, cc, *by)]],
             [_published_value(study, r, metrics[0])],
-            ls="none",
-            marker="D",
-            ms=7,
-            mfc="none",
             mec="0.1",
-            mew=1.5,
             label=f"published (seed {study.seed})" if not shown else "_published",
+            **_PUBLISHED_STYLE,
         )
         shown = True
     ax.set_xticks(range(len(groups)), [textwrap.fill(g, 10) for g in groups], fontsize=8)
