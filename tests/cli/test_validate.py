@@ -540,3 +540,32 @@ def test_the_references_timing_is_reported_per_cell_and_over_the_grid():
     assert rows[0][head.index("kernel timing")] == "1/2 disturbed (steal ≤ 14.8 %, p99 late ≤ 4.0 ms)"
     assert "sim timing" not in head
     assert "kernel timing" not in v.main_rows(c, compact=True)[0]
+
+
+def test_compare_only_runs_nothing_and_compares_the_stores(tmp_path):
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    out = tmp_path / "v"
+    _write_synthetic(out, study)
+    before = sorted(p.name for p in (out / "sim" / "runs").iterdir())
+    run = validate_run.run_validate(
+        study, out, backends="sim,kernel", draws="common", compare_only=True, progress=False
+    )
+    assert run.ran == [] and sorted(p.name for p in (out / "sim" / "runs").iterdir()) == before
+    comp = run.comparison
+    assert comp.reference == "kernel" and comp.compared == ["sim"]
+    assert [round(comp.goodput_error(i, "sim"), 6) for i in range(4)] == [
+        round(SIM_ERR[(c.cc, c.params["bottleneck.loss"])], 6) for c in comp.cells
+    ]
+    assert any("--compare-only: nothing was run" in n for n in run.notes)
+    assert "--compare-only: nothing was run" in run.files["md"].read_text()
+    # with independent draws the simulator's runs are other seeds, not stored: counted as not run
+    run = validate_run.run_validate(study, out, backends="sim,kernel", compare_only=True, progress=False)
+    assert run.comparison.side(0, "sim").missing == 2 and run.comparison.side(0, "kernel").n == 2
+
+
+def test_compare_only_refuses_an_empty_directory_and_rerun(tmp_path):
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    with pytest.raises(v.ValidateError, match="no stored runs of sim, kernel"):
+        validate_run.run_validate(study, tmp_path / "empty", compare_only=True, progress=False)
+    with pytest.raises(v.ValidateError, match="--compare-only runs nothing"):
+        validate_run.run_validate(study, tmp_path / "x", compare_only=True, rerun=["sim"], progress=False)

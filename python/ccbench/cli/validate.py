@@ -48,6 +48,11 @@ def validate_command(
         None, "--workers", "-j", min=1, help="Local worker processes (the kernel always runs one at a time)."
     ),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Run stored failed runs again."),
+    compare_only: bool = typer.Option(
+        False,
+        "--compare-only",
+        help="Run nothing: compare the runs already stored in DIR (a grid measured in pieces, or on another machine).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     draws: str = typer.Option(
         "independent",
@@ -78,6 +83,7 @@ def validate_command(
             command=["ccbench", *sys.argv[1:]],
             parts=[x.strip() for x in (parts or "").split(",") if x.strip()],
             draws=draws,
+            compare_only=compare_only,
         )
     except KeyboardInterrupt:
         raise typer.Exit(130) from None

@@ -502,7 +502,8 @@ def goodput_figure(comp: Comparison):
             ax.set_ylabel(f"{b} goodput (Mbit/s)")
             ax.set_title(f"{b} vs {comp.reference}: mean goodput per cell (bars: repeat range)", fontsize=9)
             ax.grid(True, which="both", lw=0.3, alpha=0.5)
-            ax.legend(fontsize=8, loc="upper left")
+            if ax.get_legend_handles_labels()[0]:  # no cell compared yet: no series to name
+                ax.legend(fontsize=8, loc="upper left")
         return fig
     fig, axes = new_figure(1, 1, width=max(6.0, 0.25 * len(comp.cells) + 2), height=4.2)
     ax = axes[0][0]

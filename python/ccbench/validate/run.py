@@ -70,6 +70,7 @@ def run_validate(
     command: Optional[Sequence[str]] = None,
     parts: Optional[Sequence[str]] = None,
     draws: str = "independent",
+    compare_only: bool = False,
 ) -> ValidateRun:
     """Run the grid on every available backend into DIR/<backend>/ (resuming), compare, and write
     DIR/validate.md, DIR/validate.csv and DIR/goodput.svg. ``parts``: only these parts of the grid.
@@ -77,7 +78,8 @@ def run_validate(
     of this grid are deleted first. A backend that cannot run on this machine (the kernel without
     root, ns3 not installed) is skipped with a note; its store is still read when it exists.
     ``draws``: "independent" (the compared backends run with seeds of their own, so they meet
-    other random draws than the kernel) or "common" (the kernel's seeds: the same draws)."""
+    other random draws than the kernel) or "common" (the kernel's seeds: the same draws).
+    ``compare_only``: run nothing, compare what DIR already holds."""
     from .. import sweeps as sw
     from ..study import write_study_meta
     from ..study.run import check_backend
@@ -98,14 +100,25 @@ def run_validate(
             )
     out = Path(out) if out is not None else default_out(quick)
     seed_offset(REFERENCE, draws)  # an unknown --draws is refused before anything runs
+    if compare_only and rerun:
+        raise ValidateError(None, "--rerun", "--compare-only runs nothing, so it deletes nothing", "one of the two")
     run = ValidateRun(study, out, quick, names, repeat, draws)
     for b in names:
-        why = backend_unavailable(b, study, quick)
+        why = "--compare-only" if compare_only else backend_unavailable(b, study, quick)
         if why:
             run.skipped[b] = why
         else:
             run.ran.append(b)
-    if not run.ran:
+    if compare_only:
+        stored = [b for b in names if (out / b / "runs").is_dir()]
+        if not stored:
+            raise ValidateError(
+                None,
+                "--compare-only",
+                f"no stored runs of {', '.join(names)} in {out}",
+                "the --out directory of an earlier ccbench validate",
+            )
+    elif not run.ran:
         raise ValidateError(
             None,
             "--backends",
@@ -155,6 +168,8 @@ def run_validate(
                 f"no comparison: the {REFERENCE} backend (real Linux TCP, the reference) was not "
                 f"asked for (--backends {','.join(names)}); add it with --backends sim,kernel"
             )
+        elif compare_only:
+            run.notes.append(f"no comparison: {out / REFERENCE} holds no ok run of this grid")
         elif why:
             run.notes.append(
                 f"no comparison: the comparison needs the {REFERENCE} backend, which cannot run "
@@ -163,14 +178,19 @@ def run_validate(
             )
         else:
             run.notes.append(f"no comparison: the {REFERENCE} backend produced no ok run")
-    elif REFERENCE in run.skipped:
+    elif REFERENCE in run.skipped and not compare_only:
         n = sum(run.comparison.side(i, REFERENCE).n for i in range(len(run.comparison.cells)))
         run.notes.append(
             f"the {REFERENCE} backend cannot run here ({run.skipped[REFERENCE]}); its columns are the "
             f"{n} runs already stored in {out / REFERENCE}"
         )
+    if compare_only:
+        run.notes.append(
+            f"--compare-only: nothing was run; these are the runs stored in {out} "
+            "(a cell's missing repeats are counted as not run)"
+        )
     for b, why in run.skipped.items():
-        if b != REFERENCE:
+        if b != REFERENCE and not compare_only:
             run.notes.append(f"backend {b} skipped: {why}")
     run.files = write_outputs(run, command=command)
     return run
