@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 # a kernel run whose behaviour a test compares counts only where it kept the scenario's timing
-from ccbench.backends.kernel.hostcpu import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT, faithful_timing  # noqa: F401 - the tests import the bounds from here
+from ccbench.results.timing import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT, faithful_timing  # noqa: F401 - the tests import the bounds from here
 
 #: tests/, the folder of this file (shared data lives here; the tests are in its subfolders)
 TESTS = Path(__file__).resolve().parent

@@ -520,7 +520,7 @@ def test_share_verdicts_follow_welchs_interval_of_the_difference():
 
 
 def test_faithful_timing_bounds():
-    from ccbench.backends.kernel.hostcpu import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT, faithful_timing
+    from ccbench.results.timing import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT, faithful_timing
 
     assert faithful_timing(0.2, 71.0) is True
     assert faithful_timing(QUIET_HOST_STEAL_PCT, 71.0) is False  # the steal bound is exclusive

@@ -68,14 +68,6 @@ def _f(v, spec: str, scale: float = 1.0) -> str:
 MAX_FLOW_ROWS = 32
 
 
-def _faithful_late_p99_us() -> float:
-    """The emulator's lateness bound, from the kernel backend (imported only after a kernel run
-    has loaded it: the simulator's path stays free of it)."""
-    from ..backends.kernel.hostcpu import FAITHFUL_LATE_P99_US
-
-    return FAITHFUL_LATE_P99_US
-
-
 def print_result(result, scenario=None, out=None) -> None:
     """Per-flow table and the run line (utilisation, drops, Jain's index)."""
     flows = result.flows_table
@@ -144,8 +136,10 @@ def print_result(result, scenario=None, out=None) -> None:
     if run.get("wall_time_s") is not None:
         parts.append(f"wall {run['wall_time_s']:.2f} s")
     console.print(", ".join(parts), highlight=False, soft_wrap=True)
+    from ..results.timing import FAITHFUL_LATE_P99_US  # loaded already: the run built its tables with it
+
     late, steal = run.get("emulator_late_p99_us"), run.get("host_steal_pct")
-    if late is not None and late > _faithful_late_p99_us():
+    if late is not None and late > FAITHFUL_LATE_P99_US:
         stolen = f"; the host took {steal:.1f} % of the CPU" if steal is not None else ""
         console.print(
             f"warning: the emulator released 1 % of packets over {late / 1000:.1f} ms late{stolen}: "

@@ -6,6 +6,7 @@
 - ``store``: the Parquet/DuckDB store (``Store``, ``load``, ``save_run``, ``query``);
 - ``layout``: a store directory's files and the checks on it; ``meta``: its ``ccbench.json``;
 - ``arrow_values``: Python values to typed Arrow arrays.
+- ``timing``: whether a kernel run kept the scenario's timing (host steal, emulator lateness).
 """
 
 from .run_result import RunResult, build_result, failed_result, make_run_id, scenario_descriptors, write_table

@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..backends.kernel.hostcpu import faithful_timing
+from ..results.timing import faithful_timing
 from ..study.spec import Study
 from .plan import REFERENCE, plan_cells
 

@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..backends.kernel.hostcpu import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT
+from ..results.timing import FAITHFUL_LATE_P99_US, QUIET_HOST_STEAL_PCT
 from ..study.spec import Study
 from .compare import (
     AGREES,

@@ -6,16 +6,13 @@ releases the packets that fell due late, and the kernel's TCP sees delay that th
 not ask for. Measured on the 2-vCPU VM this project is developed on, 50 Mbit/s, 50 ms, one CUBIC
 flow, 10 s: steal 0.2 % of CPU time gave the emulator a p99 lateness of 71 µs; 2.5 % gave 1.5 ms
 and 10 % gave 2.8-4.3 ms (benchmarks/host_steal/RESULTS.md). A run records the share so that
-a reader can tell a faithful kernel run from one the host disturbed: ``faithful_timing`` holds a
-run to under QUIET_HOST_STEAL_PCT of steal with 99 % of packets released within
-FAITHFUL_LATE_P99_US of their due time (the emulator's design bound)."""
+a reader can tell a faithful kernel run from one the host disturbed (results/timing.py)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 PROC_STAT = Path("/proc/stat")
 
@@ -48,27 +45,3 @@ def steal_pct(before: Optional[CpuTimes], after: Optional[CpuTimes]) -> Optional
     if before is None or after is None or after.total <= before.total:
         return None
     return 100.0 * (after.steal - before.steal) / (after.total - before.total)
-
-
-#: the largest share of the CPU the host may take during a faithful run, percent
-QUIET_HOST_STEAL_PCT = 0.5
-
-#: the emulator's design bound on its p99 release lateness, µs
-FAITHFUL_LATE_P99_US = 200.0
-
-
-def _finite(x: Any) -> Optional[float]:
-    try:
-        f = float(x)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-def faithful_timing(host_steal_pct: Any, emulator_late_p99_us: Any) -> Optional[bool]:
-    """True when both numbers are within the bounds, False when either is beyond, None when
-    neither was recorded (a simulator run, or a kernel without /proc/stat's steal field)."""
-    steal, late = _finite(host_steal_pct), _finite(emulator_late_p99_us)
-    if steal is None and late is None:
-        return None
-    return (steal is None or steal < QUIET_HOST_STEAL_PCT) and (late is None or late <= FAITHFUL_LATE_P99_US)
