@@ -1,0 +1,80 @@
+"""BBR v1's ack-aggregation allowance (Linux 5.1+ ``bbr_update_ack_aggregation``: cwnd gains the most
+data an ACK epoch delivered beyond bw x epoch time, max-filtered over 10 rounds) under ACK-timing
+noise. ACKs that arrive bunched after a gap raise it; on a path whose ACKs are spaced by the
+bottleneck it stays at a few packets. This is what makes BBR's share beside CUBIC at 10 ms, 4 BDP
+depend on the path's timing noise (docs/fidelity.md, "BBR's share at 10 ms, 4 BDP")."""
+
+from __future__ import annotations
+
+import statistics
+
+import ccbench
+
+MSS = 1448
+
+
+def bbr_allowance_pkts(series) -> tuple[float, float]:
+    """Median cwnd beyond 2 x bw_est x min_rtt (the quantization budget plus the ack-aggregation
+    allowance), in packets, and the median bandwidth estimate in packets/s, over ProbeBW after 5 s."""
+    bb = series[(series.cc == "bbr") & (series.t_s > 5) & (series.cc_state == "probe_bw") & (series.cwnd_pkts > 20)]
+    target = 2 * bb.bw_est_bps * bb.min_rtt_ms / 1e3 / 8 / MSS
+    return float((bb.cwnd_pkts - target).median()), float(bb.bw_est_bps.median() / 8 / MSS)
+
+
+def ack_jitter(bottleneck: dict, jitter: str | None) -> dict:
+    if jitter is None:
+        return bottleneck
+    return {**bottleneck, "jitter": jitter, "jitter_dist": "uniform", "reorder": False, "impair": "ack"}
+
+
+def test_allowance_grows_by_about_the_largest_ack_gap_times_bw():
+    # Uniform jitter of +-J on ACKs without reordering leaves gaps of up to 2J between ACKs, after
+    # which the held-back ACKs arrive together: an epoch then delivers up to bw x 2J beyond its
+    # expectation, and the 10-round max filter keeps the largest such epoch.
+    base = {"rate": "50Mbit", "rtt": "20ms", "buffer": "2bdp"}
+
+    def run(jitter):
+        r = ccbench.run(
+            {
+                "name": "ack-aggregation",
+                "duration": "20s",
+                "seed": 1,
+                "sample_interval": "100ms",
+                "bottleneck": ack_jitter(base, jitter),
+                "flows": [{"cc": "bbr"}],
+            }
+        )
+        return bbr_allowance_pkts(r.series)
+
+    quiet, _ = run(None)
+    for jitter_ms in (1, 2):
+        noisy, bw_pps = run(f"{jitter_ms}ms")
+        largest_gap_pkts = bw_pps * 2 * jitter_ms / 1e3
+        rise = noisy - quiet
+        assert 0.5 * largest_gap_pkts <= rise <= 1.2 * largest_gap_pkts, (jitter_ms, quiet, noisy, largest_gap_pkts)
+
+
+def test_bbr_share_beside_cubic_at_10ms_4bdp_rises_with_ack_timing_noise():
+    # The allowance keeps BBR's cwnd above 2 x bw x min_rtt while its min_rtt is the 10 ms base and
+    # the queue CUBIC keeps makes the RTT 25-35 ms: each packet of allowance slows the decay of
+    # BBR's bandwidth estimate in that phase, so its share rises with the noise.
+    base = {"rate": "100Mbit", "rtt": "10ms", "buffer": "4bdp"}
+
+    def share(jitter, seed):
+        r = ccbench.run(
+            {
+                "name": "ack-aggregation",
+                "duration": "60s",
+                "seed": seed,
+                "sample_interval": "100ms",
+                "bottleneck": ack_jitter(base, jitter),
+                "flows": [{"cc": "bbr"}, {"cc": "cubic"}],
+            }
+        )
+        fl = r.flows
+        return fl[fl.cc == "bbr"].goodput_bps.sum() / fl.goodput_bps.sum(), bbr_allowance_pkts(r.series)[0]
+
+    quiet = [share(None, s) for s in (1, 2)]
+    noisy = [share("1ms", s) for s in (1, 2)]
+    assert statistics.mean(s for s, _ in noisy) - statistics.mean(s for s, _ in quiet) >= 0.02, (quiet, noisy)
+    assert min(a for _, a in noisy) > max(a for _, a in quiet), (quiet, noisy)
