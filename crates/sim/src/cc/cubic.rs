@@ -348,6 +348,41 @@ mod tests {
         assert_eq!(c.sample_cnt, 1);
     }
 
+    /// Slow start at cwnd 100 with a 50 ms RTT, one ACK a millisecond, `gap_us` of silence
+    /// before ACK number 10: the index of the ACK whose train test ends slow start, if any.
+    fn train_exit_with_gap(gap_us: u64) -> Option<u64> {
+        let mut c = Cubic::new();
+        let mut sk = CcSock::new(1448, 10, u32::MAX);
+        c.init(&mut sk);
+        sk.cwnd = 100;
+        sk.snd_nxt = 1000;
+        let mut t_us = 100_000;
+        for i in 0..45u64 {
+            if i == 10 {
+                t_us += gap_us.saturating_sub(1000);
+            }
+            sk.now_ns = t_us * 1000;
+            sk.snd_una = i + 1;
+            c.pkts_acked(&mut sk, &AckSample { pkts_acked: 1, rtt_us: 50_000, in_flight: 100 });
+            if c.found {
+                return Some(i);
+            }
+            t_us += 1000;
+        }
+        None
+    }
+
+    #[test]
+    fn an_ack_gap_over_2ms_breaks_the_train_for_the_rest_of_its_round() {
+        // hystart_update (Linux 6.18) extends the train only while each ACK comes within
+        // hystart_ack_delta_us (2 ms) of the previous one; after a longer gap last_ack stays
+        // behind, so the test cannot fire again before the next round resets it. The round
+        // starts at ACK 0; unpaced, the train must outlast delay_min / 2 = 25 ms.
+        assert_eq!(train_exit_with_gap(1000), Some(26));
+        assert_eq!(train_exit_with_gap(2000), Some(25)); // a 2 ms gap is still within the train
+        assert_eq!(train_exit_with_gap(2100), None); // 44 ms of later ACKs 1 ms apart do not revive it
+    }
+
     fn c_k_seconds(wmax: f64, cwnd: f64) -> f64 {
         ((wmax - cwnd) / 0.4).cbrt()
     }
