@@ -839,6 +839,33 @@ def probe_rtt_entries(series: "pd.DataFrame") -> list[list[float]]:
     ]
 
 
+def bbr_cwnd_beyond_bdp_pkts(series: "pd.DataFrame", after_s: float = 0.0, mss: int = 1448) -> Optional[float]:
+    """BBR v1's cwnd beyond cwnd_gain x its BDP estimate (2 x bw_est x min_rtt), in packets of
+    ``mss``: the median over one run's ProbeBW rows after ``after_s``, all BBR flows together.
+    STARTUP and DRAIN are left out by their state: once the pipe is full, ``bbr_set_cwnd`` holds
+    cwnd at its target.
+
+    Linux's ``bbr_set_cwnd`` target is 2 x bw x min_rtt plus the quantization budget (3 TSO
+    skbs, 2 more in the 1.25 gain phase) plus the ack-aggregation allowance
+    (``bbr_ack_aggregation_cwnd``), so this is the sum of the last two: on a path whose ACKs come
+    back bunched, the allowance grows by about bw x the longest ACK gap. None without BBR flows
+    or the columns (cc_state, cwnd_pkts, bw_est_bps, min_rtt_ms)."""
+    need = {"cc", "t_s", "cc_state", "cwnd_pkts", "bw_est_bps", "min_rtt_ms"}
+    if series.empty or not need <= set(series.columns):
+        return None
+    bbr = series[
+        (series["cc"].astype(str).str.lower() == "bbr")
+        & (series["t_s"] > after_s)
+        & (series["cc_state"].astype(str) == "probe_bw")
+        & (series["bw_est_bps"] > 0)
+        & (series["min_rtt_ms"] > 0)
+    ]
+    if bbr.empty:
+        return None
+    bdp_pkts = 2.0 * bbr["bw_est_bps"].astype(float) * bbr["min_rtt_ms"].astype(float) / 1e3 / 8.0 / mss
+    return float(np.median(bbr["cwnd_pkts"].astype(float) - bdp_pkts))
+
+
 def probe_rtt_rounds(series: "pd.DataFrame", window_s: float = 1.0) -> list[EventRound]:
     """The rounds in which one run's BBR flows enter ProbeRTT together (``event_rounds`` of
     ``probe_rtt_entries``): at least 3 flows per round, or all of them when there are fewer."""

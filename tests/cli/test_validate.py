@@ -197,6 +197,11 @@ def test_quick_sim_only_writes_outputs_and_resumes(tmp_path):
     assert 40 < cub["0%"] < 48.3 and cub["1%"] < cub["0%"]
     md = (out / "validate.md").read_text()
     assert "no comparison" in md and "| loss-rtt | rtt=50ms loss=1% | cubic |" in md
+    # BBR's cwnd beyond 2 x bw x min_rtt holds at least the quantization budget, 3 TSO skbs of at
+    # least 2 segments (bbr_quantization_budget, bbr_min_tso_segs); CUBIC has no such column value
+    beyond = csv.set_index(["cc", "bottleneck.loss"])["sim_bbr_cwnd_beyond_bdp_pkts"]
+    assert (beyond.loc["bbr"] >= 6).all() and beyond.loc["cubic"].isna().all()
+    assert "BBR cwnd − 2·bw·min_rtt" in md
     import ccbench
 
     assert len(ccbench.load(out / "sim").ok_runs) == 8  # a normal store
@@ -540,6 +545,17 @@ def test_the_references_timing_is_reported_per_cell_and_over_the_grid():
     assert rows[0][head.index("kernel timing")] == "1/2 disturbed (steal ≤ 14.8 %, p99 late ≤ 4.0 ms)"
     assert "sim timing" not in head
     assert "kernel timing" not in v.main_rows(c, compact=True)[0]
+
+
+def test_bbr_cwnd_beyond_bdp_is_shown_beside_the_counters_and_in_the_csv():
+    c = _mixed_cell([0.45, 0.46], [0.51, 0.50])
+    assert not c.has_bbr_beyond_bdp and v.BBR_BEYOND_BDP_HEAD not in v.counter_rows(c)[0]
+    c.side(0, "sim").bbr_beyond_bdp = [20.4, 20.6]
+    c.side(0, "kernel").bbr_beyond_bdp = [25.5, 38.5]
+    head, rows = v.counter_rows(c)
+    assert rows[0][head.index(v.BBR_BEYOND_BDP_HEAD)] == "20.5 / 32.0"
+    t = c.table().iloc[0]
+    assert t["sim_bbr_cwnd_beyond_bdp_pkts"] == pytest.approx(20.5) and t["kernel_bbr_cwnd_beyond_bdp_pkts"] == 32.0
 
 
 def test_compare_only_runs_nothing_and_compares_the_stores(tmp_path):

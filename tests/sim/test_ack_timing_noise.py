@@ -13,16 +13,16 @@ from __future__ import annotations
 import statistics
 
 import ccbench
+from ccbench import analysis
 
 MSS = 1448
 
 
 def bbr_allowance_pkts(series) -> tuple[float, float]:
-    """Median cwnd beyond 2 x bw_est x min_rtt (the quantization budget plus the ack-aggregation
-    allowance), in packets, and the median bandwidth estimate in packets/s, over ProbeBW after 5 s."""
-    bb = series[(series.cc == "bbr") & (series.t_s > 5) & (series.cc_state == "probe_bw") & (series.cwnd_pkts > 20)]
-    target = 2 * bb.bw_est_bps * bb.min_rtt_ms / 1e3 / 8 / MSS
-    return float((bb.cwnd_pkts - target).median()), float(bb.bw_est_bps.median() / 8 / MSS)
+    """BBR's cwnd beyond 2 x bw_est x min_rtt (analysis.bbr_cwnd_beyond_bdp_pkts: the quantization
+    budget plus the ack-aggregation allowance) and its median bandwidth estimate in packets/s."""
+    bb = series[(series.cc == "bbr") & (series.cc_state == "probe_bw")]
+    return analysis.bbr_cwnd_beyond_bdp_pkts(series), float(bb.bw_est_bps.median() / 8 / MSS)
 
 
 def ack_jitter(bottleneck: dict, jitter: str | None) -> dict:
@@ -41,7 +41,7 @@ def test_allowance_grows_by_about_the_largest_ack_gap_times_bw():
         r = ccbench.run(
             {
                 "name": "ack-aggregation",
-                "duration": "20s",
+                "duration": "30s",
                 "seed": 1,
                 "sample_interval": "100ms",
                 "bottleneck": ack_jitter(base, jitter),

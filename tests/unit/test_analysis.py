@@ -435,3 +435,25 @@ def test_summarise_with_bootstrap_columns():
     pd.testing.assert_frame_equal(s[plain.columns], plain)
     assert (s.boot_lo < s["mean"]).all() and (s["mean"] < s.boot_hi).all()
     assert s.equals(analysis.summarise(df, "cc", "v", bootstrap=True))  # seeded
+
+
+def test_bbr_cwnd_beyond_bdp_is_cwnd_minus_twice_the_bdp_estimate_in_probe_bw():
+    # bw 80 Mbit/s and min_rtt 10 ms: 2 x BDP = 2 x 80e6 x 0.010 / 8 / 1448 = 138.1 packets
+    bdp2 = 2 * 80e6 * 0.010 / 8 / 1448
+    t = np.arange(0.1, 20.0, 0.1)
+    rows = pd.DataFrame(
+        {
+            "t_s": t,
+            "cc": "bbr",
+            "cc_state": ["probe_rtt" if 10 <= x < 10.3 else "probe_bw" for x in t],
+            "cwnd_pkts": [4 if 10 <= x < 10.3 else (500 if x <= 5 else round(bdp2) + 25) for x in t],
+            "bw_est_bps": 80e6,
+            "min_rtt_ms": 10.0,
+        }
+    )
+    cubic = rows.assign(cc="cubic", cc_state="open", cwnd_pkts=900)
+    got = analysis.bbr_cwnd_beyond_bdp_pkts(pd.concat([rows, cubic]))
+    # ProbeRTT rows, the first 5 s (startup's cwnd of 500) and the CUBIC flow are left out
+    assert got == pytest.approx(round(bdp2) + 25 - bdp2)
+    assert analysis.bbr_cwnd_beyond_bdp_pkts(cubic) is None
+    assert analysis.bbr_cwnd_beyond_bdp_pkts(rows.drop(columns="bw_est_bps")) is None

@@ -50,7 +50,7 @@ from .plan import (
     plan_cells,
     select_parts,
 )
-from .render import goodput_figure, main_rows, markdown, print_tables, write_outputs
+from .render import BBR_BEYOND_BDP_HEAD, counter_rows, goodput_figure, main_rows, markdown, print_tables, write_outputs
 from .run import default_out, parse_backends, run_validate
 
 __all__ = [
@@ -82,6 +82,8 @@ __all__ = [
     "write_outputs",
     "goodput_figure",
     "main_rows",
+    "counter_rows",
+    "BBR_BEYOND_BDP_HEAD",
     "markdown",
     "print_tables",
     "default_out",

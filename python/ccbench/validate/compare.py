@@ -67,6 +67,7 @@ class Side:
     counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
     steal: list = field(default_factory=list)  # % of the CPU the host took, per ok run that records it
     late: list = field(default_factory=list)  # µs, the emulator's p99 release lateness, per ok run that records it
+    bbr_beyond_bdp: list = field(default_factory=list)  # packets per ok run with BBR (bbr_cwnd_beyond_bdp_pkts)
     disturbed: int = 0  # ok runs whose timing was not faithful (hostcpu.faithful_timing)
     failed: list = field(default_factory=list)  # error messages of failed runs
     missing: int = 0  # planned runs not in the store
@@ -102,6 +103,7 @@ class _Store:
         self.flows: dict[str, list[dict]] = {}
         self.counters: dict[tuple[str, str], dict] = {}
         self.has_counters = False
+        self.bbr_beyond_bdp: dict[str, float] = {}
         if not root.is_dir():
             return
         from ..results.store import load
@@ -119,6 +121,7 @@ class _Store:
             self.has_counters = True
             for row in counters.to_dict("records"):
                 self.counters[(row["run_id"], str(row["side"]))] = row
+        self.bbr_beyond_bdp = _bbr_beyond_bdp_per_run(res, self.flows)
 
     def side(self, run_ids: Sequence[str]) -> Side:
         s = Side()
@@ -153,12 +156,36 @@ class _Store:
                 s.late.append(late)
             if faithful_timing(steal, late) is False:
                 s.disturbed += 1
+            if rid in self.bbr_beyond_bdp:
+                s.bbr_beyond_bdp.append(self.bbr_beyond_bdp[rid])
             for name, side in COUNTERS.items():
                 crow = self.counters.get((rid, side))
                 v = _num(crow.get(name)) if crow is not None else None
                 if v is not None:
                     s.counters.setdefault(name, []).append(v)
         return s
+
+
+def _bbr_beyond_bdp_per_run(res: Any, flows: dict[str, list[dict]]) -> dict[str, float]:
+    """run id -> BBR's cwnd beyond 2 x bw x min_rtt (packets), for the runs with a BBR v1 flow
+    whose series carry it; the series are read only when some run has one."""
+    from .. import analysis
+
+    with_bbr = {rid for rid, fl in flows.items() if any(str(f.get("cc")).lower() == "bbr" for f in fl)}
+    if not with_bbr:
+        return {}
+    try:
+        series = res.series
+    except Exception:  # noqa: BLE001 - an unreadable series table leaves the column empty
+        return {}
+    if not isinstance(series, pd.DataFrame) or series.empty or "run_id" not in series:
+        return {}
+    out = {}
+    for rid, rows in series[series["run_id"].isin(with_bbr)].groupby("run_id"):
+        v = analysis.bbr_cwnd_beyond_bdp_pkts(rows)
+        if v is not None and math.isfinite(v):
+            out[str(rid)] = v
+    return out
 
 
 def _first_cc_share(flows: list[dict]) -> Optional[float]:
@@ -288,6 +315,10 @@ class Comparison:
         }
 
     @property
+    def has_bbr_beyond_bdp(self) -> bool:
+        return any(self.side(i, b).bbr_beyond_bdp for i in range(len(self.cells)) for b in self.backends)
+
+    @property
     def has_shares(self) -> bool:
         return any(self.side(i, b).share for i in range(len(self.cells)) for b in self.backends)
 
@@ -399,6 +430,7 @@ class Comparison:
                 row[f"{b}_host_steal_max_pct"] = max(s.steal) if s.steal else None
                 row[f"{b}_emulator_late_p99_max_us"] = max(s.late) if s.late else None
                 row[f"{b}_runs_disturbed"] = s.disturbed if (s.steal or s.late) else None
+                row[f"{b}_bbr_cwnd_beyond_bdp_pkts"] = s.mean("bbr_beyond_bdp")
                 for n in COUNTERS:
                     row[f"{b}_{n}"] = s.counter(n)
             for b in self.compared:

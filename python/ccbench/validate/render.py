@@ -201,7 +201,15 @@ def counter_rows(
         ([c.name, c.cc] if compact else [c.part, c.label or "–", c.cc]) + [_counter_cell(comp, i, n) for n in names]
         for i, c in enumerate(comp.cells)
     ]
+    if comp.has_bbr_beyond_bdp:
+        head.append(BBR_BEYOND_BDP_HEAD)
+        for i, row in enumerate(rows):
+            row.append(" / ".join(_f(comp.side(i, b).mean("bbr_beyond_bdp"), 1) for b in comp.backends))
     return head, rows
+
+
+#: the column of BBR's cwnd beyond 2 x bw x min_rtt (analysis.bbr_cwnd_beyond_bdp_pkts)
+BBR_BEYOND_BDP_HEAD = "BBR cwnd − 2·bw·min_rtt"
 
 
 def summary_rows(comp: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -397,6 +405,14 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
             f"✗ = both at least {COUNTER_MIN:g} and more than {COUNTER_TARGET:.0%} apart; ⚠ = only one "
             f"side reaches {COUNTER_MIN:g}."
             if comp.compared
+            else ""
+        )
+        + (
+            f" {BBR_BEYOND_BDP_HEAD}: BBR's cwnd beyond twice its BDP estimate in ProbeBW after 5 s, "
+            "packets (median per run, mean over the runs): the quantization budget plus the "
+            "ack-aggregation allowance, which grows with how bunched the ACKs come back "
+            "(docs/fidelity.md item 11); not a target."
+            if comp.has_bbr_beyond_bdp
             else ""
         ),
         "",
