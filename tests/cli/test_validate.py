@@ -547,6 +547,27 @@ def test_the_references_timing_is_reported_per_cell_and_over_the_grid():
     assert "kernel timing" not in v.main_rows(c, compact=True)[0]
 
 
+def test_the_terminal_counter_table_is_left_to_validate_md_when_it_does_not_fit(tmp_path):
+    from rich.console import Console
+
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    out = tmp_path / "v"
+    _write_synthetic(out, study)
+    run = v.ValidateRun(study, out, False, ["sim", "kernel"], comparison=v.compare(study, out, ["sim", "kernel"]))
+
+    def printed(width: int) -> str:
+        console = Console(width=width, record=True, no_color=True)
+        v.print_tables(run, console)
+        return console.export_text()
+
+    wide = printed(250)
+    assert "TCP counters, mean per run" in wide and "TCPSACKReorder" in wide and "30 / 20 ✗" in wide
+    narrow = printed(60)
+    assert "TCP counters, mean per run" not in narrow and "TCPSACKReorder" not in narrow
+    assert "wider than this terminal (60): see validate.md" in narrow
+    assert "per algorithm" in narrow  # the other tables still fold into the width
+
+
 def test_bbr_cwnd_beyond_bdp_is_shown_beside_the_counters_and_in_the_csv():
     c = _mixed_cell([0.45, 0.46], [0.51, 0.50])
     assert not c.has_bbr_beyond_bdp and v.BBR_BEYOND_BDP_HEAD not in v.counter_rows(c)[0]

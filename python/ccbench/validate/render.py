@@ -571,6 +571,12 @@ def write_outputs(run: ValidateRun, command: Optional[Sequence[str]] = None) -> 
     return files
 
 
+def _natural_width(head: list[str], rows: list[list[str]]) -> int:
+    """Columns a rich table of these cells takes unfolded (each column its widest cell, 3 of padding
+    and border per column, 1 for the last border)."""
+    return 1 + sum(3 + max(len(str(x)) for x in [h] + [r[i] for r in rows]) for i, h in enumerate(head))
+
+
 def print_tables(run: ValidateRun, console: Any) -> None:
     """The per-cell tables, the counters and the summary, with rich."""
     from rich.table import Table
@@ -608,6 +614,17 @@ def print_tables(run: ValidateRun, console: Any) -> None:
     names = counters_with_data(comp, nonzero=True)
     if names:
         head, rows = counter_rows(comp, names, compact=True)
+        width = _natural_width(head, rows)
+        if width > console.width:
+            # folded into a narrower terminal, a dozen counter columns read one letter per line
+            console.print(
+                f"TCP counters: a table {width} columns wide, wider than this terminal ({console.width}): "
+                "see validate.md",
+                highlight=False,
+                soft_wrap=True,
+            )
+            names = []
+    if names:
         show(
             f"TCP counters, mean per run ({' / '.join(comp.backends)}; ✗ more than "
             f"{COUNTER_TARGET:.0%} apart, ⚠ one-sided; counters that are 0 or – everywhere left out)",
