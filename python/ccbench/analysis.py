@@ -427,6 +427,35 @@ def welch_test(a: Iterable[float], b: Iterable[float], confidence: float = 0.95)
     return TestResult("welch", stat, p, na, nb, diff, diff - half, diff + half, df, confidence=confidence)
 
 
+@dataclass
+class Correlation:
+    """Pearson's r of paired values and its two-sided p (scipy.stats.pearsonr: the t test of
+    r = 0); both None when undefined (fewer than ``Correlation.MIN_N`` pairs, or a constant side)."""
+
+    r: Optional[float]
+    p_value: Optional[float]
+    n: int
+
+    MIN_N = 5
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        return self.p_value is not None and self.p_value < alpha
+
+
+def correlation(x: Iterable[float], y: Iterable[float]) -> Correlation:
+    """Pearson's r between ``x`` and ``y`` over the pairs where both are finite."""
+    pairs = [(float(a), float(b)) for a, b in zip(x, y) if a is not None and b is not None]
+    pairs = [(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b)]
+    n = len(pairs)
+    if n < Correlation.MIN_N:
+        return Correlation(None, None, n)
+    xa, ya = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+    if np.ptp(xa) == 0 or np.ptp(ya) == 0:
+        return Correlation(None, None, n)
+    res = sps.pearsonr(xa, ya)
+    return Correlation(float(res.statistic), float(res.pvalue), n)
+
+
 def mann_whitney(a: Iterable[float], b: Iterable[float]) -> TestResult:
     """Mann-Whitney U test, two-sided (Mann & Whitney 1947; scipy.stats.mannwhitneyu, exact
     p for small samples without ties, normal approximation with tie correction otherwise).

@@ -579,6 +579,25 @@ def test_bbr_cwnd_beyond_bdp_is_shown_beside_the_counters_and_in_the_csv():
     assert t["sim_bbr_cwnd_beyond_bdp_pkts"] == pytest.approx(20.5) and t["kernel_bbr_cwnd_beyond_bdp_pkts"] == 32.0
 
 
+def test_a_cell_whose_kernel_goodput_follows_the_hosts_steal_says_so():
+    c = _mixed_cell([0.45] * 6, [0.5] * 6, kernel_timing=([1.0, 3.0, 6.0, 10.0, 15.0, 20.0], [500.0] * 6, 6))
+    # goodput falling by 0.1 Mbit/s per % of steal, with a little scatter: significant
+    gps = [47.4e6, 47.1e6, 46.9e6, 46.4e6, 46.0e6, 45.4e6]
+    c.side(0, "kernel").goodput = gps
+    c.side(0, "kernel").steal_goodput = list(zip(c.side(0, "kernel").steal, gps))
+    corr = c.goodput_steal_correlation(0, "kernel")
+    assert corr.r < -0.95 and corr.significant()
+    head, rows = v.main_rows(c)
+    assert rows[0][head.index("kernel timing")].endswith(f"; goodput falls with steal (r = {corr.r:+.2f})")
+    t = c.table().iloc[0]
+    assert t["kernel_goodput_steal_r"] == pytest.approx(corr.r) and t["kernel_goodput_steal_p"] < 0.05
+    # no relation: nothing said beside the timing
+    flat = [46.9e6, 47.2e6, 46.8e6, 47.1e6, 47.0e6, 46.9e6]
+    c.side(0, "kernel").steal_goodput = list(zip(c.side(0, "kernel").steal, flat))
+    assert not c.goodput_steal_correlation(0, "kernel").significant()
+    assert "with steal" not in v.main_rows(c)[1][0][head.index("kernel timing")]
+
+
 def test_compare_only_runs_nothing_and_compares_the_stores(tmp_path):
     study = v.load_grid(_grid_file(tmp_path, SMALL))
     out = tmp_path / "v"

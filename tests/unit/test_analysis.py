@@ -457,3 +457,21 @@ def test_bbr_cwnd_beyond_bdp_is_cwnd_minus_twice_the_bdp_estimate_in_probe_bw():
     assert got == pytest.approx(round(bdp2) + 25 - bdp2)
     assert analysis.bbr_cwnd_beyond_bdp_pkts(cubic) is None
     assert analysis.bbr_cwnd_beyond_bdp_pkts(rows.drop(columns="bw_est_bps")) is None
+
+
+def test_correlation_is_pearsons_r_with_its_t_test():
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    c = analysis.correlation(x, [10 - 2 * v for v in x])
+    assert c.r == pytest.approx(-1.0) and c.p_value < 1e-6 and c.n == 6 and c.significant()
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(40), rng.standard_normal(40)
+    c = analysis.correlation(a, 0.5 * a + b)
+    assert c.r == pytest.approx(np.corrcoef(a, 0.5 * a + b)[0, 1])
+    # the t test of r = 0: t = r sqrt((n-2)/(1-r^2)) on n-2 degrees of freedom
+    t = c.r * math.sqrt(38 / (1 - c.r**2))
+    assert c.p_value == pytest.approx(2 * stats.t.sf(abs(t), 38))
+    # pairs with a missing side are dropped; too few pairs, or a constant side, give no r
+    assert analysis.correlation([1, 2, None, 4, 5, 6], [1, 2, 3, None, 5, 6]).n == 4
+    assert analysis.correlation([1, 2, 3, 4], [4, 3, 2, 1]).r is None
+    none = analysis.correlation([1, 2, 3, 4, 5], [7, 7, 7, 7, 7])
+    assert none.r is None and none.p_value is None and not none.significant()

@@ -66,6 +66,7 @@ class Side:
     share: list = field(default_factory=list)  # the first algorithm's share of the goodput (runs mixing algorithms)
     counters: dict = field(default_factory=dict)  # counter -> [per-run value] (runs with a value)
     steal: list = field(default_factory=list)  # % of the CPU the host took, per ok run that records it
+    steal_goodput: list = field(default_factory=list)  # (steal %, goodput bit/s) per ok run that records steal
     late: list = field(default_factory=list)  # µs, the emulator's p99 release lateness, per ok run that records it
     bbr_beyond_bdp: list = field(default_factory=list)  # packets per ok run with BBR (bbr_cwnd_beyond_bdp_pkts)
     disturbed: int = 0  # ok runs whose timing was not faithful (hostcpu.faithful_timing)
@@ -152,6 +153,7 @@ class _Store:
             steal, late = _num(row.get("host_steal_pct")), _num(row.get("emulator_late_p99_us"))
             if steal is not None:
                 s.steal.append(steal)
+                s.steal_goodput.append((steal, gp))
             if late is not None:
                 s.late.append(late)
             if faithful_timing(steal, late) is False:
@@ -314,6 +316,14 @@ class Comparison:
             "late_max_us": max(late) if late else None,
         }
 
+    def goodput_steal_correlation(self, i: int, backend: str):
+        """analysis.Correlation of the cell's per-run goodput with the host's steal (kernel runs):
+        a significant one says the reference's own number depends on how busy the host was."""
+        from .. import analysis
+
+        pairs = self.side(i, backend).steal_goodput
+        return analysis.correlation([a for a, _ in pairs], [b for _, b in pairs])
+
     @property
     def has_bbr_beyond_bdp(self) -> bool:
         return any(self.side(i, b).bbr_beyond_bdp for i in range(len(self.cells)) for b in self.backends)
@@ -431,6 +441,9 @@ class Comparison:
                 row[f"{b}_emulator_late_p99_max_us"] = max(s.late) if s.late else None
                 row[f"{b}_runs_disturbed"] = s.disturbed if (s.steal or s.late) else None
                 row[f"{b}_bbr_cwnd_beyond_bdp_pkts"] = s.mean("bbr_beyond_bdp")
+                corr = self.goodput_steal_correlation(i, b)
+                row[f"{b}_goodput_steal_r"] = corr.r
+                row[f"{b}_goodput_steal_p"] = corr.p_value
                 for n in COUNTERS:
                     row[f"{b}_{n}"] = s.counter(n)
             for b in self.compared:

@@ -121,7 +121,7 @@ def main_rows(comp: Comparison, compact: bool = False) -> tuple[list[str], list[
                 for b in comp.compared:
                     interval = comp.share_diff_interval(i, b)
                     row.append("–" if comp.share_diff(i, b) is None else _share_interval_text(*interval))
-        row += [_timing_text(comp.side(i, b)) for b in timed]
+        row += [_timing_text(comp.side(i, b)) + _steal_goodput_text(comp, i, b) for b in timed]
         row += [_f(comp.side(i, b).mean("rtt"), 1) for b in comp.backends]
         row += [_count_text(comp.side(i, b).mean("retx")) for b in comp.backends]
         for b in comp.compared:
@@ -162,6 +162,15 @@ def _timing_text(s: Side) -> str:
     if s.late:
         worst.append(f"p99 late ≤ {max(s.late) / 1000:.1f} ms")
     return f"{s.disturbed}/{s.n} disturbed ({', '.join(worst)})"
+
+
+def _steal_goodput_text(comp: Comparison, i: int, backend: str) -> str:
+    """'; goodput falls with steal (r = -0.89)' when the runs' goodput follows the host's steal
+    significantly (p < 0.05), else ''."""
+    c = comp.goodput_steal_correlation(i, backend)
+    if not c.significant():
+        return ""
+    return f"; goodput {'falls' if c.r < 0 else 'rises'} with steal (r = {c.r:+.2f})"
 
 
 def _interval_text(lo: Optional[float], hi: Optional[float]) -> str:
@@ -379,7 +388,8 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
             "within it. The share's verdict reads the 95 % interval of the difference of the mean "
             f"shares (Welch) against ±{SHARE_TARGET:g} the same way. timing: how many of a cell's "
             "runs the host disturbed (the hypervisor took the CPU, so the emulator released packets "
-            "late: delays the scenario does not have), with the worst steal and lateness.",
+            "late: delays the scenario does not have), with the worst steal and lateness, and whether the "
+            "cell's goodput falls (or rises) with the steal across its runs (Pearson's r, p < 0.05).",
             "",
         ]
         head, rows = summary_rows(comp)
