@@ -418,7 +418,7 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
             else ""
         )
         + (
-            f" {BBR_BEYOND_BDP_HEAD}: BBR's cwnd beyond twice its BDP estimate in ProbeBW after 5 s, "
+            f" {BBR_BEYOND_BDP_HEAD}: BBR's cwnd beyond twice its BDP estimate in ProbeBW, "
             "packets (median per run, mean over the runs): the quantization budget plus the "
             "ack-aggregation allowance, which grows with how bunched the ACKs come back "
             "(docs/fidelity.md item 11); not a target."
@@ -622,30 +622,27 @@ def print_tables(run: ValidateRun, console: Any) -> None:
         colour_last=bool(comp.compared),
     )
     names = counters_with_data(comp, nonzero=True)
-    if names:
-        head, rows = counter_rows(comp, names, compact=True)
-        width = _natural_width(head, rows)
-        if width > console.width:
-            # folded into a narrower terminal, a dozen counter columns read one letter per line
-            console.print(
-                f"TCP counters: a table {width} columns wide, wider than this terminal ({console.width}): "
-                "see validate.md",
-                highlight=False,
-                soft_wrap=True,
-            )
-            names = []
-    if names:
+    head, rows = counter_rows(comp, names, compact=True) if names else ([], [])
+    if not names:
+        console.print(
+            "TCP counters: 0 or – everywhere"
+            + ("" if any(comp.has_counters.values()) else " (no counters table in the stores)"),
+            highlight=False,
+        )
+    elif (width := _natural_width(head, rows)) > console.width:
+        # folded into a narrower terminal, a dozen counter columns read one letter per line
+        console.print(
+            f"TCP counters: a table {width} columns wide, wider than this terminal "
+            f"({console.width}): see validate.md",
+            highlight=False,
+            soft_wrap=True,
+        )
+    else:
         show(
             f"TCP counters, mean per run ({' / '.join(comp.backends)}; ✗ more than "
             f"{COUNTER_TARGET:.0%} apart, ⚠ one-sided; counters that are 0 or – everywhere left out)",
             head,
             rows,
-        )
-    else:
-        console.print(
-            "TCP counters: 0 or – everywhere"
-            + ("" if any(comp.has_counters.values()) else " (no counters table in the stores)"),
-            highlight=False,
         )
     if comp.compared:
         head, rows = summary_rows(comp)
