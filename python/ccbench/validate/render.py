@@ -632,8 +632,7 @@ def print_tables(run: ValidateRun, console: Any) -> None:
     elif (width := _natural_width(head, rows)) > console.width:
         # folded into a narrower terminal, a dozen counter columns read one letter per line
         console.print(
-            f"TCP counters: a table {width} columns wide, wider than this terminal "
-            f"({console.width}): see validate.md",
+            f"TCP counters: a table {width} columns wide, wider than this terminal ({console.width}): see validate.md",
             highlight=False,
             soft_wrap=True,
         )
