@@ -332,33 +332,56 @@ def _print_lateness(keep: dict) -> None:
 
 #: Below this share of stolen CPU time the host's stalls touch too few packets to move the p99.
 QUIETER_HOST_STEAL_PCT = 0.3
+#: The p50 bound was measured at 0.2-10 % steal; above that the host's stalls reach the median
+#: packet too (a CI run at p99 6.9 ms lateness gave p50 54 µs), so the p50 is judged below it.
+MEDIAN_JUDGED_BELOW_STEAL_PCT = 10.0
 
 
 @needs_kernel
 def test_emulator_lateness_at_50mbit(cubic_run):
     """ccbench-link sleeps until ~300 µs before a packet's due time and spins the rest, so the
-    median packet leaves within tens of µs of it even when the host steals CPU (measured p50
-    3-18 µs at 0.2-10 % steal; a thread that only sleeps wakes 50-100 µs late here); and on a
-    host that leaves the CPU to the VM, 99 % leave within 200 µs. The p99 is judged only on runs
-    in which the hypervisor took under 0.3 % of the CPU: at 0.5-1 % steal this VM gave 136-461 µs,
-    at 2.5-10 % 1.5-4.3 ms (backends/kernel/hostcpu.py). The run's emulator_late_p99_us column
-    is the worse direction's p99 of the link's report."""
-    sc, first, keep = cubic_run
+    median packet leaves within tens of µs of it even when the host steals up to a tenth of the
+    CPU (measured p50 3-18 µs at 0.2-10 % steal; a thread that only sleeps wakes 50-100 µs late
+    here); and on a host that leaves the CPU to the VM, 99 % leave within 200 µs. The p99 is
+    judged only on runs in which the hypervisor took under 0.3 % of the CPU: at 0.5-1 % steal
+    this VM gave 136-461 µs, at 2.5-10 % 1.5-4.3 ms (backends/kernel/hostcpu.py). The run's
+    emulator_late_p99_us column is the worse direction's p99 of the link's report."""
+    sc, first, first_keep = cubic_run
     from ccbench.backends import kernel
 
-    _print_lateness(keep)
-    for d in keep["link"]["directions"]:
-        assert d["lateness_us"]["p50"] <= 50, d["name"]
+    _print_lateness(first_keep)
     assert first.runs["emulator_late_p99_us"].iloc[0] == max(
-        d["lateness_us"]["p99"] for d in keep["link"]["directions"]
+        d["lateness_us"]["p99"] for d in first_keep["link"]["directions"]
     )
 
-    fixture_run = [first]  # used first, then fresh runs
+    # The median is judged on the fixture's run or a fresh one on a host stealing under a tenth
+    # of the CPU; the p99 on the first run (of those, then fresh ones) stealing under 0.3 %.
+    done = [(first, first_keep)]
+    pending = list(done)
 
-    def run():
-        return fixture_run.pop() if fixture_run else kernel.run(sc)
+    def run_keeping(keep_list):
+        def run():
+            if pending:
+                res, keep = pending.pop()
+            else:
+                keep = {}
+                res = kernel.run(sc, keep=keep)
+                _print_lateness(keep)
+                done.append((res, keep))
+            keep_list.append(keep)
+            return res
 
-    res = kernel_run_where(run, lambda row: row.host_steal_pct < QUIETER_HOST_STEAL_PCT)
+        return run
+
+    median_keeps = []
+    kernel_run_where(run_keeping(median_keeps), lambda row: row.host_steal_pct < MEDIAN_JUDGED_BELOW_STEAL_PCT)
+    for d in median_keeps[-1]["link"]["directions"]:
+        assert d["lateness_us"]["p50"] <= 50, d["name"]
+
+    pending.extend(reversed(done))  # every run so far may serve the p99 as well
+    res = kernel_run_where(
+        run_keeping([]), lambda row: row.host_steal_pct < QUIETER_HOST_STEAL_PCT, tries=len(done) + 3
+    )
     row = res.runs.iloc[0]
     print(f"p99 lateness {row.emulator_late_p99_us} µs, host steal {row.host_steal_pct:.2f} %")
     assert row.emulator_late_p99_us <= 200
