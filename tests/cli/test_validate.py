@@ -259,7 +259,9 @@ KERNEL = {
 SIM_ERR = {("cubic", "0%"): 0.02, ("cubic", "1%"): -0.12, ("bbr", "0%"): 0.01, ("bbr", "1%"): 0.08}
 
 
-def _write_synthetic(out: Path, study) -> None:
+def _write_synthetic(out: Path, study, srtt_ms: Optional[dict] = None) -> None:
+    """Runs of known goodputs; with ``srtt_ms`` (backend -> the series' smoothed RTTs of flow 0,
+    one per sample instant) each run also gets a series."""
     from ccbench import results as R
     from ccbench import sweeps as sw
     from ccbench.results.store import Store
@@ -283,6 +285,14 @@ def _write_synthetic(out: Path, study) -> None:
                 },
                 {"side": "receiver", "TcpExtPAWSEstab": {"sim": None, "kernel": 300}[backend]},
             ]
+            series = None
+            if srtt_ms is not None:
+                rtts = srtt_ms[backend]
+                series = {
+                    "t_s": [0.1 * (k + 1) for k in range(len(rtts))],
+                    "flow_id": [0] * len(rtts),
+                    "rtt_ms": list(rtts),
+                }
             res = R.build_result(
                 spec.scenario,
                 backend,
@@ -294,12 +304,34 @@ def _write_synthetic(out: Path, study) -> None:
                         "retransmits": retx,
                     }
                 ],
-                None,
+                series,
                 None,
                 0.1,
                 counters=counters,
             )
-            store.write(spec.run_id, res.runs_table, res.flows_table, None, spec.columns(), counters=res.counters_table)
+            store.write(
+                spec.run_id,
+                res.runs_table,
+                res.flows_table,
+                res.series_table if series is not None else None,
+                spec.columns(),
+                counters=res.counters_table,
+            )
+
+
+def test_rtt_is_the_series_smoothed_rtt_on_both_backends(tmp_path):
+    # The flows' rtt_mean_ms is a different estimator on each backend (every sample on the
+    # simulator, srtt every 10 ms on the kernel); the series' srtt is the same one on both, so
+    # validate compares that, and falls back to rtt_mean_ms only for runs without a series.
+    study = v.load_grid(_grid_file(tmp_path, SMALL))
+    with_series, without = tmp_path / "a", tmp_path / "b"
+    _write_synthetic(with_series, study, srtt_ms={"sim": [10.0, 12.0, 14.0], "kernel": [13.0, 13.0]})
+    _write_synthetic(without, study)
+    comp, fallback = v.compare(study, with_series, ["sim", "kernel"]), v.compare(study, without, ["sim", "kernel"])
+    for i in range(len(comp.cells)):
+        assert comp.side(i, "sim").mean("rtt") == pytest.approx(12.0)
+        assert comp.side(i, "kernel").mean("rtt") == pytest.approx(13.0)
+        assert (fallback.side(i, "sim").mean("rtt"), fallback.side(i, "kernel").mean("rtt")) == (25.0, 26.0)
 
 
 def test_errors_medians_and_targets_on_synthetic_stores(tmp_path):

@@ -397,10 +397,11 @@ def markdown(run: ValidateRun, command: Optional[Sequence[str]] = None) -> str:
     lines += [
         "## Goodput, RTT and retransmits per cell",
         "",
-        "Goodput: mean over the repeats in Mbit/s (range min–max). RTT: mean of the flow's RTT "
-        "samples, ms. retx: retransmitted segments per run (mean). err: relative error against "
-        f"the {REFERENCE}; retx err only where a side retransmits at least {COUNTER_MIN:g} per run "
-        "(one-sided: only one side does).",
+        "Goodput: mean over the repeats in Mbit/s (range min–max). RTT: each flow's smoothed RTT "
+        "averaged over the run's sample instants, the same estimator on both backends (the flow's "
+        "rtt_mean_ms where a run has no series), ms. retx: retransmitted segments per run (mean). "
+        f"err: relative error against the {REFERENCE}; retx err only where a side retransmits at "
+        f"least {COUNTER_MIN:g} per run (one-sided: only one side does).",
         "",
     ]
     head, rows = main_rows(comp)
