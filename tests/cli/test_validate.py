@@ -83,8 +83,8 @@ def test_default_grid_cells_and_quick():
         "coexistence": 8,  # 10 and 50 ms x 0.25, 1, 4, 8 BDP
     }
     assert {c.cc for c in cells} == {"cubic", "bbr", "reno", "vegas", "bbr+cubic"}
-    # high-variance cells (reordering jitter, light loss, BBR beside CUBIC) get 10 repeats, the others 5
-    noisy = {"light-loss", "reorder", "reorder-48m", "light-loss-48m", "coexistence"}
+    # high-variance cells (reordering jitter, light and bursty loss, BBR beside CUBIC) get 10 repeats, the others 5
+    noisy = {"light-loss", "reorder", "gilbert", "reorder-48m", "light-loss-48m", "coexistence"}
     assert all(len(c.run_ids["sim"]) == (10 if c.part in noisy else 5) for c in cells)
     assert {p.duration_s() for p in g.parts} == {20.0, 25.0, 60.0}
     labels = {c.label for c in by_part["loss-rtt"]}
