@@ -94,13 +94,13 @@ def rtt_excess(send_t: np.ndarray, rtt: np.ndarray) -> np.ndarray:
     """Per segment, its largest RTT excess (ms) over a segment sent up to WINDOW_S later that was
     covered before it (segments overtaken by none are left out)."""
     best = np.full(len(rtt), -np.inf)
-    k = 1
-    while k < len(rtt) and np.any(send_t[k:] - send_t[:-k] <= WINDOW_S):
+    for k in range(1, len(rtt)):
         later = send_t[k:] - send_t[:-k] <= WINDOW_S
+        if not later.any():
+            break
         overtaken = (send_t[k:] + rtt[k:]) < (send_t[:-k] + rtt[:-k])
         e = np.where(later & overtaken, rtt[:-k] - rtt[k:], -np.inf)
         best[:-k] = np.maximum(best[:-k], e)
-        k += 1
     return best[np.isfinite(best)] * 1e3
 
 
